@@ -1,0 +1,62 @@
+# chunklab — every output of the series is produced by one target of this file.
+# `make` (or `make help`) lists the targets.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+
+PYTHON_SYS ?= python3.11
+VENV       ?= .venv
+PY         := $(VENV)/bin/python
+KERNEL     := chunklab
+PAPERMILL  := $(PY) -m papermill --kernel $(KERNEL) --no-progress-bar
+PKG_SRC    := $(wildcard chunklab_core/*.py chunklab_core/*/*.py)
+# Optional papermill parameters for post 02 (your own documents): make all DOCS=dir QUESTIONS=file
+DOCS       ?=
+QUESTIONS  ?=
+
+NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/03_uncertainty.ipynb
+
+.PHONY: help env data all test test-slow bench clean notebooks
+
+help: ## Show this help
+	@grep -E '^[a-zA-Z0-9_.-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}'
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON_SYS) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip wheel setuptools
+	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m ipykernel install --prefix $(VENV) --name $(KERNEL) --display-name "chunklab (Python 3.11)" > /dev/null
+	touch $@
+
+env: $(VENV)/.installed ## Create the virtualenv and install the package (editable) with its dependencies
+
+data: env ## Download every registered data set (or read $$CHUNKLAB_DATA_MIRROR) and verify checksums
+	$(PY) -m chunklab_core.datasets
+
+notebooks/01_chunking.ipynb: notebooks/src/01_chunking.ipynb $(PKG_SRC) | env
+	$(PAPERMILL) $< $@
+	$(PY) scripts/clean_notebook.py $@
+
+notebooks/03_uncertainty.ipynb: notebooks/src/03_uncertainty.ipynb notebooks/01_chunking.ipynb $(PKG_SRC) | env
+	$(PAPERMILL) $< $@
+	$(PY) scripts/clean_notebook.py $@
+
+notebooks: $(NOTEBOOKS) ## Execute the numbered notebooks that are out of date, in order
+
+all: env data ## Environment, data, then every numbered notebook in order (papermill, pinned kernel)
+	$(MAKE) --no-print-directory notebooks
+
+test: env ## Run the fast test tier (the README's test command)
+	$(PY) -m pytest -q
+
+test-slow: env ## Run the slow tier too (real models, full data)
+	$(PY) -m pytest -q -m "slow or not slow"
+
+bench: env ## Speed benchmarks (ratios against named alternatives, printed)
+	$(PY) scripts/bench_bm25.py
+	$(PY) scripts/bench_stats.py
+
+clean: ## Remove caches and build leftovers (keeps committed outputs and the virtualenv)
+	rm -rf .pytest_cache build *.egg-info
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

