@@ -1,0 +1,43 @@
+"""Notebook hygiene: one parameters cell of literals, committed outputs free of errors."""
+
+from __future__ import annotations
+
+import ast
+
+import nbformat
+import pytest
+
+from chunklab_core.paths import NOTEBOOKS_DIR
+
+SOURCES = sorted((NOTEBOOKS_DIR / "src").glob("*.ipynb"))
+EXECUTED = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+
+
+def test_there_are_notebooks():
+    assert SOURCES, "no notebook sources under notebooks/src"
+
+
+@pytest.mark.parametrize("path", SOURCES + EXECUTED, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_exactly_one_parameters_cell_of_literals(path):
+    nb = nbformat.read(path, as_version=4)
+    tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1, f"{path.name}: {len(tagged)} cells tagged 'parameters'"
+    tree = ast.parse(tagged[0].source)
+    for node in tree.body:
+        assert isinstance(node, ast.Assign), f"{path.name}: parameters cell may only assign literals"
+        ast.literal_eval(node.value)  # raises if not a literal
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_sources_carry_no_outputs(path):
+    nb = nbformat.read(path, as_version=4)
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
+
+
+@pytest.mark.parametrize("path", EXECUTED, ids=lambda p: p.name)
+def test_executed_notebooks_have_no_errors(path):
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            assert output.get("output_type") != "error", f"{path.name}: a cell raised {output.get('ename')}"
+    assert (NOTEBOOKS_DIR / "src" / path.name).is_file(), f"{path.name} has no source in notebooks/src"
