@@ -1,0 +1,403 @@
+"""The user's own corpus: a folder of documents plus a questions file, validated up front.
+
+Handles, per file type (``doc_id`` = the path relative to the folder, POSIX separators;
+documents sorted by it; every offset refers to the *extracted* text below):
+
+* ``.md``, ``.txt``: UTF-8 (a leading BOM is dropped), line ends ``\\r\\n``/``\\r`` made ``\\n``.
+* ``.html``, ``.htm``: read as UTF-8 like text, parsed by BeautifulSoup (``html.parser``);
+  ``<script>``, ``<style>``, ``<head>`` and similar are dropped; whitespace is collapsed as a
+  browser would (``<pre>`` keeps its line breaks, not its indentation); paragraph-level
+  elements (``p``, headings, ``div``, lists, tables, ...) are separated by a blank line, list
+  items and table rows start a new line, and a row's cells are joined by ``" | "`` as for
+  .docx. This is written out rather than a plain ``get_text("\\n")``, which also breaks
+  lines around inline tags (``a <b>bold</b> word`` would become three lines and split
+  sentences); the block structure is kept either way.
+* ``.pdf``: pypdf's text of each page, pages joined by ``"\\n\\n"``; a PDF without
+  extractable text (a scan) is an error naming the file: run OCR first.
+* ``.docx``: python-docx body in document order, paragraphs one per line, each table row a
+  line of its cells joined by ``" | "`` (a merged cell once; line breaks inside a cell become
+  spaces). Headers, footers, footnotes and text boxes are not read.
+
+Other extensions are skipped and listed in one warning; hidden files and folders (names
+starting with ".") are skipped silently. A document with no text is an error.
+
+Questions file: YAML (``.yaml``/``.yml``: a list of mappings, or a mapping whose only key is
+``questions``) or JSONL (one mapping per line). Fields: ``id``, ``query``, ``gold_snippets``,
+optional ``doc`` (the doc_id the question is about), ``tags``, ``answers`` (reference answers
+for answer grading). ``gold_snippets`` is a string (one slot), or a list whose items are
+strings (each its own slot) or lists of alternatives (one slot, filled by any of them):
+``[required, [alt1, alt2]]`` gives the slots ``(("required",), ("alt1", "alt2"))``. (Unlike
+``textmatch.normalize_gold``, a list of strings only is several slots here, not one slot of
+alternatives: an item's meaning never depends on its neighbours.)
+
+Validation happens before any work and reports *every* problem at once in one
+``ValidationError`` (one line each, naming the file and the question id): unreadable or
+empty documents, unknown fields, duplicate ids, empty queries, missing gold, a ``doc`` that
+is not in the folder, and gold snippets that cannot be found. A snippet must be found in the
+question's ``doc`` (or, without ``doc``, in some document) by the matcher the metrics use,
+``textmatch.match_gold`` (``text.normalize`` plus number rules, whole words, fuzzy at 0.90
+with a number guard), so every gold that passes can be scored -- and *every* alternative
+must pass, since one that can never match is almost always a typo. A snippet found only
+fuzzily is accepted and listed in one warning with the text it matched. Nothing is written.
+
+Not handled: OCR, other encodings than UTF-8, .doc/.odt/.rtf, evidence spans for user gold.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import warnings
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import yaml
+from bs4 import BeautifulSoup, NavigableString
+
+from .corpus import Corpus, Document, Question
+from .textmatch import match_gold
+
+TEXT_SUFFIXES = (".md", ".txt")
+HTML_SUFFIXES = (".html", ".htm")
+SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES, ".pdf", ".docx")
+QUESTION_FIELDS = ("id", "query", "gold_snippets", "doc", "tags", "answers")
+_DROP_TAGS = ["script", "style", "noscript", "template", "head", "svg"]
+_PARAGRAPH_TAGS = (  # a blank line before and after
+    "address article aside blockquote details div dl fieldset figcaption figure footer form h1 h2 "
+    "h3 h4 h5 h6 header hr main nav ol p pre section summary table ul"
+).split()
+_LINE_TAGS = ["li", "tr", "dt", "dd", "caption"]  # a line break before
+
+
+class ValidationError(ValueError):
+    """Every problem found in a user's documents and questions; ``.problems`` lists them."""
+
+    def __init__(self, problems: list[str], where: str = ""):
+        self.problems = list(problems)
+        count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+        super().__init__(f"{count}{where}; fix them all and run again:\n" + "\n".join(problems))
+
+
+def _decode_utf8(data: bytes) -> str:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at byte offset {exc.start}); "
+                         "save it as UTF-8") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def html_to_text(html: str) -> str:
+    """Visible text of an HTML page, one line per block element (see the module docstring)."""
+    soup = BeautifulSoup(html, "html.parser")
+    for tag in soup.find_all(_DROP_TAGS):
+        tag.decompose()
+    for string in soup.find_all(string=True):
+        if type(string) is NavigableString and string.find_parent("pre") is None:
+            string.replace_with(re.sub(r"\s+", " ", str(string)))
+    for br in soup.find_all("br"):
+        br.replace_with("\n")
+    for row in soup.find_all("tr"):
+        for cell in row.find_all(["td", "th"], recursive=False)[1:]:
+            cell.insert_before(" | ")
+    for tag in soup.find_all(_LINE_TAGS):
+        tag.insert_before("\n")
+    for tag in soup.find_all(_PARAGRAPH_TAGS):
+        tag.insert_before("\n\n")
+        tag.insert_after("\n\n")
+    text = re.sub(r"[ \t]+", " ", soup.get_text())  # across tag boundaries too, as browsers do
+    text = re.sub(r" ?\n ?", "\n", text)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def pdf_to_text(path: Path) -> str:
+    """Each page's text by pypdf, pages joined by a blank line."""
+    from pypdf import PdfReader
+
+    try:
+        reader = PdfReader(path)
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise ValueError("the PDF is encrypted")
+        return "\n\n".join(page.extract_text() or "" for page in reader.pages)
+    except Exception as exc:  # corrupt PDFs raise assorted exception types from pypdf
+        raise ValueError(f"not a readable PDF ({type(exc).__name__}: {exc})") from None
+
+
+def docx_to_text(path: Path) -> str:
+    """Body paragraphs one per line and table rows as ``cell | cell``, in document order."""
+    import docx
+    from docx.table import Table
+
+    try:
+        document = docx.Document(str(path))
+        lines: list[str] = []
+        for block in document.iter_inner_content():
+            if not isinstance(block, Table):
+                lines.append(block.text)
+                continue
+            for row in block.rows:
+                cells, previous = [], None
+                for cell in row.cells:
+                    if cell._tc is not previous:  # a merged cell is returned once per grid column
+                        cells.append(cell.text.replace("\n", " "))
+                    previous = cell._tc
+                lines.append(" | ".join(cells))
+    except Exception as exc:  # python-docx raises zipfile, KeyError, lxml and its own errors
+        raise ValueError(f"not a readable .docx ({type(exc).__name__}: {exc})") from None
+    return "\n".join(lines)
+
+
+def extract_text(path: Path) -> str:
+    """The text of one supported file; ``ValueError`` with the reason if it cannot be read."""
+    suffix = path.suffix.lower()
+    if suffix in (*TEXT_SUFFIXES, *HTML_SUFFIXES):
+        try:
+            text = _decode_utf8(path.read_bytes())
+        except OSError as exc:
+            raise ValueError(f"cannot be read ({exc.strerror})") from None
+        text = html_to_text(text) if suffix in HTML_SUFFIXES else text
+    elif suffix == ".pdf":
+        text = pdf_to_text(path)
+        if not text.strip():
+            raise ValueError("no extractable text (a scanned PDF? run OCR first)")
+    elif suffix == ".docx":
+        text = docx_to_text(path)
+    else:
+        raise ValueError(f"unsupported file type {suffix!r}")
+    if not text.strip():
+        raise ValueError("has no text")
+    return text
+
+
+def _scan_folder(
+    folder: Path, exclude: tuple[Path, ...] = ()
+) -> tuple[list[Document], list[str], list[str], set[str]]:
+    """(documents, problems, skipped files, unreadable doc_ids) of a folder, recursively."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return [], [f"{folder}: not a folder"], [], set()
+    excluded = {p.resolve() for p in exclude}
+    documents, problems, skipped, unreadable = [], [], [], set()
+    files = sorted((p for p in folder.rglob("*") if p.is_file()), key=lambda p: p.relative_to(folder).as_posix())
+    for path in files:
+        rel = path.relative_to(folder).as_posix()
+        if any(part.startswith(".") for part in path.relative_to(folder).parts) or path.resolve() in excluded:
+            continue
+        if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+            skipped.append(rel)
+            continue
+        try:
+            text = extract_text(path)
+        except ValueError as exc:
+            problems.append(f"{rel}: {exc}")
+            unreadable.add(rel)
+            continue
+        documents.append(Document(rel, text, path.stem, {"path": rel, "format": path.suffix.lower().lstrip(".")}))
+    if not documents and not problems:
+        problems.append(f"{folder}: no supported documents ({', '.join(SUPPORTED_SUFFIXES)})")
+    return documents, problems, skipped, unreadable
+
+
+def _warn_skipped(folder: Path, skipped: list[str]) -> None:
+    if skipped:
+        warnings.warn(f"{folder}: skipped {len(skipped)} file(s) of unsupported type: {', '.join(skipped)}",
+                      stacklevel=3)
+
+
+def load_folder(path: str | Path, exclude: tuple[Path, ...] = ()) -> list[Document]:
+    """Every supported document under ``path`` (recursively), sorted by doc_id.
+
+    Raises ``ValidationError`` listing every unreadable or empty file; warns once listing
+    the files skipped for their type. ``exclude`` names files to leave out silently.
+    """
+    documents, problems, skipped, _ = _scan_folder(Path(path), exclude)
+    if problems:
+        raise ValidationError(problems, f" in {path}")
+    _warn_skipped(Path(path), skipped)
+    return documents
+
+
+def _read_entries(path: Path) -> tuple[list[tuple[str, Any]], list[str]]:
+    """``[(label, raw entry)]`` from a YAML or JSONL questions file, and file-level problems."""
+    name = path.name
+    suffix = path.suffix.lower()
+    if suffix not in (".yaml", ".yml", ".jsonl"):
+        return [], [f"{name}: questions file must be .yaml, .yml or .jsonl"]
+    try:
+        raw = _decode_utf8(path.read_bytes())
+    except OSError as exc:
+        return [], [f"{name}: cannot be read ({exc.strerror})"]
+    except ValueError as exc:
+        return [], [f"{name}: {exc}"]
+    if suffix == ".jsonl":
+        entries, problems = [], []
+        for number, line in enumerate(raw.split("\n"), start=1):
+            if line.strip():
+                try:
+                    entries.append((f"line {number}", json.loads(line)))
+                except json.JSONDecodeError as exc:
+                    problems.append(f"{name}: line {number}: invalid JSON ({exc.msg})")
+        return entries, problems
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        return [], [f"{name}: invalid YAML ({' '.join(str(exc).split())})"]
+    if isinstance(data, dict) and set(data) == {"questions"}:
+        data = data["questions"]
+    if not isinstance(data, list):
+        return [], [f"{name}: expected a list of questions or a mapping with the single key 'questions'"]
+    return [(f"entry {i}", item) for i, item in enumerate(data, start=1)], []
+
+
+def _string_list(value: Any) -> tuple[str, ...] | None:
+    """A string or list of strings as a tuple; ``None`` for anything else."""
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    return None
+
+
+_QUOTE_HINT = " (quote it in YAML: unquoted numbers, dates, yes/no and on/off are not strings)"
+
+
+def parse_gold_snippets(value: Any) -> tuple[tuple[tuple[str, ...], ...], list[str]]:
+    """Gold slots from the ``gold_snippets`` convention, and the problems found."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list):
+        return (), [f"gold_snippets must be a string or a list, not {type(value).__name__}{_QUOTE_HINT}"]
+    slots, problems = [], []
+    for item in items:
+        alternatives = _string_list(item)
+        if alternatives is None:
+            problems.append(f"gold_snippets item {item!r} must be a string or a list of strings{_QUOTE_HINT}")
+        elif not alternatives or not all(a.strip() for a in alternatives):
+            problems.append(f"gold_snippets item {item!r} is empty")
+        else:
+            slots.append(alternatives)
+    if not slots and not problems:
+        problems.append("no gold snippets")
+    return tuple(slots), problems
+
+
+def _short(snippet: str, width: int = 80) -> str:
+    flat = " ".join(snippet.split())
+    return flat if len(flat) <= width else flat[: width - 3] + "..."
+
+
+def _find_snippet(snippet: str, texts: list[str]) -> tuple[bool, str]:
+    """(found, note): exact anywhere, else the best fuzzy match (note says what it matched)."""
+    best = None
+    for text in texts:
+        match = match_gold(text, snippet)
+        if match.found and match.method == "exact":
+            return True, ""
+        if match.found and (best is None or match.score > best.score):
+            best = match
+    if best is None:
+        return False, ""
+    return True, f'found only approximately (score {best.score:.2f}): "{_short(best.region)}"'
+
+
+def _parse_questions(
+    path: Path, documents: list[Document], unreadable: frozenset[str] = frozenset()
+) -> tuple[list[Question], list[str], list[str]]:
+    """Questions, every problem found, and notes on fuzzy-only gold (see the module docstring)."""
+    name = path.name
+    entries, problems = _read_entries(path)
+    texts = {d.doc_id: d.text for d in documents}
+    notes: list[str] = []
+    id_counts = Counter(str(e["id"]) for _, e in entries if isinstance(e, dict) and e.get("id") not in (None, ""))
+    reported_duplicates: set[str] = set()
+    questions = []
+    for label, entry in entries:
+        if not isinstance(entry, dict):
+            problems.append(f"{name}: {label}: expected a mapping with fields {', '.join(QUESTION_FIELDS)}")
+            continue
+        qid = entry.get("id")
+        if qid in (None, "") or isinstance(qid, bool) or not isinstance(qid, (str, int)):
+            where, qid = f"{name}: {label}", None
+            problems.append(f"{where}: missing or invalid id (a string or an integer)")
+        else:
+            qid = str(qid)
+            where = f"{name}: id {qid}"
+            if id_counts[qid] > 1 and qid not in reported_duplicates:
+                reported_duplicates.add(qid)
+                problems.append(f"{where}: duplicate id ({id_counts[qid]} questions share it)")
+        own: list[str] = []
+        unknown = sorted(set(entry) - set(QUESTION_FIELDS))
+        if unknown:
+            own.append(f"unknown field(s) {', '.join(unknown)} (allowed: {', '.join(QUESTION_FIELDS)})")
+        query = entry.get("query")
+        if query is not None and not isinstance(query, str):
+            own.append(f"query must be a string{_QUOTE_HINT}")
+        elif not query or not query.strip():
+            own.append("empty query")
+        slots, gold_problems = parse_gold_snippets(entry.get("gold_snippets", []))
+        own += gold_problems
+        tags = _string_list(entry.get("tags") or [])
+        answers = _string_list(entry.get("answers") or [])
+        own += [f"tags must be a string or a list of strings{_QUOTE_HINT}"] if tags is None else []
+        own += [f"answers must be a string or a list of strings{_QUOTE_HINT}"] if answers is None else []
+        doc = entry.get("doc") or ""
+        if not isinstance(doc, str):
+            own.append("doc must be a document path (a string)")
+            doc = ""
+        scope = doc
+        if doc and doc not in texts and doc not in unreadable:
+            close = difflib.get_close_matches(doc, list(texts), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            own.append(f"doc {doc!r} is not a document in the folder{hint}")
+            scope = ""  # still check the gold, against every document
+        if scope not in unreadable:  # the gold of a question about an unreadable file is not checked
+            haystacks = [texts[scope]] if scope else list(texts.values())
+            for snippet in (alternative for slot in slots for alternative in slot):
+                found, note = _find_snippet(snippet, haystacks)
+                if not found:
+                    place = (f"does not occur in {scope}" if scope else
+                             "occurs in no readable document" if unreadable else "occurs in no document")
+                    own.append(f'gold snippet "{_short(snippet)}" {place}')
+                elif note:
+                    notes.append(f'{where}: gold snippet "{_short(snippet)}" {note}')
+        problems += [f"{where}: {p}" for p in own]
+        if qid is not None and not own:
+            questions.append(Question(qid, query.strip(), doc, slots, answers, (), "user", tags))
+    if not entries and not problems:
+        problems.append(f"{name}: no questions")
+    return questions, problems, notes
+
+
+def _warn_approximate(notes: list[str]) -> None:
+    if notes:
+        warnings.warn("gold snippets matched only approximately:\n" + "\n".join(notes), stacklevel=3)
+
+
+def load_questions(path: str | Path, documents: list[Document]) -> list[Question]:
+    """The validated questions of ``path`` about ``documents``, in file order.
+
+    Raises ``ValidationError`` listing every problem (see the module docstring).
+    """
+    questions, problems, notes = _parse_questions(Path(path), documents)
+    if problems:
+        raise ValidationError(problems, f" in {path}")
+    _warn_approximate(notes)
+    return questions
+
+
+def load_user_corpus(docs_dir: str | Path, questions_path: str | Path, name: str = "own") -> Corpus:
+    """Documents of ``docs_dir`` and questions of ``questions_path``, validated together.
+
+    The questions file is left out of the documents when it lies inside ``docs_dir``. All
+    problems of both are raised in one ``ValidationError``; skipped file types are warned.
+    """
+    docs_dir, questions_path = Path(docs_dir), Path(questions_path)
+    documents, problems, skipped, unreadable = _scan_folder(docs_dir, exclude=(questions_path,))
+    questions, question_problems, notes = _parse_questions(questions_path, documents, frozenset(unreadable))
+    problems += question_problems
+    if problems:
+        raise ValidationError(problems, f" in {docs_dir} and {questions_path}")
+    _warn_skipped(docs_dir, skipped)
+    _warn_approximate(notes)
+    return Corpus(name, documents, questions)
