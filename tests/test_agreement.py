@@ -1,0 +1,103 @@
+"""Rater agreement (kappa against scikit-learn) and prediction-powered inference."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from chunklab_core.agreement import (
+    cohen_kappa,
+    confusion_table,
+    kappa_ci,
+    percent_agreement,
+    ppi_mean_ci,
+)
+
+FIXTURES = {
+    "binary": (list("yynnyyny"), list("ynnnyyyy")),
+    "three labels": (["ok", "bad", "partial", "ok", "ok", "bad", "partial", "ok", "bad"],
+                     ["ok", "bad", "ok", "ok", "partial", "bad", "partial", "bad", "bad"]),
+    "perfect": ([0, 1, 2, 1, 0], [0, 1, 2, 1, 0]),
+    "one rater constant": ([1, 1, 1, 1, 1, 1], [1, 0, 1, 1, 0, 1]),
+    "worse than chance": ([1, 0, 1, 0, 1, 0], [0, 1, 0, 1, 0, 0]),
+    "booleans": ([True, False, True, True], [True, False, False, True]),
+    "both constant, undefined": (["yes"] * 5, ["yes"] * 5),
+}
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_kappa_equals_scikit_learn(name):
+    a, b = FIXTURES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scikit-learn warns on the undefined case
+        expected = cohen_kappa_score(a, b)
+    assert cohen_kappa(a, b) == pytest.approx(expected, abs=1e-12, nan_ok=True)
+
+
+def test_kappa_by_hand_and_with_unused_labels():
+    # p_o = 3/4; a says yes half the time, b a quarter: p_e = .5*.25 + .5*.75 = .5; kappa = .5
+    a, b = ["y", "y", "n", "n"], ["y", "n", "n", "n"]
+    assert cohen_kappa(a, b) == pytest.approx(0.5)
+    assert cohen_kappa(a, b, labels=["y", "n", "unparsed"]) == pytest.approx(
+        cohen_kappa_score(a, b, labels=["y", "n", "unparsed"]))
+    assert np.isnan(cohen_kappa(["yes"] * 3, ["yes"] * 3))
+    with pytest.raises(ValueError, match="not in labels"):
+        cohen_kappa(a, ["y", "n", "maybe", "n"], labels=["y", "n"])
+    with pytest.raises(ValueError, match="one label per item"):
+        cohen_kappa(a, b[:3])
+
+
+def test_percent_agreement_and_confusion_table():
+    a, b = FIXTURES["binary"]
+    assert percent_agreement(a, b) == 0.75
+    table = confusion_table(a, b, labels=["y", "n"], names=("judge", "human"))
+    assert table.to_numpy().tolist() == [[4, 1], [1, 2]]
+    assert table.index.name == "judge" and table.columns.tolist() == ["y", "n"]
+
+
+def test_kappa_ci():
+    rng = np.random.default_rng(0)
+    truth = rng.random(300) < 0.5
+    judge = np.where(rng.random(300) < 0.8, truth, ~truth)  # agrees on ~80%: kappa ~ 0.6
+    result = kappa_ci(truth, judge, resamples=4_000, seed=1)
+    assert result.kappa == pytest.approx(cohen_kappa_score(truth, judge))
+    assert result.low < result.kappa < result.high and result.high - result.low < 0.25
+    assert result.undefined_share == 0.0
+    assert kappa_ci(truth, judge, resamples=4_000, seed=1) == result
+    # perfect agreement on two labels: every defined resample has kappa 1; constant resamples are undefined
+    perfect = kappa_ci([0, 1, 1], [0, 1, 1], resamples=2_000, seed=0)
+    assert (perfect.kappa, perfect.low, perfect.high) == (1.0, 1.0, 1.0)
+    assert perfect.undefined_share == pytest.approx((1 / 27 + 8 / 27), abs=0.03)
+
+
+def test_ppi_by_hand():
+    result = ppi_mean_ci([1, 0, 1, 1], [1, 0], [1, 1], confidence=0.95)
+    # 0.75 + mean([0, 1]); se^2 = var([1,0,1,1])/4 + var([0,1])/2 = 0.25/4 + 0.5/2
+    assert result.ppi.mean == pytest.approx(1.25)
+    half = 1.959963984540054 * np.sqrt(0.3125)
+    assert (result.ppi.low, result.ppi.high) == pytest.approx((1.25 - half, 1.25 + half))
+    assert result.naive.mean == 0.75 and result.classical.mean == 1.0
+    with pytest.raises(ValueError, match="same graded items"):
+        ppi_mean_ci([1, 0, 1], [1, 0], [1])
+
+
+def test_ppi_covers_the_truth_and_removes_the_judge_bias():
+    """A lenient judge (says yes to 30% of true no's): naive estimate biased by +0.06."""
+    true_rate, n_all, n_sample = 0.6, 2_000, 200
+    rng = np.random.default_rng(2023)
+    ppi, naive, covered, naive_covered = [], [], 0, 0
+    for _ in range(300):
+        human = (rng.random(n_all) < true_rate).astype(float)
+        judge = np.where(human == 1, rng.random(n_all) < 0.9, rng.random(n_all) < 0.3).astype(float)
+        graded = rng.choice(n_all, n_sample, replace=False)
+        result = ppi_mean_ci(judge, judge[graded], human[graded])
+        ppi.append(result.ppi.mean)
+        naive.append(result.naive.mean)
+        covered += result.ppi.low <= true_rate <= result.ppi.high
+        naive_covered += result.naive.low <= true_rate <= result.naive.high
+    assert covered / 300 >= 0.9
+    assert abs(np.mean(ppi) - true_rate) < 0.01
+    assert np.mean(naive) - true_rate > 0.05 and naive_covered / 300 < 0.1
