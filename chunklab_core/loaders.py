@@ -26,9 +26,9 @@ Questions file: YAML (``.yaml``/``.yml``: a list of mappings, or a mapping whose
 optional ``doc`` (the doc_id the question is about), ``tags``, ``answers`` (reference answers
 for answer grading). ``gold_snippets`` is a string (one slot), or a list whose items are
 strings (each its own slot) or lists of alternatives (one slot, filled by any of them):
-``[required, [alt1, alt2]]`` gives the slots ``(("required",), ("alt1", "alt2"))``. (Unlike
-``textmatch.normalize_gold``, a list of strings only is several slots here, not one slot of
-alternatives: an item's meaning never depends on its neighbours.)
+``[required, [alt1, alt2]]`` gives the slots ``(("required",), ("alt1", "alt2"))``. This is
+the convention of ``textmatch.normalize_gold``: an item's meaning never depends on its
+neighbours.
 
 Validation happens before any work and reports *every* problem at once in one
 ``ValidationError`` (one line each, naming the file and the question id): unreadable or

@@ -5,7 +5,8 @@ boundaries as character spans. Not handled: fuzzy matching and number guards (``
 retrieval tokenisation (``bm25``).
 
 Sentence splitting is a deliberate, transparent rule (end punctuation ``.!?`` optionally
-followed by closing quotes/brackets, then whitespace; or a blank line) rather than a
+followed by closing quotes/brackets, then whitespace; a CJK full stop ``。！？`` with or
+without whitespace; or a blank line) rather than a
 trained model, so every boundary in the write-up can be explained by reading this file.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 import re
 
 _WS = re.compile(r"\s+")
-_SENT_END = re.compile(r"""(?<=[.!?])["')\]]*\s+|\n\s*\n""")
+_SENT_END = re.compile(r"""(?<=[.!?])["')\]]*\s+|(?<=[。！？])[」』）]*\s*|\n\s*\n""")
 
 
 def normalize(text: str) -> str:

@@ -1,0 +1,147 @@
+"""Chunking strategies by name: documents in, ``Chunk`` spans out.
+
+Handles: the registry ``STRATEGIES`` (name -> ``StrategySpec``: function, default
+parameters, label, whether it is one of post 01's default strategies, its size ceiling),
+parameter overrides, and the span contract every strategy honours:
+
+- offsets only: a chunk's text is always ``doc.text[start:end]``; its context
+  ``[ctx_start, ctx_end)`` contains it (they differ for sentence-window and parent-document);
+- spans are sorted by start; without overlap they tile the text exactly (first start 0,
+  contiguous, last end ``len(text)``); with overlap their union still covers the text;
+- no chunk is whitespace only: such a span is absorbed by a neighbour (which is the one case
+  where a chunk may exceed its ceiling, and only by whitespace); an empty or all-whitespace
+  text gives no chunk.
+
+Each strategy is a function ``(text, **params) -> [(start, end, ctx_start, ctx_end), ...]``
+in a submodule: ``characters`` (fixed, recursive, parent document, whole document),
+``token_windows`` (fixed token counts), ``sentences`` (sentence window), ``semantic``
+(TF-IDF proxy and embedding), ``structure`` (Markdown / NQ-HTML blocks). Unknown names or
+parameters and bad values raise ``ValueError``.
+
+Not handled: embedding sentences (``dense`` passes ``embed=`` to the semantic strategies),
+retrieval, and anything about which strategy is better (the notebooks measure that).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, Mapping
+
+from ..corpus import Chunk, Document
+from .characters import fixed_characters, parent_document, recursive_characters, whole_document
+from .semantic import semantic_embedding, semantic_tfidf
+from .sentences import sentence_window
+from .spans import ChunkSpan, absorb_blank_spans, check_spans
+from .structure import TableCount, structure_aware, structure_blocks, tables_intact
+from .token_windows import fixed_tokens
+
+__all__ = [
+    "STRATEGIES", "StrategySpec", "TableCount", "chunk_corpus", "chunk_document",
+    "document_spans", "strategy_label", "strategy_names", "structure_blocks", "tables_intact",
+]
+
+
+@dataclass(frozen=True)
+class StrategySpec:
+    """A registered strategy: ``func(text, **params)`` with these default ``params``.
+
+    ``tiles``: the indexed spans tile the text (no overlap). ``max_chars`` / ``max_tokens``:
+    the size ceiling of the indexed spans under the default parameters (``None``: none).
+    """
+
+    name: str
+    func: Callable[..., list[ChunkSpan]]
+    params: Mapping[str, Any]
+    label: str
+    default: bool
+    tiles: bool = True
+    max_chars: int | None = None
+    max_tokens: int | None = None
+    description: str = field(default="", compare=False)
+
+
+def _spec(name, func, params, label, default, **extra) -> StrategySpec:
+    return StrategySpec(name, func, MappingProxyType(dict(params)), label, default, **extra)
+
+
+_SPECS = [
+    # Post 01: the eight default strategies.
+    _spec("fixed_500", fixed_characters, {"size": 500, "overlap": 0}, "Fixed 500", True, max_chars=500),
+    _spec("fixed_500_o50", fixed_characters, {"size": 500, "overlap": 50}, "Fixed 500 / overlap 50",
+          True, tiles=False, max_chars=500),
+    _spec("fixed_500_o125", fixed_characters, {"size": 500, "overlap": 125}, "Fixed 500 / overlap 125",
+          True, tiles=False, max_chars=500),
+    _spec("recursive_500", recursive_characters, {"max_chars": 500}, "Recursive 500", True, max_chars=500),
+    _spec("sentence_window_2", sentence_window, {"window": 2}, "Sentence window (±2)", True),
+    _spec("parent_doc_250_1000", parent_document, {"parent_size": 1000, "child_size": 250},
+          "Parent document (250→1000)", True, max_chars=250),
+    _spec("semantic_tfidf", semantic_tfidf, {"percentile": 80.0, "max_chars": 500},
+          "Semantic (TF-IDF proxy)", True, max_chars=500),
+    _spec("fixed_1000", fixed_characters, {"size": 1000, "overlap": 0}, "Fixed 1000", True, max_chars=1000),
+    # Post 02.
+    _spec("fixed_tokens_256", fixed_tokens, {"size": 256}, "Fixed 256 tokens", False, max_tokens=256),
+    _spec("fixed_tokens_512", fixed_tokens, {"size": 512}, "Fixed 512 tokens", False, max_tokens=512),
+    _spec("structure_aware", structure_aware, {"max_tokens": 512}, "Structure-aware (≤512 tokens)",
+          False, max_tokens=512),
+    _spec("semantic_embedding", semantic_embedding,
+          {"embed": None, "percentile": 80.0, "min_chars": 200, "max_chars": 1000},
+          "Semantic (embedding, floor 200)", False, max_chars=1000),
+    _spec("semantic_no_floor", semantic_embedding,
+          {"embed": None, "percentile": 80.0, "min_chars": 0, "max_chars": 1000},
+          "Semantic (embedding, no floor)", False, max_chars=1000),
+    _spec("whole_document", whole_document, {}, "Whole document", False),
+]
+STRATEGIES: Mapping[str, StrategySpec] = MappingProxyType({s.name: s for s in _SPECS})
+
+
+def _lookup(strategy: str) -> StrategySpec:
+    try:
+        return STRATEGIES[strategy]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown chunking strategy {strategy!r}; known: {', '.join(STRATEGIES)}") from None
+
+
+def strategy_names(default_only: bool = True) -> list[str]:
+    """Registered names in registration order; only post 01's defaults unless told otherwise."""
+    return [name for name, spec in STRATEGIES.items() if spec.default or not default_only]
+
+
+def strategy_label(name: str) -> str:
+    """The human label of a strategy, e.g. ``"Semantic (TF-IDF proxy)"``."""
+    return _lookup(name).label
+
+
+def document_spans(text: str, strategy: str, **overrides: Any) -> list[ChunkSpan]:
+    """``(start, end, ctx_start, ctx_end)`` spans of ``text`` under ``strategy``, with
+    ``overrides`` replacing default parameters; checked against the span contract."""
+    spec = _lookup(strategy)
+    unknown = sorted(set(overrides) - set(spec.params))
+    if unknown:
+        raise ValueError(
+            f"strategy {strategy!r} has no parameter(s) {unknown}; it takes: {sorted(spec.params) or 'none'}"
+        )
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a str, got {type(text).__name__}")
+    params = {**spec.params, **overrides}
+    spans = absorb_blank_spans(text, spec.func(text, **params))  # func validates params first
+    tiles = spec.tiles and not params.get("overlap", 0)
+    check_spans(text, spans, tiles=tiles)
+    return spans
+
+
+def _chunks(doc: Document, spans: list[ChunkSpan], first_id: int) -> list[Chunk]:
+    return [Chunk(first_id + i, doc.doc_id, s, e, cs, ce) for i, (s, e, cs, ce) in enumerate(spans)]
+
+
+def chunk_document(doc: Document, strategy: str, **overrides: Any) -> list[Chunk]:
+    """The chunks of one document, ids ``0 .. n-1`` in text order."""
+    return _chunks(doc, document_spans(doc.text, strategy, **overrides), 0)
+
+
+def chunk_corpus(documents: Iterable[Document], strategy: str, **overrides: Any) -> list[Chunk]:
+    """The chunks of every document in order, ids ``0 .. n-1`` across the whole corpus."""
+    chunks: list[Chunk] = []
+    for doc in documents:
+        chunks.extend(_chunks(doc, document_spans(doc.text, strategy, **overrides), len(chunks)))
+    return chunks

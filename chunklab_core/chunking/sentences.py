@@ -1,0 +1,34 @@
+"""Sentence units and the sentence-window strategy.
+
+Handles: sentences as character spans (``text.sentence_spans``: end punctuation ``.!?``
+plus whitespace, or a blank line), with whitespace-only pieces merged into the next
+sentence; indexing one sentence and returning it with ``window`` sentences on each side.
+
+Not handled: sentence boundaries the shared rule does not know (CJK full stops "。！？",
+abbreviations such as "e.g." are split like any full stop); a text without a recognised
+boundary is one sentence.
+"""
+
+from __future__ import annotations
+
+from ..text import sentence_spans
+from .spans import ChunkSpan, Span, merge_blank_pieces
+
+
+def sentence_units(text: str) -> list[Span]:
+    """Sentence spans tiling ``text``, none of them whitespace only (unless the text is)."""
+    return merge_blank_pieces(text, sentence_spans(text)) if text else []
+
+
+def sentence_window(text: str, window: int) -> list[ChunkSpan]:
+    """Each sentence ``i`` is indexed and returns sentences ``i - window .. i + window``
+    (clipped at the document edges): ``(s_i, e_i, s_{i-w}, e_{i+w})``.
+    """
+    if not isinstance(window, int) or isinstance(window, bool) or window < 0:
+        raise ValueError(f"window must be a non-negative integer number of sentences, got {window!r}")
+    units = sentence_units(text)
+    last = len(units) - 1
+    return [
+        (start, end, units[max(0, i - window)][0], units[min(last, i + window)][1])
+        for i, (start, end) in enumerate(units)
+    ]
