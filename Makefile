@@ -55,6 +55,7 @@ test-slow: env ## Run the slow tier too (real models, full data)
 
 bench: env ## Speed benchmarks (ratios against named alternatives, printed)
 	$(PY) scripts/bench_bm25.py
+	$(PY) scripts/bench_post01.py
 	$(PY) scripts/bench_stats.py
 
 clean: ## Remove caches and build leftovers (keeps committed outputs and the virtualenv)

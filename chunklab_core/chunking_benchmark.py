@@ -56,7 +56,7 @@ class BenchmarkResult:
 
 
 def run_benchmark(corpus: Corpus, strategies: Sequence[str], retriever: str = "bm25",
-                  ks: Sequence[int] = KS) -> BenchmarkResult:
+                  ks: Sequence[int] = KS, progress: bool = True) -> BenchmarkResult:
     """Every strategy under one retriever; keeps each run for the later sections."""
     if not strategies:
         raise ValueError("STRATEGIES is empty: name at least one strategy")
@@ -64,7 +64,7 @@ def run_benchmark(corpus: Corpus, strategies: Sequence[str], retriever: str = "b
     if any((not isinstance(k, int)) or k < 1 for k in ks):
         raise ValueError(f"every k must be an integer >= 1, got {list(ks)}")
     runs: dict[str, RetrievalRun] = {}
-    per_question = evaluate(corpus, strategies, retriever, ks, on_run=lambda r: runs.__setitem__(r.strategy, r))
+    per_question = evaluate(corpus, strategies, retriever, ks, progress=progress, on_run=lambda r: runs.__setitem__(r.strategy, r))
     return BenchmarkResult(per_question, runs, tuple(ks))
 
 
@@ -136,7 +136,6 @@ def cut_answers(run: RetrievalRun, k: int = 10, max_examples: int = 3, width: in
     for c in run.chunks:
         boundaries.setdefault(c.doc_id, []).append(c.start)
     boundaries = {d: np.unique(np.asarray(b)) for d, b in boundaries.items()}
-    found = {}
     rows = []
     for index, q in enumerate(corpus.questions):
         hit = np.isin(run.ranked[index, :k], run.relevant[index]).any()
@@ -158,7 +157,6 @@ def cut_answers(run: RetrievalRun, k: int = 10, max_examples: int = 3, width: in
             excerpt = (text[lo:start] + "«" + text[start:cut] + "⟂" + text[cut:end] + "»" + text[end:hi])
             rows.append({"qid": q.qid, "question": q.text, "answer": text[start:end],
                          "excerpt": " ".join(excerpt.split())})
-            found[q.qid] = True
         if len(rows) >= max_examples:
             break
     return pd.DataFrame(rows)

@@ -201,7 +201,7 @@ def evaluate(
         raise ValueError("no strategies given")
     if any(k < 1 for k in ks):
         raise ValueError(f"every k must be >= 1, got {list(ks)}")
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     frames = []
     for strategy in tqdm(strategies, desc=f"{corpus.name} / {retriever}", disable=not progress):
