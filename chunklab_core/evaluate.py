@@ -9,7 +9,8 @@ qid, doc_id, n_relevant, first_rank, hit@k, p@k, rr@10, ndcg@10, tokens@k.
 
 Relevance here is the post-01 rule: a returned context is relevant when, after lower-casing
 and collapsing whitespace (``text.normalize``), it contains any alternative of the
-question's first gold slot. It is decided for *every* context of the collection (so nDCG's
+question's gold slot (questions with several slots, or none, get no relevant context here;
+post 02 scores them with ``slot_metrics``). It is decided for *every* context of the collection (so nDCG's
 ideal ranking knows every relevant context), by searching each gold alternative once in a
 single string holding all normalised contexts — exact, and fast enough for 800 questions x
 thousands of contexts.
@@ -117,8 +118,13 @@ def run_cell(
     retriever_options: dict | None = None,
     strategy_options: dict | None = None,
     chunks: list[Chunk] | None = None,
+    engine=None,
 ) -> RetrievalRun:
-    """Chunk, index, search and judge one cell."""
+    """Chunk, index, search and judge one cell.
+
+    ``engine``: an already built retriever object (``fit``/``search``) to reuse, e.g. one
+    dense model shared by many cells; ``retriever`` is then only its name in the tables.
+    """
     if k_max < 1:
         raise ValueError(f"k must be >= 1, got {k_max}")
     if not corpus.questions:
@@ -134,14 +140,17 @@ def run_cell(
     per_context = np.bincount(chunk_context).max()
     depth = int(min(len(chunks), k_max * per_context))
 
-    engine = make_retriever(retriever, **(retriever_options or {}))
+    engine = engine if engine is not None else make_retriever(retriever, **(retriever_options or {}))
     engine.fit(texts)
     ids, _ = engine.search([q.text for q in corpus.questions], depth)
     ranked = collapse_to_contexts(np.asarray(ids), chunk_context, k_max)
 
     context_texts = [corpus.doc(d).text[s:e] for d, s, e in unique_contexts]
     gold_index = ContextGoldIndex(context_texts)
-    relevant = [gold_index.containing(q.gold_slots[0]) if q.gold_slots else np.zeros(0, np.int64) for q in corpus.questions]
+    relevant = [
+        gold_index.containing(q.gold_slots[0]) if len(q.gold_slots) == 1 else np.zeros(0, np.int64)
+        for q in corpus.questions
+    ]
     return RetrievalRun(
         corpus=corpus,
         strategy=strategy,
