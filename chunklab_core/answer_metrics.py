@@ -288,6 +288,28 @@ def _grade_one(answer: str, gold: str) -> tuple[str, str, float]:
     return "wrong", f"token F1 {f1:.2f} < {PARTIAL_F1}", f1
 
 
+_NUMBER_WORDS = {
+    word: str(value)
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
+                      "eighty": "80", "ninety": "90", "hundred": "100"})
+_NUMBER_WORD_RE = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
+
+
+def number_words_to_digits(text: str) -> str:
+    """Spell-out numbers zero..twenty, the tens and "hundred" written as digits ("four" -> "4").
+
+    Used by the reference grader only (so "4" answers the gold "four"); exact match and F1
+    stay the official SQuAD ones. Compound forms ("twenty-one") become "20-1" and still
+    differ from "21": the grader then falls back to its other rules.
+    """
+    return _NUMBER_WORD_RE.sub(lambda m: _NUMBER_WORDS[m.group(1).lower()], text)
+
+
 def reference_grade(
     answer: str, golds: str | Sequence[str], context: str | None = None
 ) -> dict[str, Any]:
@@ -305,7 +327,7 @@ def reference_grade(
        directions on average) -> partial;
     5. otherwise wrong.
 
-    Returns ``{"label", "reason", "exact_match", "f1", "gold"}`` (``gold``: the reference
+    Rules 2-5 compare answer and gold after :func:`number_words_to_digits`. Returns ``{"label", "reason", "exact_match", "f1", "gold"}`` (``gold``: the reference
     that decided the label; ``exact_match`` and ``f1`` are SQuAD maxima over golds). With a
     ``context``, also ``"grounding"`` and ``"unsupported_numbers"``; they are reported only
     and do not change the label. Containment is lenient to answers listing several
@@ -325,6 +347,7 @@ def reference_grade(
         return {"label": "wrong", "reason": "empty answer", "gold": None, **result}
     if is_abstention(answer):
         return {"label": "wrong", "reason": "abstained", "gold": None, **result}
-    graded = [(_grade_one(answer, gold), gold) for gold in golds]
+    spelled = number_words_to_digits(answer)
+    graded = [(_grade_one(spelled, number_words_to_digits(gold)), gold) for gold in golds]
     (label, reason, _), gold = max(graded, key=lambda item: (_RANK[item[0][0]], item[0][2]))
     return {"label": label, "reason": reason, "gold": gold, **result}

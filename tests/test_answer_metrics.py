@@ -248,3 +248,14 @@ def test_labels_are_ordered_sensibly():
     answers = ["Panthers", "Broncos", "Denver Broncos"]
     labels = [ranks[reference_grade(a, "Denver Broncos")["label"]] for a in answers]
     assert labels == sorted(labels) and not math.isclose(labels[0], labels[-1])
+
+
+@pytest.mark.parametrize(
+    "answer, gold, label",
+    [("4", "four", "correct"), ("four", "4", "correct"), ("There were 4 of them", "four", "correct"),
+     ("5", "four", "wrong"), ("twenty", "20", "correct")],
+)
+def test_reference_grader_reads_number_words(answer, gold, label):
+    from chunklab_core.answer_metrics import reference_grade
+
+    assert reference_grade(answer, [gold])["label"] == label
