@@ -35,7 +35,7 @@ def make_sheet(path, n=5, passage_chars=40):
 
 def spawn(*args):
     child = pexpect.spawn(GRADER[0], GRADER[1:] + [str(a) for a in args], cwd=str(PROJ_ROOT),
-                          env=ENV, encoding="utf-8", timeout=15, dimensions=(40, 100))
+                          env=ENV, encoding="utf-8", timeout=60, dimensions=(40, 100))
     child.delaybeforesend = None  # keystrokes at once; the expect calls do the waiting
     return child
 
@@ -266,7 +266,7 @@ sys.exit(main([SHEET, "--grader", "ana"]))
 """
 
 
-def wait_for(proc, marker, timeout=20.0):
+def wait_for(proc, marker, timeout=60.0):
     seen, deadline = b"", time.monotonic() + timeout
     while marker not in seen:
         ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
