@@ -1,0 +1,84 @@
+"""Post-02 orchestration on a tiny corpus with BM25 only (no model is loaded)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from chunklab_core import post02
+from chunklab_core import retrieval_matrix as rm
+from chunklab_core.corpus import Corpus, Document, Question
+
+FILLER = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 12
+
+
+def _corpus() -> Corpus:
+    docs = [
+        Document("a", "Returns are accepted within 30 days of purchase. " + FILLER + "The store manager signs refunds."),
+        Document("b", FILLER + "Shipping takes 5 business days. " + FILLER),
+        Document("c", "Gift cards never expire. " + FILLER),
+    ]
+    questions = [
+        Question("q1", "How long is the return window?", "a", (("within 30 days",),), evidence_spans=(("a", 21, 35),)),
+        Question("q2", "Who signs refunds and how long is shipping?", "a",
+                 (("store manager",), ("5 business days",))),
+        Question("q3", "Do gift cards expire?", "c", (("never expire",),)),
+        Question("q4", "How long does shipping take?", "b", (("15 business days",),)),  # number guard: not found
+    ]
+    return Corpus("tiny", docs, questions)
+
+
+@pytest.fixture(scope="module")
+def matrix():
+    corpora = {"tiny": _corpus()}
+    return corpora, rm.run_matrix(corpora, ["fixed_500", "fixed_1000", "recursive_500"], ["bm25"],
+                                  ks=(1, 3, 5, 10), progress=False)
+
+
+def test_per_question_table(matrix):
+    _, result = matrix
+    pq = result.per_question
+    assert set(pq["strategy"]) == {"fixed_500", "fixed_1000", "recursive_500"}
+    assert (pq["model"] == "—").all() and (pq["retriever"] == "bm25").all()
+    by_q = pq[pq.strategy == "fixed_1000"].set_index("qid")
+    assert by_q.loc["q1", "recall@1"] == 1.0
+    assert by_q.loc["q4", "recall@10"] == 0.0          # "5 business days" is not "15 business days"
+    assert by_q.loc["q2", "recall@10"] in (0.5, 1.0)   # two slots
+    assert not pd.isna(by_q.loc["q1", "span_recall@5"]) and pd.isna(by_q.loc["q3", "span_recall@5"])
+
+
+def test_sections_run_and_agree(matrix):
+    corpora, result = matrix
+    summary = post02.summary_with_intervals(result.per_question, 5, resamples=200, seed=1)
+    assert (summary["recall@5_low"] <= summary["recall@5"]).all()
+    balanced = post02.balanced_matrix(summary, 5, 0.05)
+    assert balanced["tokens / T_min"].min() == pytest.approx(1.0)
+    assert post02.paired_retrievers(result.per_question, 5, "all-MiniLM-L6-v2", 200, 1).empty
+    assert "No paired comparison" in post02.describe_paired(pd.DataFrame())
+    budget = post02.budget_table(result, [100, 1000], "all-MiniLM-L6-v2")
+    assert (budget.xs(1000, axis=1, level="budget") >= budget.xs(100, axis=1, level="budget")).all().all()
+    health = post02.chunk_health(result, corpora, ["fixed_500", "fixed_1000", "recursive_500"])
+    assert list(health["strategy"]) == ["fixed_500", "fixed_1000", "recursive_500"]
+    stability = post02.stability(result.per_question, 5, (1, 10), ["all-MiniLM-L6-v2"], 200, 1)
+    assert set(stability["across"]) <= {"k", "retrievers", "embedding models", "corpora"}
+
+
+def test_bad_inputs():
+    corpora = {"tiny": _corpus()}
+    with pytest.raises(ValueError, match="unknown strategies"):
+        rm.run_matrix(corpora, ["nope"], ["bm25"], progress=False)
+    with pytest.raises(ValueError, match="unknown retrievers"):
+        rm.run_matrix(corpora, ["fixed_500"], ["splade"], progress=False)
+    with pytest.raises(ValueError, match="unknown corpus"):
+        rm.load_corpus("wikipedia")
+    with pytest.raises(ValueError, match="needs DOCS"):
+        rm.load_corpus("own")
+
+
+def test_subsample_documents_is_seeded():
+    corpus = _corpus()
+    a = rm.subsample_documents(corpus, 2, seed=3)
+    b = rm.subsample_documents(corpus, 2, seed=3)
+    assert [d.doc_id for d in a.documents] == [d.doc_id for d in b.documents]
+    assert {q.doc_id for q in a.questions} <= {d.doc_id for d in a.documents}
+    assert rm.subsample_documents(corpus, None, 1) is corpus
