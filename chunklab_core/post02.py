@@ -277,7 +277,9 @@ def stability(per_question: pd.DataFrame, k: int, ks: Sequence[int], models: Seq
     retrievers = list(dict.fromkeys(per_question["retriever"]))
 
     def add(kind, name_a, name_b, a, b):
-        if a.shape[1] < 3 or a.empty or b.empty:
+        common = [c for c in a.columns if c in set(b.columns)]  # e.g. a second model run on fewer strategies
+        a, b = a[common], b[common]
+        if len(common) < 3 or a.empty or b.empty:
             return
         result = kendall_tau_ci(a, b, resamples, seed)
         rows.append({"across": kind, "setting a": name_a, "setting b": name_b, "tau": result.tau,
@@ -371,7 +373,7 @@ def _holds(run, context_index: int, question) -> bool:
 def _visible_chars(dense, text: str) -> int:
     """Characters of ``text`` covered by the model's first max_seq_length tokens."""
     tokenizer = dense.model.tokenizer
-    encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False)
+    encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False)
     offsets = encoded["offset_mapping"]
     limit = dense.max_seq_length - 2
     return offsets[min(limit, len(offsets)) - 1][1] if offsets else 0
