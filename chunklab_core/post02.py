@@ -143,8 +143,11 @@ def compare_models(per_question: pd.DataFrame, k: int, models: Sequence[str], re
         if sub["model"].nunique() < 2:
             continue
         winners = {}
+        common = set.intersection(*(set(sub.loc[sub["model"] == m, "strategy"]) for m in models))
+        ordered = [s for s in dict.fromkeys(sub["strategy"]) if s in common]  # both models, same candidates
         for model in models:
-            wide = sub[sub["model"] == model].pivot(index="qid", columns="strategy", values=f"recall@{k}").dropna()
+            wide = sub[sub["model"] == model].pivot(index="qid", columns="strategy", values=f"recall@{k}")
+            wide = wide[ordered].dropna()
             if wide.empty:
                 continue
             verdict = select_winner(wide.to_numpy(), [strategy_label(s) for s in wide.columns],
@@ -156,7 +159,8 @@ def compare_models(per_question: pd.DataFrame, k: int, models: Sequence[str], re
         if len(winners) == 2:
             (m1, v1), (m2, v2) = winners.items()
             same = v1.leader == v2.leader
-            texts.append(f"On {CORPUS_LABELS.get(corpus, corpus)}, the dense leader is **{v1.leader}** with {m1} "
+            texts.append(f"On {CORPUS_LABELS.get(corpus, corpus)}, among the {len(ordered)} strategies both models ran, "
+                         f"the dense leader is **{v1.leader}** with {m1} "
                          f"and **{v2.leader}** with {m2} ({'the same' if same else 'the winner changes'}). "
                          f"{m1}: {v1.headline()} {m2}: {v2.headline()}")
     table = pd.DataFrame(rows)
