@@ -18,6 +18,9 @@ QUESTIONS  ?=
 MPNET      := .cache/models/all-mpnet-base-v2/model.safetensors
 NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebooks/03_uncertainty.ipynb
 OWN_DOCS   := $(if $(DOCS),-p DOCS $(abspath $(DOCS)) -p QUESTIONS $(abspath $(QUESTIONS)),)
+ifneq ($(strip $(DOCS)),)
+.PHONY: notebooks/02_retrievers.ipynb   # your documents: always re-execute post 02 with them
+endif
 
 .PHONY: help env data models llm-env llm-models llm-run all test test-slow bench clean notebooks
 
