@@ -334,15 +334,20 @@ def miss_examples(matrix: MatrixResult, model: str, k: int, max_examples: int = 
     from .textmatch import match_gold, match_text
 
     examples: list[str] = []
+    used: set[str] = set()
     dense_model = None
     for (corpus, run_model, strategy, retriever), dense_run in matrix.runs.items():
         if retriever != "dense" or run_model != model:
             continue
+        if any(c.ctx_start != c.start or c.ctx_end != c.end for c in dense_run.chunks):
+            continue  # the model embeds the indexed span, not the wider returned context
+        if len(examples) >= max_examples:
+            break
         bm25_run = matrix.runs.get((corpus, model, strategy, "bm25"))
         if bm25_run is None:
             continue
         for index, q in enumerate(dense_run.corpus.questions):
-            if len(q.gold_slots) != 1 or len(examples) >= max_examples:
+            if len(q.gold_slots) != 1 or len(examples) >= max_examples or q.qid in used:
                 continue
             dense_hit = any(_holds(dense_run, c, q) for c in dense_run.ranked[index, :k] if c >= 0)
             if dense_hit:
@@ -359,6 +364,7 @@ def miss_examples(matrix: MatrixResult, model: str, k: int, max_examples: int = 
                 position = match_text(text).find(match_text(q.gold_slots[0][0]))
                 if position < cut:
                     break
+                used.add(q.qid)
                 examples.append(
                     f"**{CORPUS_LABELS.get(corpus, corpus)} · {strategy_label(strategy)}** — *{q.text}* "
                     f"(gold: {q.gold_slots[0][0]!r}). BM25 returns a chunk of {len(text):,} characters holding the gold "
