@@ -7,7 +7,8 @@ re-run replays with no model at all), and the tidy per-item table the post reads
 ordered question by question with every strategy of a question next to each other, so a
 partial run still yields complete, paired comparisons.
 
-CLI (``make llm-run``): ``python -m chunklab_core.answer_study [--questions 200] [--limit N]``.
+CLI (``make llm-run``): ``python -m chunklab_core.answer_study [--corpus squad|nq] [--questions 200]
+[--limit N]``, and ``--probes N`` for the judge reliability probes (``judge_probes``).
 
 Not handled: agreement statistics (``agreement``), the notebook's tables and figures.
 """
@@ -27,8 +28,6 @@ from .evaluate import run_cell
 from .text import normalize
 
 DEFAULT_STRATEGIES = ("fixed_1000", "fixed_500", "parent_doc_250_1000")
-JUDGES = ("qwen15_3way", "qwen15_yesno", "qwen05_3way")
-STAGES = {"answers": "answers_qwen15", "qwen15": "judges_qwen15", "qwen05": "judges_qwen05"}
 
 
 @dataclass(frozen=True)
@@ -50,11 +49,14 @@ class AnswerItem:
 def build_items(corpus: Corpus, strategies: Sequence[str], n_questions: int, seed: int, k: int = 5) -> list[AnswerItem]:
     """A seeded sample of ``n_questions`` questions, each with its top-``k`` BM25 contexts per strategy.
 
+    The questions come in the sampler's random order (``numpy.random.default_rng(seed).choice``
+    without replacement), not corpus order, so any prefix of the item list -- what a partial,
+    resumed run has finished -- is itself a uniform random sample of the corpus's questions.
     ``passage_retrieved``: some returned context contains a gold answer (post 01's rule).
     """
     if n_questions < 1 or n_questions > len(corpus.questions):
         raise ValueError(f"n_questions must lie in [1, {len(corpus.questions)}], got {n_questions}")
-    order = np.sort(np.random.default_rng(seed).choice(len(corpus.questions), n_questions, replace=False))
+    order = np.random.default_rng(seed).choice(len(corpus.questions), n_questions, replace=False)
     chosen = [corpus.questions[i] for i in order]
     sub = Corpus(corpus.name, corpus.documents, chosen)
     per_strategy = {}
@@ -74,33 +76,139 @@ def build_items(corpus: Corpus, strategies: Sequence[str], n_questions: int, see
     return items
 
 
-def make_models(mode: str = "replay_or_record", n_threads: int | None = None, root=None):
-    """The recorded answerer (Qwen2.5-Coder-1.5B) and judges (1.5B and 0.5B), models loaded lazily."""
-    from .llm.llamacpp_backend import LlamaCppBackend
+DEFAULT_ANSWERER = ("qwen15", "qwen-1.5b")
+DEFAULT_JUDGES = {"qwen15": "qwen-1.5b", "qwen05": "qwen-0.5b"}
+DEFAULT_YES_NO_JUDGES = ("qwen15",)
+
+
+class MeteredLLM:
+    """A ``RecordedLLM`` that also remembers the cost of every call made through it.
+
+    ``take()`` returns and clears the calls since the last ``take()``: (stage, prompt tokens,
+    completion tokens, seconds, replayed). Replayed calls report the recorded cost, so a
+    replayed run shows what the recording run paid.
+    """
+
+    def __init__(self, recorded):
+        self.recorded = recorded
+        self.store = recorded.store
+        self._calls: list[tuple] = []
+        self.log: dict[str, dict] = {}  # every distinct call made through this wrapper, by key
+
+    def call(self, messages, schema=None, **options):
+        reply = self.recorded.call(messages, schema, **options)
+        self._calls.append((self.store.stage, reply.prompt_tokens, reply.completion_tokens,
+                            reply.latency_s, reply.replayed))
+        self.log.setdefault(reply.key, {"stage": self.store.stage, "tokens_in": reply.prompt_tokens,
+                                        "tokens_out": reply.completion_tokens,
+                                        "seconds": reply.latency_s})
+        return reply
+
+    def complete(self, messages, schema=None, **options) -> str:
+        return self.call(messages, schema, **options).text
+
+    def take(self) -> list[tuple]:
+        calls, self._calls = self._calls, []
+        return calls
+
+
+def make_backend(backend: str, model: str, n_threads: int | None = None, host: str | None = None):
+    """An unloaded backend: ``llamacpp`` (a registered alias or a .gguf path) or ``ollama``."""
+    if backend == "llamacpp":
+        from .llm.llamacpp_backend import LlamaCppBackend
+
+        return LlamaCppBackend(model, n_threads=n_threads)
+    if backend == "ollama":
+        from .llm.ollama_backend import OllamaBackend
+
+        return OllamaBackend(model, host=host)
+    raise ValueError(f"backend must be 'llamacpp' or 'ollama', not {backend!r}")
+
+
+def make_models(mode: str = "replay_or_record", n_threads: int | None = None, root=None, *,
+                backend: str = "llamacpp", answerer: tuple[str, str] = DEFAULT_ANSWERER,
+                judges: dict[str, str] | None = None, host: str | None = None) -> dict:
+    """The recorded answerer and judges, each a :class:`MeteredLLM`; no model is loaded here.
+
+    ``answerer`` is ``(name, model)`` and ``judges`` maps a short name to a model; calls go
+    to the stages ``answers_<name>`` and ``judges_<name>`` under ``root`` (default
+    ``data/llm_calls``). One backend object per distinct model, so a model that both answers
+    and judges is loaded once. Defaults: Qwen2.5-Coder-1.5B answers; it and the 0.5B judge.
+    """
     from .llm.records import CallStore, RecordedLLM
 
-    big = LlamaCppBackend("qwen-1.5b", n_threads=n_threads)
-    small = LlamaCppBackend("qwen-0.5b", n_threads=n_threads)
-    store = {name: CallStore.for_stage(stage, root, make_target="llm-run") for name, stage in STAGES.items()}
-    return {
-        "answerer": RecordedLLM(big, store["answers"], mode),
-        "qwen15": RecordedLLM(big, store["qwen15"], mode),
-        "qwen05": RecordedLLM(small, store["qwen05"], mode),
-    }
+    judges = dict(DEFAULT_JUDGES if judges is None else judges)
+    if not judges:
+        raise ValueError("name at least one judge model")
+    backends: dict[str, object] = {}
+
+    def backend_for(model: str):
+        if model not in backends:
+            backends[model] = make_backend(backend, model, n_threads, host)
+        return backends[model]
+
+    def recorded(stage: str, model: str):
+        store = CallStore.for_stage(stage, root, make_target="llm-run")
+        return MeteredLLM(RecordedLLM(backend_for(model), store, mode))
+
+    name, model = answerer
+    models = {"answerer": recorded(f"answers_{name}", model)}
+    for judge_name, judge_model in judges.items():
+        if judge_name == "answerer":
+            raise ValueError("'answerer' cannot be a judge name")
+        models[judge_name] = recorded(f"judges_{judge_name}", judge_model)
+    return models
 
 
-def process_item(item: AnswerItem, models: dict) -> dict:
-    """Answer one item, then grade it with every judge and the reference grader."""
+def judge_columns(models: dict, yes_no_judges=DEFAULT_YES_NO_JUDGES) -> list[str]:
+    """The verdict columns :func:`process_item` writes for these models."""
+    columns = []
+    for name in models:
+        if name == "answerer":
+            continue
+        columns.append(f"judge_{name}_3way")
+        if name in yes_no_judges:
+            columns.append(f"judge_{name}_yesno")
+    return columns
+
+
+def _cost_columns(calls: list[tuple]) -> dict:
+    """Per-stage call count, tokens in/out and seconds, flattened into columns."""
+    out: dict[str, float] = {}
+    for stage, prompt, completion, seconds, _replayed in calls:
+        out[f"cost_{stage}_calls"] = out.get(f"cost_{stage}_calls", 0) + 1
+        for label, value in (("tokens_in", prompt), ("tokens_out", completion), ("seconds", seconds)):
+            column = f"cost_{stage}_{label}"
+            out[column] = out.get(column, 0) + (value or 0)
+    return out
+
+
+def process_item(item: AnswerItem, models: dict, yes_no_judges=DEFAULT_YES_NO_JUDGES) -> dict:
+    """Answer one item, then grade it with every judge and the reference grader.
+
+    Returns one flat row: the item, the answer, each judge's label and attempts (two means
+    the first reply was unparseable), the reference grader's label, SQuAD EM and F1, and
+    per-stage cost columns (``cost_<stage>_{calls,tokens_in,tokens_out,seconds}``).
+    """
     from .llm.answering import answer_question
     from .llm.judges import judge_three_way, judge_yes_no
 
+    for llm in models.values():
+        if hasattr(llm, "take"):
+            llm.take()
     answer = answer_question(models["answerer"], item.question, list(item.contexts))
-    verdicts = {
-        "qwen15_3way": judge_three_way(models["qwen15"], item.question, item.reference, answer.text),
-        "qwen15_yesno": judge_yes_no(models["qwen15"], item.question, item.reference, answer.text),
-        "qwen05_3way": judge_three_way(models["qwen05"], item.question, item.reference, answer.text),
-    }
+    verdicts = {}
+    for name, llm in models.items():
+        if name == "answerer":
+            continue
+        verdicts[f"{name}_3way"] = judge_three_way(llm, item.question, item.reference, answer.text)
+        if name in yes_no_judges:
+            verdicts[f"{name}_yesno"] = judge_yes_no(llm, item.question, item.reference, answer.text)
     reference = reference_grade(answer.text, list(item.golds), context="\n\n".join(item.contexts))
+    costs = {}
+    for llm in models.values():
+        if hasattr(llm, "take"):
+            costs.update(_cost_columns(llm.take()))
     return {
         "item_id": item.item_id, "corpus": item.corpus, "qid": item.qid, "strategy": item.strategy,
         "question": item.question, "reference": item.reference, "answer": answer.text,
@@ -112,6 +220,7 @@ def process_item(item: AnswerItem, models: dict) -> dict:
         **{f"judge_{name}_attempts": result.attempts for name, result in verdicts.items()},
         "reference_grader": reference["label"], "reference_reason": reference["reason"],
         "exact_match": reference["exact_match"], "f1": reference["f1"],
+        **costs,
     }
 
 
@@ -124,24 +233,106 @@ def run_study(items: Sequence[AnswerItem], models: dict, progress: bool = True) 
     return pd.DataFrame(rows)
 
 
+@dataclass
+class StudyTable:
+    """What a (partial) run has recorded: the item table and how much of the plan it covers.
+
+    ``table``: one row per item (:func:`process_item`) plus ``contexts`` and ``golds``;
+    ``coverage``: per corpus, questions planned and questions complete (every strategy
+    answered and judged) -- only complete questions enter ``table``, in run order, so the
+    table is a uniform random sample of the planned questions, paired across strategies.
+    """
+
+    table: pd.DataFrame
+    coverage: pd.DataFrame
+    calls: pd.DataFrame  # distinct calls: stage, tokens_in, tokens_out, seconds
+
+
+def load_study(corpora: dict, strategies: Sequence[str], seed: int, models: dict,
+               yes_no_judges=DEFAULT_YES_NO_JUDGES, k: int = 5, progress: bool = False) -> StudyTable:
+    """Process every planned item question by question; stop a corpus at its first missing record.
+
+    ``corpora`` maps a corpus name to ``(Corpus, n_questions)``. In ``replay`` mode a
+    question whose calls are not all recorded ends that corpus (a partial run); in the
+    recording modes every item runs.
+    """
+    from tqdm.auto import tqdm
+
+    from .llm.records import ReplayMiss
+
+    rows, coverage = [], []
+    for name, (corpus, n_questions) in corpora.items():
+        items = build_items(corpus, strategies, n_questions, seed, k=k)
+        by_question: dict[str, list[AnswerItem]] = {}
+        for item in items:
+            by_question.setdefault(item.qid, []).append(item)
+        complete = 0
+        for group in tqdm(by_question.values(), desc=f"{name} questions", disable=not progress):
+            logged = {name: set(getattr(llm, "log", {})) for name, llm in models.items()}
+            try:
+                done = [process_item(item, models, yes_no_judges) for item in group]
+            except ReplayMiss:  # forget the calls of this incomplete question
+                for name, llm in models.items():
+                    for key in set(getattr(llm, "log", {})) - logged[name]:
+                        del llm.log[key]
+                break
+            for item, row in zip(group, done):
+                row["contexts"] = list(item.contexts)
+                row["golds"] = list(item.golds)
+            rows.extend(done)
+            complete += 1
+        coverage.append({"corpus": name, "questions_planned": len(by_question),
+                         "questions_recorded": complete, "items": complete * len(strategies)})
+    calls = {}
+    for llm in models.values():
+        calls.update(getattr(llm, "log", {}))
+    return StudyTable(pd.DataFrame(rows), pd.DataFrame(coverage),
+                      pd.DataFrame(list(calls.values()), columns=["stage", "tokens_in", "tokens_out", "seconds"]))
+
+
+def study_corpus(name: str, articles: int = 40, seed: int = 20260729) -> Corpus:
+    """The corpus a study runs on: ``squad`` (post 01's 40-article, 800-question sample) or
+    ``nq`` (the Natural Questions long Wikipedia pages, every page as the haystack)."""
+    if name == "squad":
+        from .squad import load_squad_dev, sample_corpus
+
+        corpus = sample_corpus(load_squad_dev(), articles, 800, seed)
+        corpus.name = "squad"
+        return corpus
+    if name == "nq":
+        from .longdocs import load_nq_longdocs
+
+        corpus = load_nq_longdocs()
+        corpus.name = "nq"
+        return corpus
+    raise ValueError(f"unknown study corpus {name!r}: use 'squad' or 'nq'")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Record post 05's answers and verdicts (resumable).")
+    parser.add_argument("--corpus", choices=("squad", "nq"), default="squad")
     parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--probes", type=int, default=None,
+                        help="instead of answers: judge N probe questions (judge_probes)")
     parser.add_argument("--articles", type=int, default=40)
     parser.add_argument("--seed", type=int, default=20260729)
     parser.add_argument("--strategies", nargs="+", default=list(DEFAULT_STRATEGIES))
     parser.add_argument("--limit", type=int, default=None, help="process only the first N items")
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args(argv)
-    from .squad import load_squad_dev, sample_corpus
+    corpus = study_corpus(args.corpus, args.articles, args.seed)
+    models = make_models(n_threads=args.threads)
+    if args.probes is not None:
+        from .judge_probes import probe_inputs, probe_summary, run_probes
 
-    corpus = sample_corpus(load_squad_dev(), args.articles, 800, args.seed)
-    corpus.name = "squad"
+        verdicts = run_probes(probe_inputs(corpus, args.probes, args.seed), models, DEFAULT_YES_NO_JUDGES)
+        print(probe_summary(verdicts).to_string(index=False))
+        return 0
     items = build_items(corpus, args.strategies, args.questions, args.seed)
     if args.limit is not None:
         items = items[: args.limit]
-    table = run_study(items, make_models(n_threads=args.threads))
-    print(table[["strategy", *[f"judge_{j}" for j in JUDGES], "reference_grader"]].describe(include="all").T)
+    table = run_study(items, models)
+    print(table[["strategy", *judge_columns(models), "reference_grader"]].describe(include="all").T)
     return 0
 
 

@@ -25,7 +25,7 @@ from typing import Any
 ROLES = ("system", "user", "assistant")
 COMMON_OPTIONS = ("temperature", "seed", "max_tokens", "top_p", "top_k", "repeat_penalty", "stop")
 DEFAULT_OPTIONS: dict[str, Any] = {"temperature": 0.0, "seed": 0, "max_tokens": 256}
-KEY_ONLY_OPTIONS = ("attempt",)
+KEY_ONLY_OPTIONS = ("attempt", "repeat")  # part of the record key, never sent to a model
 
 
 class BackendUnavailable(RuntimeError):

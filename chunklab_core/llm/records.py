@@ -200,11 +200,11 @@ class RecordedLLM:
             raise ReplayMiss(self.store.miss_message(key))
         start = time.perf_counter()
         reply = self.backend._generate(clean, schema, effective)
-        latency = time.perf_counter() - start
+        latency = round(time.perf_counter() - start, 4)  # as stored, so replay returns the same
         self.store.append({
             "key": key, "backend": identity["backend"], "model": identity["model"],
             "identity": identity, "options": effective, "attempt": key_only.get("attempt", 1),
-            "output": reply.text, "latency_s": round(latency, 4),
+            "output": reply.text, "latency_s": latency,
             "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
             "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "runtime": self.backend.runtime(),

@@ -1,0 +1,98 @@
+"""Figures of post 06 (the judge audit), drawn from the tables of :mod:`chunklab_core.audit_report`.
+
+Handles: kappa with intervals per judge and scale, the confusion tables as annotated count
+grids, the judges' pairwise kappa on the whole population, and the accuracy estimates with
+their intervals. Saving (without volatile metadata) is :func:`chunklab_core.plots.save_figure`.
+Not handled: computing anything.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from .plots import plt
+
+SCALE_MARKERS = {"three-way": "o", "binary": "s"}
+ESTIMATOR_COLORS = {"judge only": "tab:red", "hand grades only": "tab:gray",
+                    "PPI (judge + hand grades)": "tab:blue"}
+
+
+def plot_kappa(agreement: pd.DataFrame):
+    """Cohen's kappa of every judge against the hand grades, one marker per scale, with intervals."""
+    judges = list(dict.fromkeys(agreement["judge"]))
+    fig, ax = plt.subplots(figsize=(7, 0.6 * len(judges) + 1.4))
+    offsets = {"three-way": 0.12, "binary": -0.12}
+    for scale, rows in agreement.groupby("scale", sort=False):
+        y = np.array([judges.index(j) for j in rows["judge"]]) + offsets.get(scale, 0.0)
+        ax.errorbar(rows["kappa"], y, xerr=[rows["kappa"] - rows["kappa low"],
+                                            rows["kappa high"] - rows["kappa"]],
+                    fmt=SCALE_MARKERS.get(scale, "o"), capsize=3, label=scale)
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_yticks(range(len(judges)), judges)
+    ax.invert_yaxis()
+    ax.set_xlabel("Cohen's kappa with the hand grades (95% bootstrap interval, graded items)")
+    ax.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+def plot_confusions(tables: dict[str, pd.DataFrame]):
+    """One grid of counts per judge: its verdict (rows) against the hand grade (columns)."""
+    columns = min(2, len(tables))
+    rows = math.ceil(len(tables) / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 2.9 * rows), squeeze=False)
+    for ax, (name, table) in zip(axes.ravel(), tables.items()):
+        counts = table.to_numpy()
+        ax.imshow(counts, cmap="Blues", vmin=0, vmax=max(1, counts.max()))
+        ax.grid(False)
+        for (i, j), value in np.ndenumerate(counts):
+            ax.text(j, i, str(value), ha="center", va="center",
+                    color="white" if value > counts.max() / 2 else "black")
+        ax.set_xticks(range(counts.shape[1]), table.columns)
+        ax.set_yticks(range(counts.shape[0]), table.index)
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("hand grade")
+    for ax in axes.ravel()[len(tables):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def plot_judge_pairs(pairs: pd.DataFrame, scale: str = "binary"):
+    """Symmetric grid of the judges' kappa with each other on one scale (whole population)."""
+    chosen = pairs[pairs["scale"] == scale]
+    judges = list(dict.fromkeys([*chosen["judge a"], *chosen["judge b"]]))
+    grid = np.eye(len(judges))
+    for _, row in chosen.iterrows():
+        i, j = judges.index(row["judge a"]), judges.index(row["judge b"])
+        grid[i, j] = grid[j, i] = row["kappa"]
+    fig, ax = plt.subplots(figsize=(1.3 * len(judges) + 2, 1.1 * len(judges) + 1))
+    image = ax.imshow(grid, cmap="viridis", vmin=min(0.0, float(np.nanmin(grid))), vmax=1)
+    ax.grid(False)
+    for (i, j), value in np.ndenumerate(grid):
+        ax.text(j, i, "" if i == j else f"{value:.2f}", ha="center", va="center", color="white")
+    ax.set_xticks(range(len(judges)), judges, rotation=30, ha="right")
+    ax.set_yticks(range(len(judges)), judges)
+    fig.colorbar(image, ax=ax, label=f"Cohen's kappa ({scale} scale)")
+    return fig
+
+
+def plot_accuracy(accuracy: pd.DataFrame, variant: str = "strict"):
+    """Accuracy per judge by estimator (judge only, hand grades only, PPI), with 95% intervals."""
+    chosen = accuracy[accuracy["variant"] == variant]
+    judges = list(dict.fromkeys(chosen["judge"]))
+    estimators = list(dict.fromkeys(chosen["estimator"]))
+    fig, ax = plt.subplots(figsize=(7, 0.8 * len(judges) + 1.4))
+    step = 0.22
+    for k, estimator in enumerate(estimators):
+        rows = chosen[chosen["estimator"] == estimator]
+        y = np.array([judges.index(j) for j in rows["judge"]]) + (k - (len(estimators) - 1) / 2) * step
+        ax.errorbar(rows["accuracy"], y, xerr=[rows["accuracy"] - rows["low"], rows["high"] - rows["accuracy"]],
+                    fmt="o", capsize=3, label=estimator, color=ESTIMATOR_COLORS.get(estimator))
+    ax.set_yticks(range(len(judges)), judges)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"share of answers graded correct ({variant}), 95% interval")
+    ax.legend(fontsize=8, loc="best")
+    return fig

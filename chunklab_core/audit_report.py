@@ -1,0 +1,248 @@
+"""Post 06: auditing post 05's LLM judges against hand grades, as one call per notebook section.
+
+Handles: the sampling design and who graded when; per judge, agreement with the hand grades
+(matches out of n, percent agreement, Cohen's kappa with a bootstrap interval, and the
+population-weighted agreement), on the three-way scale where the judge has one and always on
+the binary "correct vs not" scale (``YES`` <-> correct); confusion tables; the direction of
+the binary disagreements (lenient: the judge passed what the person failed; strict: the
+reverse) with the items quoted; the judges against each other on the whole population; and
+the accuracy of the answers corrected by the hand grades (:mod:`chunklab_core.stratified_estimates`).
+
+Sample statistics (matches, kappa, confusion counts) describe the graded items, which
+over-represent the items where judges disagree; the ``weighted`` columns estimate the same
+share for the whole population with the design weights. ``unparsed`` is a label throughout:
+on the binary scale it is neither a pass nor a fail, so it counts as a disagreement with the
+person, and the judge-only accuracy counts it as not correct.
+
+Not handled: reading and validating the files (:mod:`chunklab_core.audit_data`), figures
+(:mod:`chunklab_core.audit_figures`), agreement between several people.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from .agreement import kappa_ci
+from .audit_data import (BINARY, HUMAN, THREE_WAY, AuditData, binary_labels, binary_scores,
+                         judge_scale, load_audit)
+from .stratified_estimates import (judge_only_mean_ci, stratified_mean_ci,
+                                   stratified_ppi_mean_ci)
+
+__all__ = ["load_audit", "judge_name", "sampling_design", "graders", "agreement_table",
+           "confusion_tables", "disagreement_directions", "disagreement_items", "judge_pairs",
+           "corrected_accuracy"]
+
+
+def judge_name(column: str) -> str:
+    """``judge_qwen15_3way`` -> ``qwen15 3-way``; ``reference_grader`` -> ``reference grader``."""
+    name = column.removeprefix("judge_").replace("_3way", " 3-way").replace("_yesno", " yes/no")
+    return name.replace("_", " ")
+
+
+def _is_yesno(data: AuditData, column: str) -> bool:
+    return judge_scale(column, data.yesno_columns) is not THREE_WAY
+
+
+def sampling_design(data: AuditData) -> pd.DataFrame:
+    """One row per stratum: verdict pattern, population size, drawn, graded, inclusion prob., weight.
+
+    ``oversampled`` is the key's flag (the sampler gave the stratum ``disagreement_factor``);
+    ``judges disagree`` says whether the verdicts differ on the binary scale.
+    """
+    drawn = data.key["stratum"].value_counts()
+    flagged = data.key.drop_duplicates("stratum").set_index("stratum")["disagreement"] \
+        if "disagreement" in data.key.columns else pd.Series(dtype=bool)
+    graded = data.graded["stratum"].value_counts()
+    rows = []
+    for stratum, size in data.stratum_sizes.items():
+        labels = stratum.split("|")
+        n_graded = int(graded.get(stratum, 0))
+        rows.append({"verdicts": " · ".join(labels), "population": int(size),
+                     "drawn": int(drawn.get(stratum, 0)), "graded": n_graded,
+                     "inclusion prob.": drawn.get(stratum, 0) / size,
+                     "weight": size / n_graded if n_graded else np.nan,
+                     "oversampled": bool(flagged.get(stratum, False)),
+                     "judges disagree": len(set(binary_labels(labels))) > 1})
+    return pd.DataFrame(rows).sort_values("population", ascending=False, ignore_index=True)
+
+
+def graders(data: AuditData) -> pd.DataFrame:
+    """Who graded how many items, and when (first and last ``graded_at``, UTC dates)."""
+    table = data.graded.assign(when=pd.to_datetime(data.graded["graded_at"], utc=True,
+                                                   errors="coerce", format="ISO8601"))
+    rows = []
+    for name, group in table.groupby("grader", sort=True):
+        rows.append({"grader": name or "(blank)", "items graded": len(group),
+                     "first": group["when"].min().strftime("%Y-%m-%d") if group["when"].notna().any() else "",
+                     "last": group["when"].max().strftime("%Y-%m-%d") if group["when"].notna().any() else "",
+                     "without timestamp": int(group["when"].isna().sum())})
+    return pd.DataFrame(rows)
+
+
+def _weighted_share(data: AuditData, indicator: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """Population share of ``indicator`` (graded items) with its interval; NaN if a stratum is ungraded."""
+    if data.empty_strata:
+        return np.nan, np.nan, np.nan
+    result = stratified_mean_ci(indicator.astype(float), data.graded["stratum"].to_numpy(),
+                                data.stratum_sizes, confidence)
+    return result.estimate, result.low, result.high
+
+
+def agreement_table(data: AuditData, resamples: int = 10_000, seed: int = 0,
+                    confidence: float = 0.95) -> pd.DataFrame:
+    """Per judge and scale: graded, matches, agreement, kappa [interval], weighted agreement [interval]."""
+    human = data.graded["grade"].to_numpy(dtype=object)
+    rows = []
+    for column in data.judge_columns:
+        verdicts = data.graded[column].to_numpy(dtype=object)
+        scales = [("binary", binary_labels(verdicts), binary_labels(human), BINARY)]
+        if not _is_yesno(data, column):
+            scales.insert(0, ("three-way", verdicts, human, THREE_WAY))
+        for scale, judge, person, labels in scales:
+            agree = judge == person
+            kappa = kappa_ci(judge, person, resamples=resamples, seed=seed,
+                             confidence=confidence, labels=labels)
+            share, low, high = _weighted_share(data, agree, confidence)
+            rows.append({"judge": judge_name(column), "scale": scale, "graded": len(agree),
+                         "matches": int(agree.sum()), "agreement": float(agree.mean()),
+                         "kappa": kappa.kappa, "kappa low": kappa.low, "kappa high": kappa.high,
+                         "kappa undefined share": kappa.undefined_share,
+                         "weighted agreement": share, "weighted low": low, "weighted high": high})
+    return pd.DataFrame(rows)
+
+
+def confusion_tables(data: AuditData) -> dict[str, pd.DataFrame]:
+    """Per judge: counts of graded items by (judge verdict, hand grade); every label shown."""
+    tables = {}
+    for column in data.judge_columns:
+        table = pd.crosstab(data.graded[column], data.graded["grade"])
+        table = table.reindex(index=list(judge_scale(column, data.yesno_columns)),
+                              columns=list(HUMAN), fill_value=0)
+        table.index.name, table.columns.name = judge_name(column), "hand grade"
+        tables[judge_name(column)] = table.astype(int)
+    return tables
+
+
+def _directions(data: AuditData, column: str) -> dict[str, np.ndarray]:
+    judge = binary_labels(data.graded[column])
+    person = binary_labels(data.graded["grade"])
+    return {"agree": judge == person,
+            "lenient": (judge == "correct") & (person == "not correct"),
+            "strict": (judge == "not correct") & (person == "correct"),
+            "unparsed": judge == "unparsed"}
+
+
+def disagreement_directions(data: AuditData, confidence: float = 0.95) -> pd.DataFrame:
+    """Per judge, on the binary scale: counts agree/lenient/strict/unparsed and weighted shares.
+
+    lenient: the judge said correct (or YES), the person partial or wrong; strict: the judge
+    said partial, wrong or NO, the person correct. The weighted shares estimate how often
+    that happens among all answers; judge-only accuracy is off by ``lenient - strict -
+    (unparsed items the person graded correct)``.
+    """
+    rows = []
+    for column in data.judge_columns:
+        kinds = _directions(data, column)
+        row = {"judge": judge_name(column), "graded": len(data.graded)}
+        row.update({kind: int(mask.sum()) for kind, mask in kinds.items()})
+        for kind in ("lenient", "strict"):
+            share, low, high = _weighted_share(data, kinds[kind], confidence)
+            row.update({f"{kind} share (weighted)": share, f"{kind} low": low, f"{kind} high": high})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _shorten(text: str, max_chars: int | None) -> str:
+    text = " ".join(str(text).split())
+    return text if max_chars is None or len(text) <= max_chars else text[: max_chars - 1] + "…"
+
+
+def disagreement_items(data: AuditData, direction: str, max_chars: int | None = None) -> pd.DataFrame:
+    """The graded items where some judge erred in ``direction`` ('lenient' or 'strict'), quoted.
+
+    One row per item: item id, the judges that erred with their verdicts, the hand grade,
+    question, reference, answer and the grader's note (texts cut to ``max_chars``).
+    """
+    if direction not in ("lenient", "strict"):
+        raise ValueError(f"direction must be 'lenient' or 'strict', got {direction!r}")
+    erred = pd.DataFrame({column: _directions(data, column)[direction]
+                          for column in data.judge_columns})
+    rows = []
+    for i in np.flatnonzero(erred.any(axis=1).to_numpy()):
+        item = data.graded.iloc[i]
+        judges = [f"{judge_name(c)}: {item[c]}" for c in data.judge_columns if erred.iloc[i][c]]
+        rows.append({"item": item["item_id"], "judges": "; ".join(judges),
+                     "hand grade": item["grade"],
+                     **{c: _shorten(item[c], max_chars) for c in ("question", "reference", "answer")},
+                     "note": _shorten(item["note"], max_chars)})
+    columns = ["item", "judges", "hand grade", "question", "reference", "answer", "note"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def judge_pairs(data: AuditData, resamples: int = 10_000, seed: int = 0,
+                confidence: float = 0.95) -> tuple[pd.DataFrame, dict[tuple[str, str], pd.DataFrame]]:
+    """Every pair of judges on the whole population: agreement and kappa [interval], confusions.
+
+    All pairs on the binary scale; pairs of three-way judges also on the three-way scale.
+    """
+    population = data.population
+    rows, tables = [], {}
+    for a, b in combinations(data.judge_columns, 2):
+        scales = [("binary", binary_labels(population[a]), binary_labels(population[b]), BINARY)]
+        if not _is_yesno(data, a) and not _is_yesno(data, b):
+            scales.insert(0, ("three-way", population[a].to_numpy(dtype=object),
+                              population[b].to_numpy(dtype=object), THREE_WAY))
+        for scale, x, y, labels in scales:
+            kappa = kappa_ci(x, y, resamples=resamples, seed=seed, confidence=confidence,
+                             labels=labels)
+            rows.append({"judge a": judge_name(a), "judge b": judge_name(b), "scale": scale,
+                         "items": len(x), "matches": int((x == y).sum()),
+                         "agreement": float(np.mean(x == y)), "kappa": kappa.kappa,
+                         "kappa low": kappa.low, "kappa high": kappa.high})
+        table = pd.crosstab(population[a], population[b]).reindex(
+            index=list(judge_scale(a, data.yesno_columns)),
+            columns=list(judge_scale(b, data.yesno_columns)), fill_value=0)
+        table.index.name, table.columns.name = judge_name(a), judge_name(b)
+        tables[(judge_name(a), judge_name(b))] = table
+    return pd.DataFrame(rows), tables
+
+
+def corrected_accuracy(data: AuditData, confidence: float = 0.95,
+                       variants: tuple[str, ...] = ("strict", "lenient")) -> pd.DataFrame:
+    """Accuracy of post 05's answers per judge: judge only, hand grades only, and stratified PPI.
+
+    ``strict``: the share of answers graded correct; ``lenient``: correct or partial (a YES
+    counts as a pass in both). Raises ``ValueError`` when a stratum has no graded item.
+    """
+    if data.empty_strata:
+        raise ValueError(f"{len(data.empty_strata)} verdict pattern(s) have no graded item: "
+                         f"{data.empty_strata}; grade at least one item of each before "
+                         "estimating accuracy")
+    strata_all = data.population["stratum"].to_numpy(dtype=object)
+    strata_graded = data.graded["stratum"].to_numpy(dtype=object)
+    rows = []
+    for variant in variants:
+        if variant not in ("strict", "lenient"):
+            raise ValueError(f"variant must be 'strict' or 'lenient', got {variant!r}")
+        lenient = variant == "lenient"
+        human = binary_scores(data.graded["grade"], lenient)
+        by_hand = stratified_mean_ci(human, strata_graded, data.stratum_sizes, confidence)
+        for column in data.judge_columns:
+            judge_all = binary_scores(data.population[column], lenient)
+            estimates = {
+                "judge only": judge_only_mean_ci(judge_all, confidence),
+                "hand grades only": by_hand,
+                "PPI (judge + hand grades)": stratified_ppi_mean_ci(
+                    judge_all, strata_all, binary_scores(data.graded[column], lenient), human,
+                    strata_graded, confidence),
+            }
+            for estimator, result in estimates.items():
+                rows.append({"judge": judge_name(column), "variant": variant,
+                             "estimator": estimator, "accuracy": result.estimate,
+                             "low": result.low, "high": result.high, "se": result.se,
+                             "population": len(judge_all), "graded": len(human),
+                             "strata with pooled variance": len(result.pooled_strata)})
+    return pd.DataFrame(rows)

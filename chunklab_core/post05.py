@@ -1,0 +1,242 @@
+"""Post 05: the notebook's sections over a recorded answer study (``answer_study.StudyTable``).
+
+Handles: the answer table per corpus and strategy with bootstrap intervals (reference grader
+and each LLM judge), paired strategy differences, the deterministic generation metrics, the
+retrieval-versus-answer drift with real cases, and the cost per stage and per strategy.
+Every sentence of prose these functions return is built from the numbers they compute.
+Not handled: agreement between judges and the probes (``post05_judges``), running models
+(``answer_study``), the formulas (``answer_metrics``, ``stats``).
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from . import stats
+from .answer_metrics import (context_grounding, exact_match, is_abstention, mean_ignoring_none,
+                             rouge_l_f1, squad_normalize, token_prf, unsupported_number_rate)
+from .chunking import strategy_label
+
+GRADERS = {
+    "reference_grader": ("reference grader (rules)", "correct"),
+    "judge_qwen15_yesno": ("1.5B judge, YES/NO", "YES"),
+    "judge_qwen15_3way": ("1.5B judge, three-way", "correct"),
+    "judge_qwen05_3way": ("0.5B judge, three-way", "correct"),
+}
+
+
+def passed(table: pd.DataFrame, column: str) -> np.ndarray:
+    """1.0 where the grader in ``column`` passed the answer (``correct`` or ``YES``), else 0.0.
+
+    ``unparsed`` and ``partial`` count as not passed, so they stay in every denominator.
+    """
+    positive = GRADERS.get(column, (None, "YES" if column.endswith("_yesno") else "correct"))[1]
+    return (table[column] == positive).to_numpy(dtype=float)
+
+
+def grader_columns(table: pd.DataFrame) -> list[str]:
+    """The verdict columns present, reference grader first."""
+    judges = [c for c in table.columns if c.startswith("judge_") and not c.endswith("_attempts")]
+    return ["reference_grader", *judges]
+
+
+def answer_table(study, resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
+    """Per corpus, strategy and grader: share of answers passed, with a bootstrap interval.
+
+    Also the share of questions whose passage was retrieved (some top-5 context holds a gold
+    answer). Intervals resample questions (percentile bootstrap, ``stats.bootstrap_ci``).
+    """
+    table = study.table
+    rows = []
+    for (corpus, strategy), group in table.groupby(["corpus", "strategy"], sort=False):
+        scores = {"passage retrieved": group["passage_retrieved"].to_numpy(dtype=float)}
+        for column in grader_columns(table):
+            scores[GRADERS.get(column, (column,))[0]] = passed(group, column)
+        for measure, values in scores.items():
+            ci = stats.bootstrap_ci(values, resamples, seed)
+            rows.append({"corpus": corpus, "strategy": strategy_label(strategy), "measure": measure,
+                         "questions": len(values), "share": ci.mean, "low": ci.low, "high": ci.high})
+    return pd.DataFrame(rows)
+
+
+def plot_answer_table(answers: pd.DataFrame):
+    """Share passed per strategy (rows of panels: corpora), one marker per grader, with intervals."""
+    corpora = list(dict.fromkeys(answers["corpus"]))
+    fig, axes = plt.subplots(1, len(corpora), figsize=(6.5 * len(corpora), 4.2), squeeze=False)
+    measures = list(dict.fromkeys(answers["measure"]))
+    for ax, corpus in zip(axes[0], corpora):
+        part = answers[answers["corpus"] == corpus]
+        strategies = list(dict.fromkeys(part["strategy"]))
+        for m, measure in enumerate(measures):
+            rows = part[part["measure"] == measure].set_index("strategy").loc[strategies]
+            x = np.arange(len(strategies)) + (m - (len(measures) - 1) / 2) * 0.13
+            ax.errorbar(x, rows["share"], yerr=[rows["share"] - rows["low"], rows["high"] - rows["share"]],
+                        fmt="o", capsize=3, label=measure)
+        ax.set_xticks(np.arange(len(strategies)), strategies)
+        ax.set_ylim(0, 1.02)
+        ax.set_title(f"{corpus}: {int(part['questions'].iloc[0])} questions per strategy")
+        ax.set_ylabel("share of questions")
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][-1].legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def strategy_differences(study, column: str = "reference_grader", resamples: int = 10_000,
+                         seed: int = 0) -> pd.DataFrame:
+    """Paired differences in share passed between every two strategies of a corpus."""
+    rows = []
+    for corpus, group in study.table.groupby("corpus", sort=False):
+        wide = group.assign(score=passed(group, column)).pivot(index="qid", columns="strategy", values="score")
+        for a, b in combinations(list(dict.fromkeys(group["strategy"])), 2):
+            ci = stats.paired_difference_ci(wide[a], wide[b], resamples, seed)
+            rows.append({"corpus": corpus, "strategy A": strategy_label(a), "strategy B": strategy_label(b),
+                         "questions": len(wide), "A - B": ci.mean, "low": ci.low, "high": ci.high,
+                         "separated": bool(ci.low > 0 or ci.high < 0)})
+    return pd.DataFrame(rows)
+
+
+def generation_metrics_row(answer: str, golds: Sequence[str], contexts: Sequence[str]) -> dict:
+    """The deterministic generation metrics of one answer; ``None`` where not measured.
+
+    Exact match, token precision/recall/F1 and ROUGE-L F1 are not measured on an abstention
+    (it is counted by ``abstained`` instead); grounding and the unsupported-number rate are
+    ``None`` when the answer has no content word / no number (``answer_metrics``).
+    """
+    context = "\n\n".join(contexts)
+    abstained = is_abstention(answer)
+    prf = None if abstained else token_prf(answer, list(golds))
+    return {
+        "exact_match": None if abstained else exact_match(answer, list(golds)),
+        "precision": None if prf is None else prf.precision,
+        "recall": None if prf is None else prf.recall,
+        "f1": None if prf is None else prf.f1,
+        "rouge_l_f1": None if abstained else rouge_l_f1(answer, list(golds)),
+        "grounding": context_grounding(answer, context),
+        "unsupported_number_rate": unsupported_number_rate(answer, context),
+        "abstained": float(abstained),
+    }
+
+
+def generation_metrics(study) -> pd.DataFrame:
+    """Per corpus and strategy: each metric's mean over the answers where it was measured,
+    with the number measured in parentheses-style ``n_<metric>`` columns."""
+    per_answer = pd.DataFrame([generation_metrics_row(a, g, c) for a, g, c in
+                               zip(study.table["answer"], study.table["golds"], study.table["contexts"])])
+    per_answer[["corpus", "strategy"]] = study.table[["corpus", "strategy"]].to_numpy()
+    rows = []
+    for (corpus, strategy), group in per_answer.groupby(["corpus", "strategy"], sort=False):
+        row = {"corpus": corpus, "strategy": strategy_label(strategy), "answers": len(group)}
+        for metric in ["exact_match", "precision", "recall", "f1", "rouge_l_f1", "grounding",
+                       "unsupported_number_rate", "abstained"]:
+            values = [None if pd.isna(v) else v for v in group[metric]]
+            row[metric] = mean_ignoring_none(values)
+            row[f"n_{metric}"] = sum(v is not None for v in values)
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    return table.astype(object).where(table.notna(), None)  # "not measured" stays None, never NaN
+
+
+def gold_split_across_contexts(golds: Sequence[str], contexts: Sequence[str]) -> bool:
+    """True when no single context holds a gold answer but the contexts joined do: the
+    answer's halves sit at the end of one retrieved chunk and the start of another."""
+    singles = [squad_normalize(c) for c in contexts]
+    joined = squad_normalize(" ".join(contexts))
+    for gold in golds:
+        g = squad_normalize(gold)
+        if g and not any(g in s for s in singles) and g in joined:
+            return True
+    return False
+
+
+def gold_words_present(golds: Sequence[str], contexts: Sequence[str]) -> float:
+    """Best share, over golds, of a gold's normalised tokens found in the retrieved contexts."""
+    tokens = set(squad_normalize(" ".join(contexts)).split())
+    shares = [np.mean([t in tokens for t in squad_normalize(g).split()]) for g in golds
+              if squad_normalize(g)]
+    return float(max(shares)) if shares else 0.0
+
+
+def drift(study, column: str = "reference_grader") -> pd.DataFrame:
+    """Per corpus and strategy: retrieved vs answered, and the two ways they part.
+
+    ``retrieved_wrong``: the passage was retrieved but the answer was not passed.
+    ``right_without_passage``: passed although no context held a whole gold answer, split into
+    ``split_answer`` (the gold's halves in two contexts), ``gold_words_present`` (every gold
+    word somewhere in the contexts, not contiguous) and ``not_in_contexts`` (the rest: the
+    model's own knowledge, a paraphrase, or a lucky guess).
+    """
+    table = study.table.assign(ok=passed(study.table, column).astype(bool))
+    rows = []
+    for (corpus, strategy), group in table.groupby(["corpus", "strategy"], sort=False):
+        unexplained = group[group["ok"] & ~group["passage_retrieved"]]
+        split = [gold_split_across_contexts(g, c) for g, c in zip(unexplained["golds"], unexplained["contexts"])]
+        words = [gold_words_present(g, c) == 1.0 for g, c in zip(unexplained["golds"], unexplained["contexts"])]
+        rows.append({
+            "corpus": corpus, "strategy": strategy_label(strategy), "questions": len(group),
+            "passage_retrieved": float(group["passage_retrieved"].mean()),
+            "answered_correctly": float(group["ok"].mean()),
+            "retrieved_wrong": int((group["passage_retrieved"] & ~group["ok"]).sum()),
+            "right_without_passage": len(unexplained),
+            "split_answer": int(sum(split)),
+            "gold_words_present": int(sum(w and not s for w, s in zip(words, split))),
+            "not_in_contexts": int(sum(not w and not s for w, s in zip(words, split))),
+        })
+    return pd.DataFrame(rows)
+
+
+def drift_examples(study, kind: str, n: int = 5, column: str = "reference_grader",
+                   seed: int = 0) -> pd.DataFrame:
+    """Up to ``n`` seeded real cases of ``kind``: ``retrieved_wrong`` or ``right_without_passage``."""
+    table = study.table.assign(ok=passed(study.table, column).astype(bool))
+    if kind == "retrieved_wrong":
+        cases = table[table["passage_retrieved"] & ~table["ok"]]
+    elif kind == "right_without_passage":
+        cases = table[table["ok"] & ~table["passage_retrieved"]]
+    else:
+        raise ValueError(f"kind must be 'retrieved_wrong' or 'right_without_passage', not {kind!r}")
+    if len(cases) > n:
+        cases = cases.iloc[np.sort(np.random.default_rng(seed).choice(len(cases), n, replace=False))]
+    judges = [c for c in grader_columns(table) if c != "reference_grader"]
+    return cases[["corpus", "strategy", "question", "reference", "answer", "reference_reason", *judges]] \
+        .assign(strategy=lambda d: d["strategy"].map(strategy_label)).reset_index(drop=True)
+
+
+def cost_per_stage(study) -> pd.DataFrame:
+    """Per stage, over distinct calls (a repeated request is served from the records once):
+    calls, mean tokens in and out, mean and total seconds, as measured when recorded."""
+    calls = study.calls
+    out = calls.groupby("stage", sort=False).agg(
+        calls=("seconds", "size"), tokens_in=("tokens_in", "mean"), tokens_out=("tokens_out", "mean"),
+        seconds_per_call=("seconds", "mean"), seconds_total=("seconds", "sum"))
+    return out.reset_index()
+
+
+def cost_per_strategy(study) -> pd.DataFrame:
+    """Per corpus and strategy, mean per item as if the item ran alone: tokens and seconds by stage."""
+    table = study.table
+    cost_columns = [c for c in table.columns if c.startswith("cost_") and not c.endswith("_calls")]
+    means = table.groupby(["corpus", "strategy"], sort=False)[cost_columns].mean().reset_index()
+    means["strategy"] = means["strategy"].map(strategy_label)
+    means.columns = [c.removeprefix("cost_") for c in means.columns]
+    return means
+
+
+def plot_cost(per_strategy: pd.DataFrame):
+    """Stacked seconds per item by stage, one bar per corpus and strategy."""
+    seconds = [c for c in per_strategy.columns if c.endswith("_seconds")]
+    labels = [f"{c}\n{s}" for c, s in zip(per_strategy["corpus"], per_strategy["strategy"])]
+    fig, ax = plt.subplots(figsize=(1.6 * len(labels) + 2, 4))
+    bottom = np.zeros(len(labels))
+    for column in seconds:
+        ax.bar(labels, per_strategy[column], bottom=bottom, label=column.removesuffix("_seconds"))
+        bottom += per_strategy[column].to_numpy()
+    ax.set_ylabel("seconds per item (2 CPU cores)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

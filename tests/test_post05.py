@@ -1,0 +1,108 @@
+"""Post 05's section functions on a hand-built study table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from chunklab_core import post05, post05_judges
+from chunklab_core.answer_study import StudyTable
+from chunklab_core.audit_draw import _paragraph_around
+
+
+def _study() -> StudyTable:
+    rows = []
+    # 4 questions x 2 strategies; reference grader and two judges
+    spec = {  # (qid, strategy): (retrieved, reference, 3way, yesno, answer, contexts)
+        ("q0", "fixed_500"): (True, "correct", "correct", "YES", "Paris", ["Paris is the capital."]),
+        ("q0", "fixed_1000"): (True, "correct", "correct", "YES", "Paris", ["Paris is the capital."]),
+        ("q1", "fixed_500"): (True, "wrong", "wrong", "NO", "Lyon", ["Paris is the capital."]),
+        ("q1", "fixed_1000"): (False, "correct", "partial", "YES", "Everest", ["the Ever", "est massif"]),
+        ("q2", "fixed_500"): (False, "wrong", "unparsed", "NO", "not in the context", ["nothing"]),
+        ("q2", "fixed_1000"): (True, "partial", "correct", "YES", "in 1998 the", ["in 1999 the"]),
+        ("q3", "fixed_500"): (False, "correct", "correct", "YES", "Ann", ["Bob met someone."]),
+        ("q3", "fixed_1000"): (True, "correct", "wrong", "NO", "Ann", ["Ann met Bob."]),
+    }
+    golds = {"q0": ["Paris"], "q1": ["Everest"], "q2": ["in 1999"], "q3": ["Ann"]}
+    for (qid, strategy), (retrieved, ref, three, yesno, answer, contexts) in spec.items():
+        rows.append({"item_id": f"{qid}|{strategy}", "corpus": "c", "qid": qid, "strategy": strategy,
+                     "question": f"question {qid}", "reference": golds[qid][0], "answer": answer,
+                     "passage_retrieved": retrieved, "reference_grader": ref,
+                     "judge_qwen15_3way": three, "judge_qwen15_yesno": yesno,
+                     "reference_reason": "r", "golds": golds[qid], "contexts": contexts,
+                     "cost_answers_x_seconds": 2.0, "cost_answers_x_tokens_in": 10,
+                     "cost_answers_x_calls": 1})
+    calls = pd.DataFrame({"stage": ["answers_x", "answers_x", "judges_x"], "tokens_in": [10, 20, 5],
+                          "tokens_out": [1, 3, 1], "seconds": [2.0, 4.0, 1.0]})
+    return StudyTable(pd.DataFrame(rows), pd.DataFrame(), calls)
+
+
+def test_passed_counts_unparsed_and_partial_as_not_passed():
+    table = _study().table
+    assert post05.passed(table, "judge_qwen15_3way").tolist() == [1, 1, 0, 0, 0, 1, 1, 0]
+    assert post05.passed(table, "judge_qwen15_yesno").sum() == 5
+
+
+def test_answer_table_shares():
+    answers = post05.answer_table(_study(), resamples=200, seed=0).set_index(["strategy", "measure"])
+    assert answers.loc[("Fixed 500", "reference grader (rules)"), "share"] == 0.5
+    assert answers.loc[("Fixed 1000", "passage retrieved"), "share"] == 0.75
+    assert (answers["low"] <= answers["share"]).all() and (answers["share"] <= answers["high"]).all()
+
+
+def test_strategy_differences_are_paired():
+    diff = post05.strategy_differences(_study(), resamples=500, seed=0).iloc[0]
+    assert diff["questions"] == 4 and diff["A - B"] == pytest.approx(0.5 - 0.75)
+
+
+def test_generation_metrics_leave_unmeasured_out():
+    row = post05.generation_metrics_row("not in the context", ["x"], ["ctx"])
+    assert row["f1"] is None and row["exact_match"] is None and row["grounding"] is None
+    assert row["abstained"] == 1.0
+    row = post05.generation_metrics_row("in 1998 the", ["in 1999"], ["in 1999 the"])
+    assert row["unsupported_number_rate"] == 1.0 and row["exact_match"] == 0.0
+    table = post05.generation_metrics(_study()).set_index("strategy")
+    assert table.loc["Fixed 500", "n_f1"] == 3 and table.loc["Fixed 500", "abstained"] == 0.25
+    assert table.loc["Fixed 500", "n_unsupported_number_rate"] == 0
+    assert table.loc["Fixed 500", "unsupported_number_rate"] is None
+
+
+def test_split_answers_and_drift_counts():
+    assert post05.gold_split_across_contexts(["Everest"], ["the Ever", "est massif"]) is False  # no space join
+    assert post05.gold_split_across_contexts(["Mount Everest"], ["at Mount", "Everest stands"])
+    assert not post05.gold_split_across_contexts(["Everest"], ["Everest", "x"])
+    assert post05.gold_words_present(["in 1999"], ["1999 and in"]) == 1.0
+    drift = post05.drift(_study()).set_index("strategy")
+    assert drift.loc["Fixed 500", "retrieved_wrong"] == 1  # q1
+    assert drift.loc["Fixed 500", "right_without_passage"] == 1  # q3
+    assert drift.loc["Fixed 500", "not_in_contexts"] == 1
+    assert drift.loc["Fixed 1000", "retrieved_wrong"] == 1  # q2 partial counts as not passed
+    examples = post05.drift_examples(_study(), "retrieved_wrong", n=5)
+    assert len(examples) == 2 and set(examples["question"]) == {"question q1", "question q2"}
+
+
+def test_agreement_table_matches_sklearn():
+    table = _study().table
+    agreement = post05_judges.agreement_table(table, resamples=200, seed=0)
+    row = agreement[(agreement["grader B"] == "1.5B judge, three-way") & (agreement["scale"] == "three-way")].iloc[0]
+    assert row["kappa"] == pytest.approx(cohen_kappa_score(table["reference_grader"], table["judge_qwen15_3way"]))
+    assert row["agree"] == 4 and row["items"] == 8
+    binary = agreement[(agreement["grader B"] == "1.5B judge, YES/NO")].iloc[0]
+    assert binary["scale"] == "pass/fail"
+    expected = cohen_kappa_score(post05_judges.binary(table, "reference_grader"),
+                                 post05_judges.binary(table, "judge_qwen15_yesno"))
+    assert binary["kappa"] == pytest.approx(expected)
+
+
+def test_cost_per_stage_over_distinct_calls():
+    cost = post05.cost_per_stage(_study()).set_index("stage")
+    assert cost.loc["answers_x", "calls"] == 2 and cost.loc["answers_x", "seconds_per_call"] == 3.0
+    assert cost.loc["judges_x", "seconds_total"] == 1.0
+
+
+def test_paragraph_around_stays_inside_the_paragraph():
+    text = "first para.\n\nThe answer is here.\nnext line"
+    start = text.index("answer")
+    assert _paragraph_around(text, start, start + 6) == "The answer is here."
