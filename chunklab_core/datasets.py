@@ -16,12 +16,12 @@ import gzip
 import hashlib
 import os
 import shutil
-import tempfile
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import paths
+from .atomic_files import atomic_write
 
 MIRROR_ENV = "CHUNKLAB_DATA_MIRROR"
 
@@ -148,19 +148,6 @@ def verify(path: Path, entry: DataFile) -> None:
         )
 
 
-def _atomic_write(target: Path, write) -> None:
-    """Call ``write(tmp_path)`` then rename into ``target``; remove the temp file on failure."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        write(tmp)
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def _download(entry: DataFile, tmp: Path) -> None:
     with urllib.request.urlopen(entry.url, timeout=60) as response:
         opener = gzip.open if entry.gzipped else open
@@ -203,7 +190,7 @@ def fetch(key: str, mirror: str | os.PathLike | None = None, cache_dir: Path | N
                 f"set {MIRROR_ENV} to a folder holding {entry.filename}"
             ) from exc
         verify(tmp, entry)
-    _atomic_write(cache, write)
+    atomic_write(cache, write, suffix=".part")
     return cache
 
 

@@ -34,11 +34,12 @@ import hashlib
 import os
 import re
 import sqlite3
-import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
+
+from .atomic_files import atomic_write
 
 _SMALL_FILE_BYTES = 1 << 20
 _SAMPLE_BYTES = 1 << 20
@@ -166,16 +167,11 @@ class EmbeddingCache:
                 raise ValueError(f"cache {self.folder} holds {row[0]}-dim vectors, got {vectors.shape[1]}-dim ones")
             shard = self._db.execute("INSERT INTO shards (n_rows) VALUES (?)", (len(shas),)).lastrowid
         final = self.folder / f"shard-{shard:08d}.npy"
-        handle, tmp = tempfile.mkstemp(prefix=final.name + ".", suffix=".tmp", dir=self.folder)
-        try:
-            with os.fdopen(handle, "wb") as out:
+        def write(tmp: Path) -> None:
+            with open(tmp, "wb") as out:
                 np.save(out, np.ascontiguousarray(vectors, dtype=np.float32))
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp, final)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+
+        atomic_write(final, write)
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?, ?, ?)",
                                  [(s, prefix, shard, i) for i, s in enumerate(shas)])

@@ -55,10 +55,11 @@ import csv
 import io
 import math
 import os
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
+
+from .atomic_files import atomic_write_text  # noqa: F401  (re-exported: the grader saves with it)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -96,37 +97,6 @@ def normalize_label(value: str | None) -> str | None:
         raise ValueError(f"grade {value!r} is not one of correct/partial/wrong "
                          "(or c/p/w, or blank for not graded)")
     return label
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Replace ``path`` with ``text`` so that a crash leaves either the old or the new file.
-
-    Writes a temporary file in the same folder, flushes and fsyncs it, then ``os.replace``
-    (atomic on POSIX and Windows) and fsyncs the folder so the rename itself is durable.
-    A process killed mid-write may leave a hidden ``.NAME.*.tmp`` file behind, never a torn
-    sheet.
-    """
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    try:  # make the rename durable; folders cannot be opened on every platform
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
 
 
 def read_sheet(path: str | os.PathLike) -> tuple[list[str], list[dict[str, str]]]:

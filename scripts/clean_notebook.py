@@ -7,11 +7,11 @@ execution counts' churn is kept (they are deterministic for a linear run). Usage
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 
 import nbformat
+
+from chunklab_core.atomic_files import atomic_write
 
 VOLATILE_PAPERMILL = ("start_time", "end_time", "duration", "exception")
 
@@ -30,15 +30,7 @@ def clean(path: str) -> None:
             for key in VOLATILE_PAPERMILL:
                 cell_pm.pop(key, None)
             cell_pm.pop("status", None)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".ipynb")
-    os.close(fd)
-    try:
-        nbformat.write(nb, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    atomic_write(path, lambda tmp: nbformat.write(nb, str(tmp)), suffix=".ipynb")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,28 @@
+"""The shared atomic writer: the old file survives a failed write, no temporary file is left."""
+
+from __future__ import annotations
+
+import pytest
+
+from chunklab_core.atomic_files import atomic_write, atomic_write_text
+
+
+def test_replaces_the_file(tmp_path):
+    target = tmp_path / "sub" / "f.txt"
+    atomic_write_text(target, "one\r\ntwo")
+    assert target.read_bytes() == b"one\r\ntwo"  # newlines written as given
+    atomic_write_text(target, "three")
+    assert target.read_text() == "three" and [p.name for p in target.parent.iterdir()] == ["f.txt"]
+
+
+def test_failed_write_keeps_the_old_file_and_removes_the_temporary(tmp_path):
+    target = tmp_path / "f.txt"
+    target.write_text("old")
+
+    def broken(tmp):
+        tmp.write_text("half")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        atomic_write(target, broken)
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["f.txt"]
