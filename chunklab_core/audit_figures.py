@@ -34,7 +34,7 @@ def plot_kappa(agreement: pd.DataFrame):
     ax.set_yticks(range(len(judges)), judges)
     ax.invert_yaxis()
     ax.set_xlabel("Cohen's kappa with the hand grades (95% bootstrap interval, graded items)")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig
 
 
@@ -64,15 +64,17 @@ def plot_judge_pairs(pairs: pd.DataFrame, scale: str = "binary"):
     """Symmetric grid of the judges' kappa with each other on one scale (whole population)."""
     chosen = pairs[pairs["scale"] == scale]
     judges = list(dict.fromkeys([*chosen["judge a"], *chosen["judge b"]]))
-    grid = np.eye(len(judges))
+    grid = np.full((len(judges), len(judges)), np.nan)  # the diagonal stays blank
     for _, row in chosen.iterrows():
         i, j = judges.index(row["judge a"]), judges.index(row["judge b"])
         grid[i, j] = grid[j, i] = row["kappa"]
     fig, ax = plt.subplots(figsize=(1.3 * len(judges) + 2, 1.1 * len(judges) + 1))
-    image = ax.imshow(grid, cmap="viridis", vmin=min(0.0, float(np.nanmin(grid))), vmax=1)
+    image = ax.imshow(np.ma.masked_invalid(grid), cmap="viridis",
+                      vmin=min(0.0, float(np.nanmin(grid))), vmax=1)
     ax.grid(False)
     for (i, j), value in np.ndenumerate(grid):
-        ax.text(j, i, "" if i == j else f"{value:.2f}", ha="center", va="center", color="white")
+        if i != j:
+            ax.text(j, i, f"{value:.2f}", ha="center", va="center", color="white")
     ax.set_xticks(range(len(judges)), judges, rotation=30, ha="right")
     ax.set_yticks(range(len(judges)), judges)
     fig.colorbar(image, ax=ax, label=f"Cohen's kappa ({scale} scale)")
@@ -94,5 +96,5 @@ def plot_accuracy(accuracy: pd.DataFrame, variant: str = "strict"):
     ax.set_yticks(range(len(judges)), judges)
     ax.invert_yaxis()
     ax.set_xlabel(f"share of answers graded correct ({variant}), 95% interval")
-    ax.legend(fontsize=8, loc="best")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig

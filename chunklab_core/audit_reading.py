@@ -18,8 +18,14 @@ from .audit_data import AuditData
 STRICT, HAND, JUDGE, PPI = "strict", "hand grades only", "judge only", "PPI (judge + hand grades)"
 
 
-def _ci(low: float, high: float) -> str:
+def _ci(low: float, high: float, percent: bool = False) -> str:
+    if percent:
+        return f"95% interval {low:.1%} to {high:.1%}"
     return f"95% interval {low:.2f} to {high:.2f}"
+
+
+def _people(count: int) -> str:
+    return f"{count} person" if count == 1 else f"{count} people"
 
 
 def design_summary(data: AuditData, design: pd.DataFrame, graders: pd.DataFrame) -> str:
@@ -40,7 +46,7 @@ def design_summary(data: AuditData, design: pd.DataFrame, graders: pd.DataFrame)
                     "population-weighted estimates below are left empty until they are graded.")
     who = ", ".join(f"{row['grader']} ({row['items graded']} items, {row['first']} to {row['last']})"
                     for _, row in graders.iterrows())
-    text.append(f"Graded by {len(graders)} person(s): {who}.")
+    text.append(f"Graded by {_people(len(graders))}: {who}.")
     return " ".join(text)
 
 
@@ -99,22 +105,24 @@ def accuracy_summary(accuracy: pd.DataFrame, variant: str = STRICT) -> str:
     rows = accuracy[accuracy["variant"] == variant]
     hand = rows[rows["estimator"] == HAND].iloc[0]
     text = [f"From the hand grades alone (weighted), {hand['accuracy']:.1%} of the answers are "
-            f"correct ({_ci(hand['low'], hand['high'])})."]
+            f"correct ({_ci(hand['low'], hand['high'], percent=True)})."]
     for _, judge in rows[rows["estimator"] == JUDGE].iterrows():
         inside = judge["low"] <= hand["accuracy"] <= judge["high"]
         text.append(f"{judge['judge']} alone says {judge['accuracy']:.1%} "
-                    f"({judge['accuracy'] - hand['accuracy']:+.1%} against the hand grades; its "
+                    f"({100 * (judge['accuracy'] - hand['accuracy']):+.1f} points against the "
+                    "hand grades; its "
                     f"interval {'contains' if inside else 'misses'} the hand-graded estimate).")
     ppi = rows[rows["estimator"] == PPI]
     gap = float(np.max(np.abs(ppi["accuracy"].to_numpy() - hand["accuracy"])))
     widths = (ppi["high"] - ppi["low"]).to_numpy()
     if gap < 1e-9:
-        text.append("The PPI estimates equal the hand-graded one (largest difference "
-                    f"{gap:.0e}): the sample was stratified by the judges' own verdicts, so each "
-                    "judge is constant within a stratum and its correction reproduces the "
-                    "stratified hand-graded mean.")
+        text.append("Every PPI estimate equals the hand-graded one (up to rounding): the "
+                    "sample was stratified by the judges' own verdicts, so each judge is constant "
+                    "within a stratum and its correction reproduces the stratified hand-graded "
+                    "mean. The judges help here by deciding where to look, not by the correction.")
     else:
-        text.append(f"The PPI estimates differ from the hand-graded one by up to {gap:.1%}.")
+        text.append(f"The PPI estimates differ from the hand-graded one by up to "
+                    f"{100 * gap:.1f} points.")
     text.append(f"PPI intervals are {widths.min():.3f} to {widths.max():.3f} wide, against "
                 f"{hand['high'] - hand['low']:.3f} for the hand grades alone.")
     return " ".join(text)
@@ -132,21 +140,28 @@ def honest_reading(data: AuditData, agreement: pd.DataFrame, directions: pd.Data
                  f"({_ci(best['kappa low'], best['kappa high'])}) on correct-vs-not.")
     net = directions["lenient"] - directions["strict"]
     leaning = directions.loc[net.idxmax()]
-    lines.append(f"- **Direction.** {leaning['judge']} leans most towards passing: "
-                 f"{leaning['lenient']} lenient against {leaning['strict']} strict calls.")
+    if net.max() > 0:
+        lines.append(f"- **Direction.** {leaning['judge']} leans most towards passing: "
+                     f"{leaning['lenient']} lenient against {leaning['strict']} strict calls "
+                     "on the graded items.")
+    else:
+        lines.append("- **Direction.** No judge makes more lenient than strict calls on the "
+                     "graded items.")
     if accuracy is not None:
         rows = accuracy[accuracy["variant"] == STRICT]
         hand = rows[rows["estimator"] == HAND].iloc[0]
         naive = rows[rows["estimator"] == JUDGE]
         far = naive.loc[(naive["accuracy"] - hand["accuracy"]).abs().idxmax()]
         lines.append(f"- **Accuracy.** {hand['accuracy']:.1%} correct by the hand grades "
-                     f"({_ci(hand['low'], hand['high'])}); the judge-only figure furthest from "
-                     f"it is {far['judge']}'s {far['accuracy']:.1%}.")
+                     f"({_ci(hand['low'], hand['high'], percent=True)}); the judge-only figure "
+                     f"furthest from it is {far['judge']}'s {far['accuracy']:.1%}.")
     else:
         lines.append("- **Accuracy.** Not estimated: some verdict patterns have no graded item.")
-    lines.append(f"- **Limits.** {len(graders)} grader(s) ({', '.join(graders)}), so no "
-                 "person-to-person agreement; the answers of one question under several "
-                 "strategies are correlated, which the intervals ignore (they are somewhat too "
-                 "narrow); κ on the graded items over-weights the hard cases (the weighted "
-                 "columns correct for that).")
+    single = "so no person-to-person agreement" if len(graders) == 1 else \
+        "each item graded once, so no person-to-person agreement"
+    lines.append(f"- **Limits.** Graded by {_people(len(graders))} ({', '.join(graders)}), "
+                 f"{single}; the answers of one question under several strategies are "
+                 "correlated, which the intervals ignore (they are somewhat too narrow); κ on "
+                 "the graded items over-weights the hard cases (the weighted columns correct "
+                 "for that).")
     return "\n".join(lines)

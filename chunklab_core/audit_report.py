@@ -83,8 +83,12 @@ def graders(data: AuditData) -> pd.DataFrame:
 
 
 def _weighted_share(data: AuditData, indicator: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    """Population share of ``indicator`` (graded items) with its interval; NaN if a stratum is ungraded."""
-    if data.empty_strata:
+    """Population share of ``indicator`` (graded items) with its interval.
+
+    NaN when it cannot be estimated: a stratum without graded items, or no stratum with two
+    (no within-stratum variance at all).
+    """
+    if data.empty_strata or (data.graded["stratum"].value_counts() < 2).all():
         return np.nan, np.nan, np.nan
     result = stratified_mean_ci(indicator.astype(float), data.graded["stratum"].to_numpy(),
                                 data.stratum_sizes, confidence)

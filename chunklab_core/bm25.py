@@ -3,7 +3,7 @@
 Handles: tokenising text for lexical retrieval (``tokenize``), the two BM25 formulas as small
 pure functions (``idf``, ``term_frequency_saturation``), an index that is fitted once on a
 list of texts and answers batches of queries with top-k ids and scores (``BM25Index``), and
-deterministic top-k selection with ties broken by index (``top_k_rows``).
+deterministic top-k selection with ties broken by index (``ranking.top_k_rows``).
 Not handled: stemming, stop words, other BM25 variants (BM25L, BM25+, ATIRE), adding documents
 to a fitted index, query-term weights other than counts, persistence.
 
@@ -45,6 +45,8 @@ from typing import Sequence
 import numpy as np
 import regex
 import scipy.sparse as sp
+
+from chunklab_core.ranking import top_k_rows
 
 K1 = 1.2
 B = 0.75
@@ -130,38 +132,6 @@ def term_frequency_saturation(
     """
     tf = np.asarray(tf, dtype=np.float64)
     return tf / (tf + k1 * (1.0 - b + b * np.asarray(doc_len, dtype=np.float64) / avg_doc_len))
-
-
-def top_k_rows(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Top ``min(k, n_cols)`` columns of each row of ``scores`` by descending score.
-
-    Ties break by column index, lower first, also at the k-th place: ``np.argpartition``
-    picks candidates; rows whose k-th score is shared with columns outside the candidates are
-    re-selected exactly (all columns above that score, then the lowest-index columns at it);
-    a stable sort of the candidates, taken in index order, then orders them.
-    Returns ``(ids int64, scores)``, each of shape ``(n_rows, min(k, n_cols))``.
-    """
-    n_rows, n_cols = scores.shape
-    k = min(k, n_cols)
-    if k == n_cols:
-        ids = np.argsort(-scores, axis=1, kind="stable").astype(np.int64, copy=False)
-        return ids, np.take_along_axis(scores, ids, axis=1)
-    candidates = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-    candidates.sort(axis=1)
-    candidate_scores = np.take_along_axis(scores, candidates, axis=1)
-    kth = candidate_scores.min(axis=1)
-    tied_rows = np.flatnonzero((scores >= kth[:, None]).sum(axis=1) > k)
-    if tied_rows.size:
-        block, threshold = scores[tied_rows], kth[tied_rows, None]
-        above = block > threshold
-        at = block == threshold
-        needed = k - above.sum(axis=1)
-        chosen = above | (at & (np.cumsum(at, axis=1) <= needed[:, None]))
-        candidates[tied_rows] = np.nonzero(chosen)[1].reshape(tied_rows.size, k)
-        candidate_scores[tied_rows] = np.take_along_axis(block, candidates[tied_rows], axis=1)
-    order = np.argsort(-candidate_scores, axis=1, kind="stable")
-    ids = np.take_along_axis(candidates, order, axis=1).astype(np.int64, copy=False)
-    return ids, np.take_along_axis(candidate_scores, order, axis=1)
 
 
 def _check_texts(texts: Sequence[str], what: str) -> None:
@@ -276,4 +246,4 @@ class BM25Index:
         return ids, scores
 
 
-__all__ = ["B", "K1", "BM25Index", "idf", "term_frequency_saturation", "tokenize", "top_k_rows"]
+__all__ = ["B", "K1", "BM25Index", "idf", "term_frequency_saturation", "tokenize"]

@@ -125,6 +125,14 @@ def display_table(summary: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def chunk_starts(run: RetrievalRun) -> dict[str, np.ndarray]:
+    """Sorted distinct start offsets of the indexed chunks, per document."""
+    starts: dict[str, list[int]] = {}
+    for c in run.chunks:
+        starts.setdefault(c.doc_id, []).append(c.start)
+    return {d: np.unique(np.asarray(s)) for d, s in starts.items()}
+
+
 def cut_answers(run: RetrievalRun, k: int = 10, max_examples: int = 3, width: int = 160) -> pd.DataFrame:
     """Missed questions whose every gold answer span is cut by an indexed-chunk boundary.
 
@@ -132,10 +140,7 @@ def cut_answers(run: RetrievalRun, k: int = 10, max_examples: int = 3, width: in
     boundary marked with ``⟂`` and the answer in «guillemets».
     """
     corpus = run.corpus
-    boundaries: dict[str, np.ndarray] = {}
-    for c in run.chunks:
-        boundaries.setdefault(c.doc_id, []).append(c.start)
-    boundaries = {d: np.unique(np.asarray(b)) for d, b in boundaries.items()}
+    boundaries = chunk_starts(run)
     rows = []
     for index, q in enumerate(corpus.questions):
         hit = np.isin(run.ranked[index, :k], run.relevant[index]).any()
@@ -164,10 +169,7 @@ def cut_answers(run: RetrievalRun, k: int = 10, max_examples: int = 3, width: in
 
 def count_cut_misses(run: RetrievalRun, k: int = 10) -> dict:
     """How many misses at k have every gold span cut by an indexed-chunk boundary."""
-    starts: dict[str, np.ndarray] = {}
-    for c in run.chunks:
-        starts.setdefault(c.doc_id, []).append(c.start)
-    starts = {d: np.unique(np.asarray(s)) for d, s in starts.items()}
+    starts = chunk_starts(run)
     misses = cut = 0
     for index, q in enumerate(run.corpus.questions):
         if np.isin(run.ranked[index, :k], run.relevant[index]).any():

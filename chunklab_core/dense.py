@@ -8,7 +8,7 @@ texts the model truncates.
 
 Scoring: cosine similarity, computed as the dot product of L2-normalised float32 vectors,
 ``score(q, d) = <e(q) / |e(q)|, e(d) / |e(d)|>`` (Reimers & Gurevych, "Sentence-BERT",
-EMNLP 2019, sec. 3), one matrix product per block of queries. Top-k: ``bm25.top_k_rows``
+EMNLP 2019, sec. 3), one matrix product per block of queries. Top-k: ``ranking.top_k_rows``
 (argpartition, then exact tie-break by lower text index), the same rule as every retriever.
 
 Prefixes (``default_prefixes``): a model folder whose ``config_sentence_transformers.json``
@@ -39,7 +39,7 @@ from typing import Sequence
 import numpy as np
 
 from chunklab_core import paths
-from chunklab_core.bm25 import top_k_rows
+from chunklab_core.ranking import top_k_rows
 from chunklab_core.embedding_cache import EmbeddingCache, model_identity
 from chunklab_core.models_assembly import resolve_model
 

@@ -234,11 +234,19 @@ def chunk_statistics(run: RetrievalRun) -> dict:
 
 
 def summarize(per_question: pd.DataFrame, ks: Sequence[int] = KS, target: float = 0.90) -> pd.DataFrame:
-    """Mean of every metric per (corpus, strategy, retriever), plus the context cost."""
+    """Mean of every metric per (corpus, strategy, retriever), plus the context cost.
+
+    Means skip unmeasured (NaN) values, so ``questions`` counts the questions whose
+    ``hit@k`` (smallest k) was measured -- a slot-metric table leaves questions without gold
+    unmeasured -- and ``unmeasured`` counts the rest, so no question disappears silently.
+    """
     metric_cols = [c for c in per_question.columns if "@" in c]
     keys = ["corpus", "strategy", "retriever"]
-    table = per_question.groupby(keys, sort=False)[metric_cols].mean().reset_index()
-    table.insert(len(keys), "questions", per_question.groupby(keys, sort=False).size().values)
+    grouped = per_question.groupby(keys, sort=False)
+    table = grouped[metric_cols].mean().reset_index()
+    measured = grouped[f"hit@{min(ks)}"].count().values
+    table.insert(len(keys), "questions", measured)
+    table.insert(len(keys) + 1, "unmeasured", grouped.size().values - measured)
     costs = []
     for _, row in table.iterrows():
         k, tokens = metrics.context_cost({k: row[f"hit@{k}"] for k in ks}, {k: row[f"tokens@{k}"] for k in ks}, target)

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chunklab_core.bm25 import BM25Index, idf, term_frequency_saturation, tokenize, top_k_rows
+from chunklab_core.bm25 import BM25Index, idf, term_frequency_saturation, tokenize
+from chunklab_core.ranking import top_k_rows
 from chunklab_core.paths import PROJ_ROOT
 
 DATA_MIRROR = Path(os.environ.get("CHUNKLAB_DATA_MIRROR", PROJ_ROOT.parent / "shared" / "data"))

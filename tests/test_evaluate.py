@@ -102,3 +102,13 @@ def test_results_with_intervals_bracket_the_mean():
         assert (table[f"{metric}_low"] <= table[metric]).all() and (table[metric] <= table[f"{metric}_high"]).all()
     again = bench.results_with_intervals(result, resamples=500, seed=3, metrics=("hit@1", "hit@3", "rr@3"))
     pd.testing.assert_frame_equal(table, again)  # deterministic
+
+
+def test_summary_counts_unmeasured_questions_apart():
+    per_question = pd.DataFrame({
+        "corpus": "c", "strategy": "s", "retriever": "bm25", "qid": ["a", "b", "c"],
+        "hit@1": [1.0, 0.0, np.nan], "hit@3": [1.0, 1.0, np.nan],
+        "tokens@1": [10, 10, 10], "tokens@3": [30, 30, 30]})
+    row = summarize(per_question, (1, 3)).iloc[0]
+    assert row["questions"] == 2 and row["unmeasured"] == 1
+    assert row["hit@1"] == 0.5  # the unmeasured question is not scored as a miss
