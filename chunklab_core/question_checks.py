@@ -5,7 +5,7 @@ and five checks, each a small function returning a ``Check(flag, evidence)``:
 
 1. ``answer_not_in_passage``: the reference answer does not occur in the passage (exact, else
    case/whitespace-insensitive, ``longdocs.locate``); evidence: the closest passage stretch
-   and its ``rapidfuzz`` partial-ratio score.
+   and its ``rapidfuzz`` partial-ratio score (case-insensitive).
 2. ``numbers_disagree``: numbers in the question absent from the passage, compared whole and
    without thousands separators (``answer_metrics.unsupported_numbers``).
 3. ``context_dependent``: wording that needs the passage to be understood: a reference to the
@@ -100,7 +100,7 @@ def answer_not_in_passage(answer: str, passage: str) -> Check:
         return Check(True, "empty answer")
     if locate(passage, answer):
         return Check(False, "")
-    alignment = fuzz.partial_ratio_alignment(answer, passage, processor=utils.default_process)
+    alignment = fuzz.partial_ratio_alignment(answer.lower(), passage.lower())  # lower() keeps offsets
     closest = passage[alignment.dest_start:alignment.dest_end] if alignment is not None else ""
     score = alignment.score if alignment is not None else 0.0
     return Check(True, f"closest passage text {closest!r} (partial ratio {score:.0f})")
