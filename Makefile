@@ -19,6 +19,8 @@ MPNET      := .cache/models/all-mpnet-base-v2/model.safetensors
 NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebooks/03_uncertainty.ipynb \
               notebooks/05_answers.ipynb
 LLM_CALLS  := $(wildcard data/llm_calls/*.jsonl)
+AUDIT_FILES := data/audit/post05_sheet.csv data/audit/post05_key.csv data/audit/post05_population.csv
+NOTEBOOKS   += $(if $(wildcard data/audit/post05_sheet.csv),notebooks/06_judge_audit.ipynb,)
 OWN_DOCS   := $(if $(DOCS),-p DOCS $(abspath $(DOCS)) -p QUESTIONS $(abspath $(QUESTIONS)),)
 ifneq ($(strip $(DOCS)),)
 .PHONY: notebooks/02_retrievers.ipynb   # your documents: always re-execute post 02 with them
@@ -76,6 +78,10 @@ notebooks/03_uncertainty.ipynb: notebooks/src/03_uncertainty.ipynb notebooks/01_
 	$(PY) scripts/clean_notebook.py $@
 
 notebooks/05_answers.ipynb: notebooks/src/05_answers.ipynb $(LLM_CALLS) $(PKG_SRC) | env
+	$(PAPERMILL) $< $@
+	$(PY) scripts/clean_notebook.py $@
+
+notebooks/06_judge_audit.ipynb: notebooks/src/06_judge_audit.ipynb $(AUDIT_FILES) $(PKG_SRC) | env
 	$(PAPERMILL) $< $@
 	$(PY) scripts/clean_notebook.py $@
 

@@ -18,6 +18,8 @@ the design weights of the graded items are recomputed from the graded counts
 Strata with no graded item at all are listed in ``AuditData.empty_strata`` (estimates that
 need them raise). ``unparsed`` verdicts are labels like any other, never dropped.
 
+A blank copy of a sheet (:func:`write_blank_copy`) lets a second person grade the same items.
+
 Not handled: drawing the sample (:mod:`chunklab_core.audit_draw`), several graders' copies of
 one sheet (load each and compare), statistics (:mod:`chunklab_core.audit_report`).
 """
@@ -32,11 +34,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .paths import DATA_DIR, PROJ_ROOT
-from .sheets import DEFAULT_JUDGE_COLUMNS, import_grades, read_key
+from .paths import PROJ_ROOT
+from .sheets import (DEFAULT_JUDGE_COLUMNS, GRADE_COLUMNS, import_grades, read_key, read_sheet,
+                     verdict_patterns, write_sheet_rows)
 
-AUDIT_DIR = DATA_DIR / "audit"
-DEFAULT_FILES = {name: AUDIT_DIR / f"post05_{name}.csv" for name in ("sheet", "key", "population")}
 THREE_WAY = ("correct", "partial", "wrong", "unparsed")
 YES_NO = ("YES", "NO", "unparsed")
 HUMAN = ("correct", "partial", "wrong")
@@ -186,7 +187,8 @@ def load_audit(sheet_path, key_path, population_path, grader: str | None = None,
     grades = import_grades(paths["sheet"], key_path=paths["key"], grader=grader)
     key = read_key(paths["key"])
     population = _read_population(paths["population"], judge_columns)
-    population["stratum"] = population[list(judge_columns)].agg("|".join, axis=1)
+    scale = key["stratum_scale"].iloc[0] if "stratum_scale" in key.columns and len(key) else "labels"
+    population["stratum"] = verdict_patterns(population, judge_columns, scale)
     problems = _problems(population, key, grades, judge_columns, yesno_columns)
     if problems:
         raise AuditError(problems)
@@ -206,3 +208,24 @@ def load_audit(sheet_path, key_path, population_path, grader: str | None = None,
     return AuditData(graded, ungraded, population, key, judge_columns, yesno_columns,
                      stratum_sizes, empty, paths)
 
+
+def write_blank_copy(sheet_path, out_path) -> Path:
+    """Copy a sheet with its grade columns emptied, so another person can grade the same items.
+
+    Refuses to overwrite ``out_path``. CLI: ``python -m chunklab_core.audit_data SHEET OUT``.
+    """
+    out_path = Path(out_path)
+    if out_path.exists():
+        raise FileExistsError(f"{out_path} exists; choose another name")
+    fieldnames, rows = read_sheet(resolve_path(sheet_path))
+    write_sheet_rows(out_path, fieldnames, [{**row, **{c: "" for c in GRADE_COLUMNS if c in row}}
+                                            for row in rows])
+    return out_path
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) != 3:
+        raise SystemExit("usage: python -m chunklab_core.audit_data SHEET OUT (a blank copy to grade)")
+    print(f"blank copy written: {write_blank_copy(sys.argv[1], sys.argv[2])}")

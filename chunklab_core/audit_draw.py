@@ -2,7 +2,8 @@
 
 Handles: the population table (every answered item of the recorded post-05 study with its
 verdicts and the reference passage a grader reads), and the CLI that writes the population,
-the blind sheet and the key under ``data/audit/`` with :func:`sheets.draw_audit_sample`.
+the blind sheet and the key under ``data/audit/`` with :func:`sheets.draw_audit_sample`
+(strata: the graders' pass/fail patterns, disagreements oversampled).
 It refuses to overwrite a sheet that already holds grades.
 
 CLI: ``python -m chunklab_core.audit_draw [--n 48] [--seed 6] [--out data/audit]``.
@@ -93,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
                "nq": (study_corpus("nq"), args.nq_questions)}
     study = load_study(corpora, DEFAULT_STRATEGIES, args.study_seed, make_models(mode="replay"))
     population = population_table(study, corpora)
-    sheet, key = draw_audit_sample(population, args.n, seed=args.seed)
+    sheet, key = draw_audit_sample(population, args.n, seed=args.seed, scale="pass/fail")
     args.out.mkdir(parents=True, exist_ok=True)
     population.to_csv(args.out / "post05_population.csv", index=False, lineterminator="\n")
     write_key(key, args.out / "post05_key.csv")

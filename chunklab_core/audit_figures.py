@@ -90,8 +90,10 @@ def plot_accuracy(accuracy: pd.DataFrame, variant: str = "strict"):
     step = 0.22
     for k, estimator in enumerate(estimators):
         rows = chosen[chosen["estimator"] == estimator]
-        y = np.array([judges.index(j) for j in rows["judge"]]) + (k - (len(estimators) - 1) / 2) * step
-        ax.errorbar(rows["accuracy"], y, xerr=[rows["accuracy"] - rows["low"], rows["high"] - rows["accuracy"]],
+        offset = (k - (len(estimators) - 1) / 2) * step
+        y = np.array([judges.index(j) for j in rows["judge"]]) + offset
+        ax.errorbar(rows["accuracy"], y, xerr=[rows["accuracy"] - rows["low"],
+                                               rows["high"] - rows["accuracy"]],
                     fmt="o", capsize=3, label=estimator, color=ESTIMATOR_COLORS.get(estimator))
     ax.set_yticks(range(len(judges)), judges)
     ax.invert_yaxis()

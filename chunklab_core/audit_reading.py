@@ -69,7 +69,8 @@ def agreement_summary(agreement: pd.DataFrame) -> str:
                        if _overlap(best, second, "kappa low", "kappa high") else "do not overlap."))
     if binary["weighted agreement"].notna().all():
         gaps = binary["weighted agreement"] - binary["agreement"]
-        text.append(f"The graded items over-represent disagreements, so agreement on them "
+        text.append(f"The graded items are not a plain random sample (strata are drawn at "
+                    f"different rates), so agreement on them "
                     f"({binary['agreement'].min():.0%} to {binary['agreement'].max():.0%}) "
                     f"{'understates' if gaps.mean() > 0 else 'overstates'} the population-"
                     f"weighted agreement ({binary['weighted agreement'].min():.0%} to "
@@ -77,16 +78,25 @@ def agreement_summary(agreement: pd.DataFrame) -> str:
     return " ".join(text)
 
 
+def _leaders(table: pd.DataFrame, column: str) -> tuple[str, int, str]:
+    """The judge(s) with the largest ``column`` (ties all named), that value, and ", each" on ties."""
+    top = int(table[column].max())
+    names = list(table.loc[table[column] == top, "judge"])
+    if len(names) == 1:
+        return names[0], top, ""
+    return ", ".join(names[:-1]) + " and " + names[-1], top, ", each"
+
+
 def directions_summary(directions: pd.DataFrame) -> str:
-    """Per judge: lenient, strict and unparsed counts; the most lenient and most strict judge."""
+    """Per judge: lenient, strict and unparsed counts; the most lenient and most strict judge(s)."""
     parts = [f"{row['judge']}: {row['lenient']} lenient, {row['strict']} strict, "
              f"{row['unparsed']} unparsed" for _, row in directions.iterrows()]
-    lenient = directions.sort_values("lenient", ascending=False).iloc[0]
-    strict = directions.sort_values("strict", ascending=False).iloc[0]
+    lenient, n_lenient, each_lenient = _leaders(directions, "lenient")
+    strict, n_strict, each_strict = _leaders(directions, "strict")
     graded = int(directions["graded"].iloc[0])
-    return (f"Of the {graded} graded items — " + "; ".join(parts) + f". The most lenient is "
-            f"{lenient['judge']} ({lenient['lenient']} passes the person failed), the most strict "
-            f"{strict['judge']} ({strict['strict']} fails the person passed).")
+    return (f"Of the {graded} graded items — " + "; ".join(parts) + f". Most lenient: {lenient} "
+            f"({n_lenient} passes the person failed{each_lenient}); most strict: {strict} "
+            f"({n_strict} fails the person passed{each_strict}).")
 
 
 def pairs_summary(pairs: pd.DataFrame) -> str:
@@ -123,8 +133,8 @@ def accuracy_summary(accuracy: pd.DataFrame, variant: str = STRICT) -> str:
     else:
         text.append(f"The PPI estimates differ from the hand-graded one by up to "
                     f"{100 * gap:.1f} points.")
-    text.append(f"PPI intervals are {widths.min():.3f} to {widths.max():.3f} wide, against "
-                f"{hand['high'] - hand['low']:.3f} for the hand grades alone.")
+    text.append(f"PPI intervals are {100 * widths.min():.1f} to {100 * widths.max():.1f} points "
+                f"wide, against {100 * (hand['high'] - hand['low']):.1f} for the hand grades alone.")
     return " ".join(text)
 
 

@@ -8,9 +8,10 @@ the binary disagreements (lenient: the judge passed what the person failed; stri
 reverse) with the items quoted; the judges against each other on the whole population; and
 the accuracy of the answers corrected by the hand grades (:mod:`chunklab_core.stratified_estimates`).
 
-Sample statistics (matches, kappa, confusion counts) describe the graded items, which
-over-represent the items where judges disagree; the ``weighted`` columns estimate the same
-share for the whole population with the design weights. ``unparsed`` is a label throughout:
+Sample statistics (matches, kappa, confusion counts) describe the graded items, which are
+drawn at different rates per stratum (small strata and flagged disagreements get more than
+their share); the ``weighted`` columns estimate the same share for the whole population with
+the design weights. ``unparsed`` is a label throughout:
 on the binary scale it is neither a pass nor a fail, so it counts as a disagreement with the
 person, and the judge-only accuracy counts it as not correct.
 
@@ -75,10 +76,11 @@ def graders(data: AuditData) -> pd.DataFrame:
                                                    errors="coerce", format="ISO8601"))
     rows = []
     for name, group in table.groupby("grader", sort=True):
+        when = group["when"].dropna()
         rows.append({"grader": name or "(blank)", "items graded": len(group),
-                     "first": group["when"].min().strftime("%Y-%m-%d") if group["when"].notna().any() else "",
-                     "last": group["when"].max().strftime("%Y-%m-%d") if group["when"].notna().any() else "",
-                     "without timestamp": int(group["when"].isna().sum())})
+                     "first": when.min().strftime("%Y-%m-%d") if len(when) else "",
+                     "last": when.max().strftime("%Y-%m-%d") if len(when) else "",
+                     "without timestamp": len(group) - len(when)})
     return pd.DataFrame(rows)
 
 

@@ -1,7 +1,7 @@
 """Post 04: one generated question per passage, through recorded LLM calls.
 
-Handles: the generation prompt (a plain instruction of the kind RAG tutorials use: "write one
-question this passage answers, and its answer, a short span copied from the passage"), a
+Handles: the generation prompt (a plain instruction: "write one question this passage
+answers, and its answer, a short phrase copied from the passage"), a
 JSON schema constraining the reply to ``{"question": str, "answer": str}`` (Ollama
 ``format=`` / llama.cpp grammar), lenient parsing (whitespace, a Markdown code fence, key
 case), one retry of an unreadable reply as a distinct recorded call (``attempt=2``, the bad
@@ -10,8 +10,12 @@ Calls go through ``RecordedLLM`` into the stage ``questions_qwen15``
 (``data/llm_calls/questions_qwen15.jsonl``): ``mode="replay"`` (the notebook's default) never
 loads a model and a missing record raises ``ReplayMiss`` naming ``make llm-questions``.
 
+Note: the embedded backend compiles the schema from its canonical, key-sorted JSON, so its
+grammar emits ``"answer"`` before ``"question"``: the model picks an answer span first and then
+writes a question for it.
+
 CLI (``make llm-questions``): ``python -m chunklab_core.question_gen [--squad 60] [--nq N]
-[--seed S] [--limit N] [--threads T]`` records every generation with Qwen2.5-Coder-1.5B,
+[--seed S] [--limit N] [--threads T] [--records DIR]`` records every generation with Qwen2.5-Coder-1.5B,
 temperature 0, seed 0, resumably (``replay_or_record``: a killed run continues where it stopped).
 
 Not handled: judging whether a generated question is any good (``question_checks`` flags
@@ -192,11 +196,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="generate for the first N passages only")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--mode", choices=("replay_or_record", "record", "replay"), default="replay_or_record")
+    parser.add_argument("--records", default=None, help="folder of the call records (default data/llm_calls)")
     args = parser.parse_args(argv)
     _, passages = load_passages(args.squad, args.nq, args.seed)
     if args.limit is not None:
         passages = passages[: args.limit]
-    table = generate_all(passages, make_generator(args.mode, args.threads))
+    table = generate_all(passages, make_generator(args.mode, args.threads, args.records))
     print(table.groupby(["corpus", "status"]).size().to_string())
     return 0
 

@@ -196,6 +196,28 @@ def allocate_sample(sizes: Sequence[int], disagreement: Sequence[bool], n: int,
     return [f + e for f, e in zip(floors, extra)]
 
 
+PASS_LABELS = frozenset({"correct", "YES"})
+FAIL_LABELS = frozenset({"partial", "wrong", "NO"})
+SCALES = ("labels", "pass/fail")
+
+
+def pass_fail(label: str) -> str:
+    """``pass`` for correct/YES, ``fail`` for partial/wrong/NO; anything else (``unparsed``,
+    ``missing``) unchanged, so it stays a pattern of its own."""
+    return "pass" if label in PASS_LABELS else "fail" if label in FAIL_LABELS else label
+
+
+def verdict_patterns(table: pd.DataFrame, judge_columns: Sequence[str], scale: str = "labels") -> pd.Series:
+    """Each row's stratum: its judge labels (missing -> ``missing``; on ``scale``) joined by ``|``."""
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {SCALES}, not {scale!r}")
+    verdicts = table[list(judge_columns)].astype(object).where(table[list(judge_columns)].notna(), "missing")
+    verdicts = verdicts.astype(str)
+    if scale == "pass/fail":
+        verdicts = verdicts.map(pass_fail)
+    return verdicts.agg("|".join, axis=1)
+
+
 def _as_text(value: object) -> str:
     """Cell text for the sheet: lists of gold answers joined with ' | ', missing as ''."""
     if isinstance(value, (list, tuple)) or type(value).__name__ == "ndarray":
@@ -211,13 +233,17 @@ def draw_audit_sample(graded: pd.DataFrame, n: int = 60, *, seed: int,
                       question_column: str = "question", reference_column: str = "reference",
                       passage_column: str = "passage", answer_column: str = "answer",
                       min_per_stratum: int = 2, disagreement_factor: float = 3.0,
-                      id_prefix: str = "A") -> tuple[pd.DataFrame, pd.DataFrame]:
+                      id_prefix: str = "A", scale: str = "labels") -> tuple[pd.DataFrame, pd.DataFrame]:
     """Blind stratified sample of ``graded``: ``(sheet_df, key_df)`` aligned row by row.
 
     ``sheet_df`` has exactly :data:`SHEET_COLUMNS` (grade columns empty); ``key_df`` has
     ``item_id``, ``source_row`` (position in ``graded``), the ``id_columns`` (``item_id``
     renamed ``source_item_id``), the judge columns, ``stratum``, ``disagreement``,
-    ``stratum_size``, ``stratum_sample``, ``inclusion_prob`` and ``weight``.
+    ``stratum_size``, ``stratum_sample``, ``inclusion_prob``, ``weight`` and ``stratum_scale``.
+    ``scale="labels"`` makes each distinct tuple of labels a stratum; ``"pass/fail"`` first maps
+    every label to pass/fail (:func:`pass_fail`), giving far fewer strata when four graders
+    mix three-way and YES/NO labels. Either way a *disagreement* pattern is one whose graders
+    differ on the pass/fail scale (``YES`` and ``correct`` agree).
     """
     import numpy as np
     import pandas as pd
@@ -235,10 +261,10 @@ def draw_audit_sample(graded: pd.DataFrame, n: int = 60, *, seed: int,
     table = graded.reset_index(drop=True)
     verdicts = table[list(judge_columns)].astype(object).where(table[list(judge_columns)]
                                                                .notna(), "missing")
-    patterns = verdicts.astype(str).agg("|".join, axis=1)
+    patterns = verdict_patterns(table, judge_columns, scale)
     strata = sorted(patterns.unique())
     rows_of = {s: np.flatnonzero((patterns == s).to_numpy()) for s in strata}
-    distinct = verdicts.astype(str).nunique(axis=1).to_numpy()
+    distinct = verdicts.astype(str).map(pass_fail).nunique(axis=1).to_numpy()
     disagree = {s: bool(distinct[rows_of[s][0]] > 1) for s in strata}
     sizes = [len(rows_of[s]) for s in strata]
     counts = allocate_sample(sizes, [disagree[s] for s in strata], n, min_per_stratum,
@@ -275,6 +301,7 @@ def draw_audit_sample(graded: pd.DataFrame, n: int = 60, *, seed: int,
     key["stratum_sample"] = [count_of[s] for s in stratum]
     key["inclusion_prob"] = key["stratum_sample"] / key["stratum_size"]
     key["weight"] = key["stratum_size"] / key["stratum_sample"]
+    key["stratum_scale"] = scale
     return sheet, key
 
 

@@ -14,8 +14,9 @@ with a normal-approximation interval ``estimate -/+ z se``:
   (weighted) mean ``sum w_i y_i / sum w_i`` with the design weights ``w_i = N_h / n_h``
   (the stratified mean of Cochran ch. 5). ``se^2 = sum_h W_h^2 s_h^2 / n_h + sum_h W_h
   (ybar_h - ybar_st)^2 / N``: the first term is the variance of the stratified mean (Cochran
-  ch. 5, without the finite population correction), the second the variance of the stratum shares themselves, since
-  the N items are a sample too (double sampling for stratification, Cochran section 12.2).
+  ch. 5, without the finite population correction), the second the variance that comes from
+  the stratum shares themselves, since the N items are a sample too (double sampling for
+  stratification, Cochran section 12.2).
 * stratified prediction-powered inference (:func:`stratified_ppi_mean_ci`; Angelopoulos,
   Bates, Fannjiang, Jordan & Zrnic, "Prediction-powered inference", Science 382, 2023, mean
   estimand, with the rectifier estimated by the stratified estimator of Cochran ch. 5):
@@ -38,13 +39,14 @@ Strata with one graded item (``n_h = 1``) have no sample variance. By default
 (``singleton="pooled"``) they take the pooled within-stratum variance of the strata with
 ``n_h >= 2``, ``sum (n_h - 1) s_h^2 / sum (n_h - 1)`` (borrowing variance information
 across strata, cf. Cochran ch. 5A on one unit per stratum); a number instead fixes their
-variance (0.25 is the largest a 0/1 score can have, a conservative choice). Every result says which strata were pooled.
-A stratum of the population without any graded item raises ``ValueError``: its mean cannot be
-estimated without assumptions, and leaving it out would bias the estimate.
+variance (0.25 is the largest a 0/1 score can have, a conservative choice). Every result
+says which strata were pooled. A stratum of the population without any graded item raises
+``ValueError``: its mean cannot be estimated without assumptions, and leaving it out would
+bias the estimate.
 
 Not handled: clustered items (answers to the same question by several strategies are
-correlated, so these intervals are somewhat too narrow; see :mod:`chunklab_core.stats_clustered`),
-finite-population corrections, PPI++ power tuning.
+correlated, so these intervals are somewhat too narrow; see
+:mod:`chunklab_core.stats_clustered`), finite-population corrections, PPI++ power tuning.
 """
 
 from __future__ import annotations
@@ -107,51 +109,54 @@ def judge_only_mean_ci(judge_all, confidence: float = 0.95) -> StratifiedEstimat
 
 def _per_stratum(values: np.ndarray, strata, stratum_sizes: Mapping,
                  singleton: str | float) -> pd.DataFrame:
-    """Per-stratum population size, graded count, share, mean and variance of ``values``."""
-    strata = np.asarray(strata, dtype=object)
-    if strata.shape != values.shape:
-        raise ValueError(f"one stratum per graded item: got {strata.shape} strata for "
-                         f"{values.shape} scores")
-    sizes = pd.Series(dict(stratum_sizes), dtype=float)
-    if sizes.empty or (sizes < 1).any():
+    """Per-stratum population size, graded count, share, mean and variance of ``values``.
+
+    Strata are compared by their text (``str``), so ``1`` and ``"1"`` are the same stratum.
+    """
+    labels = [str(s) for s in np.asarray(strata, dtype=object)]
+    if len(labels) != len(values):
+        raise ValueError(f"one stratum per graded item: got {len(labels)} strata for "
+                         f"{len(values)} scores")
+    names = [str(s) for s in stratum_sizes]
+    population = np.array([float(v) for v in stratum_sizes.values()])
+    if not names or (population < 1).any():
         raise ValueError("every stratum needs a population size of at least 1")
-    unknown = sorted(set(map(str, strata)) - set(map(str, sizes.index)))
+    position = {name: k for k, name in enumerate(names)}
+    unknown = sorted(set(labels) - set(position))
     if unknown:
         raise ValueError(f"graded items in strata {unknown} that the population does not have")
-    graded = pd.DataFrame({"stratum": strata, "value": values}).groupby("stratum", sort=False)["value"]
-    count, mean = graded.count(), graded.mean()
-    var = graded.var(ddof=1)
-    empty = [s for s in sizes.index if count.get(s, 0) == 0]
+    codes = np.array([position[label] for label in labels], dtype=int)
+    count = np.bincount(codes, minlength=len(names))
+    empty = [name for name, c in zip(names, count) if c == 0]
     if empty:
         raise ValueError(f"{len(empty)} stratum/strata of the population have no graded item: "
                          f"{empty}; grade at least one item of each (an estimate that skips them "
                          "is biased)")
-    table = pd.DataFrame({"stratum": sizes.index, "population": sizes.to_numpy().astype(int)})
-    table["graded"] = [int(count[s]) for s in table["stratum"]]
-    if (table["graded"] > table["population"]).any():
+    if (count > population).any():
         raise ValueError("a stratum has more graded items than population items")
-    table["share"] = table["population"] / table["population"].sum()
-    table["mean"] = [float(mean[s]) for s in table["stratum"]]
-    table["variance"] = [float(var[s]) if count[s] >= 2 else np.nan for s in table["stratum"]]
-    table["variance_from"] = np.where(table["graded"] >= 2, "sample", "")
-    lonely = table["graded"] == 1
+    mean = np.bincount(codes, weights=values, minlength=len(names)) / count
+    squares = np.bincount(codes, weights=(values - mean[codes]) ** 2, minlength=len(names))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        variance = np.where(count >= 2, squares / (count - 1), np.nan)
+    source = np.where(count >= 2, "sample", "").astype(object)
+    lonely = count == 1
     if lonely.any():
         if isinstance(singleton, str):
             if singleton != "pooled":
                 raise ValueError(f"singleton must be 'pooled' or a variance, got {singleton!r}")
-            dof = table.loc[~lonely, "graded"] - 1
+            dof = count[~lonely] - 1
             if dof.sum() == 0:
                 raise ValueError("every stratum has a single graded item: no variance can be "
                                  "pooled; pass singleton=<variance> (0.25 bounds a 0/1 score)")
-            fill = float((dof * table.loc[~lonely, "variance"]).sum() / dof.sum())
-            label = "pooled"
+            fill, label = float(np.sum(dof * variance[~lonely]) / dof.sum()), "pooled"
         else:
             fill, label = float(singleton), "fixed"
             if not np.isfinite(fill) or fill < 0:
                 raise ValueError(f"singleton variance must be finite and >= 0, got {singleton!r}")
-        table.loc[lonely, "variance"] = fill
-        table.loc[lonely, "variance_from"] = label
-    return table
+        variance[lonely], source[lonely] = fill, label
+    return pd.DataFrame({"stratum": names, "population": population.astype(int), "graded": count,
+                         "share": population / population.sum(), "mean": mean,
+                         "variance": variance, "variance_from": source})
 
 
 def stratified_mean_ci(values, strata, stratum_sizes: Mapping, confidence: float = 0.95,
@@ -192,7 +197,7 @@ def stratified_ppi_mean_ci(judge_all, strata_all, judge_graded, human_graded, st
     strata_all = np.asarray(strata_all, dtype=object)
     if strata_all.shape != judge_all.shape or len(judge_all) < 2:
         raise ValueError("need one stratum per judged item and at least 2 judged items")
-    sizes = pd.Series(strata_all).value_counts(sort=False)
+    sizes = pd.Series([str(s) for s in strata_all]).value_counts(sort=False).to_dict()
     table = _per_stratum(human_graded - judge_graded, strata_graded, sizes, singleton)
     w, n_h = table["share"].to_numpy(), table["graded"].to_numpy()
     estimate = float(judge_all.mean() + np.sum(w * table["mean"].to_numpy()))

@@ -203,3 +203,24 @@ def test_normalize_label():
         ["correct", "partial", "wrong", "correct", None, None]
     with pytest.raises(ValueError, match="'x'"):
         normalize_label("x")
+
+
+def test_yes_no_and_three_way_agreeing_is_not_a_disagreement():
+    graded = pd.DataFrame({
+        "item_id": [f"i{i}" for i in range(12)], "qid": [f"q{i}" for i in range(12)], "strategy": "s",
+        "question": "q", "reference": "r", "passage": "p", "answer": "a",
+        "judge_qwen15_3way": ["correct"] * 6 + ["wrong"] * 3 + ["partial"] * 3,
+        "judge_qwen15_yesno": ["YES"] * 6 + ["NO"] * 3 + ["YES"] * 3,
+        "judge_qwen05_3way": ["correct"] * 6 + ["partial"] * 3 + ["correct"] * 3,
+        "reference_grader": ["correct"] * 6 + ["wrong"] * 3 + ["wrong"] * 3,
+    })
+    _, key = draw_audit_sample(graded, n=8, seed=0, min_per_stratum=1)
+    by_pattern = key.drop_duplicates("stratum").set_index("stratum")["disagreement"]
+    assert not by_pattern["correct|YES|correct|correct"]      # YES agrees with correct
+    assert not by_pattern["wrong|NO|partial|wrong"]            # partial and wrong both fail
+    assert by_pattern["partial|YES|correct|wrong"]             # pass against fail
+    _, key = draw_audit_sample(graded, n=8, seed=0, min_per_stratum=1, scale="pass/fail")
+    assert set(key["stratum"]) == {"pass|pass|pass|pass", "fail|fail|fail|fail", "fail|pass|pass|fail"}
+    assert (key["stratum_scale"] == "pass/fail").all()
+    with pytest.raises(ValueError, match="scale"):
+        draw_audit_sample(graded, n=8, seed=0, scale="coarse")

@@ -1,0 +1,431 @@
+"""Post 06: audit loading and validation, agreement (against scikit-learn), lenient/strict counts
+on a hand fixture, stratified PPI (hand-computed and by simulation), and generated prose."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from chunklab_core import audit_reading as reading
+from chunklab_core import audit_report as ar
+from chunklab_core.agreement import ppi_mean_ci
+from chunklab_core.audit_data import (AuditError, binary_labels, binary_scores, load_audit,
+                                     write_blank_copy)
+from chunklab_core.audit_synthetic import write_synthetic_audit
+from chunklab_core.sheets import DEFAULT_JUDGE_COLUMNS, SheetError, allocate_sample, \
+    draw_audit_sample, write_key, write_sheet
+from chunklab_core.stratified_estimates import (judge_only_mean_ci, stratified_mean_ci,
+                                                stratified_ppi_mean_ci)
+
+Z95 = 1.959963984540054
+
+# ------------------------------------------------------------------ hand fixture
+# (qwen15 3-way, qwen15 yes/no, qwen05 3-way, reference grader) -> hand grade, copies
+HAND_ITEMS = [
+    (("correct", "YES", "correct", "correct"), "correct", 3),   # everyone agrees
+    (("correct", "YES", "partial", "wrong"), "partial", 1),     # 15-3way, yes/no lenient
+    (("wrong", "NO", "unparsed", "wrong"), "correct", 1),       # 15-3way, yes/no, ref strict; 05 unparsed
+    (("partial", "YES", "correct", "partial"), "wrong", 1),     # yes/no, 05 lenient
+    (("correct", "unparsed", "wrong", "correct"), "wrong", 1),  # 15-3way, ref lenient; yes/no unparsed
+    (("wrong", "NO", "wrong", "wrong"), "wrong", 3),            # everyone agrees
+]
+# per judge: agree, lenient, strict, unparsed over the 10 items (counted from the table above)
+HAND_DIRECTIONS = {"qwen15 3-way": (7, 2, 1, 0), "qwen15 yes/no": (6, 2, 1, 1),
+                   "qwen05 3-way": (8, 1, 0, 1), "reference grader": (8, 1, 1, 0)}
+
+
+def write_audit(folder, population: pd.DataFrame, grade_of: dict, n: int | None = None,
+                seed: int = 0, blank: int = 0):
+    """Draw a sample of ``population``, grade it from ``grade_of`` (by item_id), write 3 files."""
+    sheet, key = draw_audit_sample(population, n or len(population), seed=seed, min_per_stratum=1)
+    grades = [grade_of[i] for i in key["source_item_id"]]
+    sheet["grade"] = [g if k >= blank else "" for k, g in enumerate(grades)]
+    sheet["grader"] = ["ana" if k >= blank else "" for k in range(len(sheet))]
+    sheet["graded_at"] = [f"2026-08-0{1 + k % 9}T09:00:00Z" if k >= blank else ""
+                          for k in range(len(sheet))]
+    files = {name: folder / f"post05_{name}.csv" for name in ("sheet", "key", "population")}
+    population.drop(columns=["passage"]).to_csv(files["population"], index=False)
+    write_key(key, files["key"])
+    write_sheet(sheet, files["sheet"])
+    return files
+
+
+def hand_population() -> tuple[pd.DataFrame, dict]:
+    rows, grade_of = [], {}
+    for verdicts, grade, copies in HAND_ITEMS:
+        for _ in range(copies):
+            item_id = f"q{len(rows)}|fixed_500"
+            rows.append({"item_id": item_id, "corpus": "hand", "qid": f"q{len(rows)}",
+                         "strategy": "fixed_500", "question": f"Q{len(rows)}?",
+                         "reference": "NA", "answer": f"A{len(rows)}", "passage": "P",
+                         **dict(zip(DEFAULT_JUDGE_COLUMNS, verdicts))})
+            grade_of[item_id] = grade
+    return pd.DataFrame(rows), grade_of
+
+
+@pytest.fixture
+def hand_audit(tmp_path):
+    population, grade_of = hand_population()
+    files = write_audit(tmp_path, population, grade_of)
+    return load_audit(files["sheet"], files["key"], files["population"])
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("synthetic")
+    files, population = write_synthetic_audit(folder, n_items=300, n_sample=80, seed=6)
+    return load_audit(files["sheet"], files["key"], files["population"]), population
+
+
+# ------------------------------------------------------------------ scales
+
+def test_binary_scale():
+    labels = ["correct", "partial", "wrong", "unparsed", "YES", "NO"]
+    assert list(binary_labels(labels)) == ["correct", "not correct", "not correct", "unparsed",
+                                           "correct", "not correct"]
+    assert list(binary_scores(labels, lenient=True)) == [1, 1, 0, 0, 1, 0]
+    with pytest.raises(ValueError, match="unknown verdict"):
+        binary_labels(["correct", "maybe"])
+
+
+# ------------------------------------------------------------------ loading and validation
+
+def test_load_reads_texts_and_recomputes_weights(tmp_path):
+    population, grade_of = hand_population()
+    files = write_audit(tmp_path, population, grade_of, blank=2)
+    audit = load_audit(files["sheet"], files["key"], files["population"])
+    assert len(audit.graded) == 8 and len(audit.ungraded) == 2
+    assert set(audit.graded["item_id"]).isdisjoint(audit.ungraded["item_id"])
+    assert audit.graded["reference"].eq("NA").all()  # "NA" stays text
+    for _, row in audit.graded.iterrows():
+        graded_in_stratum = (audit.graded["stratum"] == row["stratum"]).sum()
+        assert row["graded_weight"] == audit.stratum_sizes[row["stratum"]] / graded_in_stratum
+    # the two blank rows were singletons or part of a 3-copy stratum; either way they are counted
+    design = ar.sampling_design(audit)
+    assert design["drawn"].sum() == 10 and design["graded"].sum() == 8
+    assert design["population"].sum() == 10
+    assert len(audit.empty_strata) == (design["graded"] == 0).sum()
+
+
+def test_load_errors_name_every_problem(tmp_path):
+    population, grade_of = hand_population()
+    files = write_audit(tmp_path, population, grade_of)
+    with pytest.raises(FileNotFoundError, match="audit key file"):
+        load_audit(files["sheet"], tmp_path / "nope.csv", files["population"])
+    # population re-judged and one item renamed: both reported in one error
+    changed = pd.read_csv(files["population"], dtype=str, keep_default_na=False)
+    changed.loc[0, "judge_qwen05_3way"] = "wrong"
+    changed.loc[5, "item_id"] = "renamed"
+    changed.to_csv(tmp_path / "changed.csv", index=False)
+    with pytest.raises(AuditError) as info:
+        load_audit(files["sheet"], files["key"], tmp_path / "changed.csv")
+    assert any("not in the population" in p for p in info.value.problems)
+    changed.loc[5, "item_id"] = population.loc[5, "item_id"]
+    changed.to_csv(tmp_path / "changed.csv", index=False)
+    with pytest.raises(AuditError) as info:
+        load_audit(files["sheet"], files["key"], tmp_path / "changed.csv")
+    assert any("differ from the population" in p for p in info.value.problems)
+    assert any("key says" in p for p in info.value.problems)  # stratum sizes changed too
+    changed.loc[0, "judge_qwen05_3way"] = "maybe"
+    changed.to_csv(tmp_path / "changed.csv", index=False)
+    with pytest.raises(AuditError, match="has label"):
+        load_audit(files["sheet"], files["key"], tmp_path / "changed.csv")
+
+
+def test_load_errors_sheet_and_key_disagree(tmp_path):
+    population, grade_of = hand_population()
+    files = write_audit(tmp_path, population, grade_of)
+    with open(files["sheet"], encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    short = tmp_path / "short.csv"
+    write_rows(short, rows[1:])
+    with pytest.raises(AuditError, match="not on the sheet"):
+        load_audit(short, files["key"], files["population"])
+    stranger = tmp_path / "stranger.csv"
+    write_rows(stranger, rows + [{**rows[0], "item_id": "Z999"}])
+    with pytest.raises(SheetError, match="not in the key"):
+        load_audit(stranger, files["key"], files["population"])
+    few = tmp_path / "few.csv"
+    write_rows(few, [{**r, "grade": ""} if k else r for k, r in enumerate(rows)])
+    with pytest.raises(AuditError, match="only 1 of 10"):
+        load_audit(few, files["key"], files["population"])
+
+
+def test_blank_copy_keeps_items_and_clears_grades(tmp_path):
+    population, grade_of = hand_population()
+    files = write_audit(tmp_path, population, grade_of)
+    copy = write_blank_copy(files["sheet"], tmp_path / "mine.csv")
+    with pytest.raises(FileExistsError):
+        write_blank_copy(files["sheet"], copy)
+    with pytest.raises(AuditError, match="only 0 of 10"):
+        load_audit(copy, files["key"], files["population"])
+    with open(copy, encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 10 and all(r["grade"] == r["grader"] == r["graded_at"] == "" for r in rows)
+
+
+def write_rows(path, rows):
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+# ------------------------------------------------------------------ agreement, directions
+
+def test_lenient_strict_counts_by_hand(hand_audit):
+    table = ar.disagreement_directions(hand_audit).set_index("judge")
+    for judge, (agree, lenient, strict, unparsed) in HAND_DIRECTIONS.items():
+        assert tuple(table.loc[judge, ["agree", "lenient", "strict", "unparsed"]]) == \
+            (agree, lenient, strict, unparsed)
+        # every item sampled: the weighted share is the plain population share
+        assert table.loc[judge, "lenient share (weighted)"] == pytest.approx(lenient / 10)
+        assert table.loc[judge, "strict share (weighted)"] == pytest.approx(strict / 10)
+    text = reading.directions_summary(table.reset_index())
+    assert "Most lenient: qwen15 3-way and qwen15 yes/no (2 passes the person failed, each)" in text
+    assert "most strict: qwen15 3-way, qwen15 yes/no and reference grader (1 fails" in text
+    lenient = ar.disagreement_items(hand_audit, "lenient").set_index("answer")
+    assert len(lenient) == 3  # the 2nd, 4th and 5th verdict patterns
+    second = lenient.loc[hand_audit.graded.loc[hand_audit.graded["judge_qwen05_3way"] == "partial",
+                                               "answer"].iloc[0]]
+    assert second["judges"] == "qwen15 3-way: correct; qwen15 yes/no: YES"
+    assert second["hand grade"] == "partial"
+    strict = ar.disagreement_items(hand_audit, "strict")
+    assert len(strict) == 1 and strict["judges"].iloc[0] == \
+        "qwen15 3-way: wrong; qwen15 yes/no: NO; reference grader: wrong"
+    with pytest.raises(ValueError, match="lenient"):
+        ar.disagreement_items(hand_audit, "sideways")
+
+
+def test_confusion_by_hand(hand_audit):
+    table = ar.confusion_tables(hand_audit)["qwen15 yes/no"]
+    assert table.index.tolist() == ["YES", "NO", "unparsed"]
+    assert table.to_numpy().tolist() == [[3, 1, 1], [1, 0, 3], [0, 0, 1]]
+    assert ar.confusion_tables(hand_audit)["reference grader"].loc["unparsed"].sum() == 0
+
+
+def test_agreement_kappa_equals_scikit_learn(synthetic):
+    audit, _ = synthetic
+    table = ar.agreement_table(audit, resamples=500, seed=1)
+    human = audit.graded["grade"].to_numpy(dtype=object)
+    for column in DEFAULT_JUDGE_COLUMNS:
+        judge = audit.graded[column].to_numpy(dtype=object)
+        rows = table[table["judge"] == ar.judge_name(column)].set_index("scale")
+        binary = rows.loc["binary"]
+        expected = cohen_kappa_score(binary_labels(judge), binary_labels(human))
+        assert binary["kappa"] == pytest.approx(expected, abs=1e-12)
+        assert binary["matches"] == (binary_labels(judge) == binary_labels(human)).sum()
+        assert binary["kappa low"] < binary["kappa"] < binary["kappa high"]
+        if column != "judge_qwen15_yesno":
+            assert rows.loc["three-way", "kappa"] == pytest.approx(cohen_kappa_score(judge, human))
+            assert rows.loc["three-way", "agreement"] == pytest.approx(np.mean(judge == human))
+        else:
+            assert "three-way" not in rows.index
+    assert table["weighted agreement"].between(0, 1).all()
+
+
+def test_judge_pairs_use_the_whole_population(synthetic):
+    audit, population = synthetic
+    pairs, tables = ar.judge_pairs(audit, resamples=300, seed=1)
+    assert len(pairs) == 6 + 3 and len(tables) == 6  # 6 pairs binary, 3 three-way pairs
+    row = pairs[(pairs["judge a"] == "qwen15 3-way") & (pairs["judge b"] == "reference grader")
+                & (pairs["scale"] == "three-way")].iloc[0]
+    assert row["items"] == len(population)
+    assert row["kappa"] == pytest.approx(cohen_kappa_score(population["judge_qwen15_3way"],
+                                                           population["reference_grader"]))
+    assert tables[("qwen15 3-way", "qwen15 yes/no")].to_numpy().sum() == len(population)
+
+
+# ------------------------------------------------------------------ stratified estimates
+
+STRATA_ALL = ["A"] * 6 + ["B"] * 4
+JUDGE_ALL = [1, 1, 1, 0, 1, 1, 0, 0, 1, 0]
+GRADED = dict(strata=["A", "A", "A", "B", "B"], judge=[1, 1, 0, 0, 1], human=[1, 0, 0, 1, 1])
+
+
+def test_stratified_ppi_by_hand():
+    # mean_all(f) = .6, var_all(f) = 2.4/9; rectifier A: [0,-1,0] (mean -1/3, var 1/3),
+    # B: [1, 0] (mean .5, var .5); W = .6, .4.
+    # theta = .6 + .6(-1/3) + .4(.5) = .6; se^2 = (2.4/9)/10 + .36(1/3)/3 + .16(.5)/2 = .10667
+    result = stratified_ppi_mean_ci(JUDGE_ALL, STRATA_ALL, GRADED["judge"], GRADED["human"],
+                                    GRADED["strata"])
+    assert result.estimate == pytest.approx(0.6)
+    assert result.se == pytest.approx(np.sqrt(2.4 / 90 + 0.04 + 0.04))
+    assert (result.low, result.high) == pytest.approx((0.6 - Z95 * result.se, 0.6 + Z95 * result.se))
+    assert result.per_stratum["variance"].tolist() == pytest.approx([1 / 3, 0.5])
+    assert result.pooled_strata == []
+
+
+def test_hand_grades_only_by_hand_and_against_design_weights():
+    # ybar: A 1/3 (s^2 1/3), B 1 (s^2 0); estimate .6(1/3) + .4 = .6;
+    # se^2 = .36(1/3)/3 + 0 + [.6(1/3 - .6)^2 + .4(1 - .6)^2]/10 = .04 + .010667
+    result = stratified_mean_ci(GRADED["human"], GRADED["strata"], {"A": 6, "B": 4})
+    assert result.estimate == pytest.approx(0.6)
+    assert result.se == pytest.approx(np.sqrt(0.04 + (0.6 * (1 / 3 - 0.6) ** 2 + 0.4 * 0.16) / 10))
+    weights = [6 / 3] * 3 + [4 / 2] * 2  # Hajek: sum w y / sum w with w = N_h / n_h
+    assert result.estimate == pytest.approx(np.average(GRADED["human"], weights=weights))
+
+
+def test_one_stratum_reduces_to_plain_ppi_and_plain_mean():
+    rng = np.random.default_rng(3)
+    judge_all = (rng.random(200) < 0.6).astype(float)
+    graded = rng.choice(200, 40, replace=False)
+    human = np.where(rng.random(40) < 0.8, judge_all[graded], 1 - judge_all[graded])
+    stratified = stratified_ppi_mean_ci(judge_all, ["s"] * 200, judge_all[graded], human, ["s"] * 40)
+    plain = ppi_mean_ci(judge_all, judge_all[graded], human)
+    assert (stratified.estimate, stratified.low, stratified.high) == pytest.approx(tuple(plain.ppi))
+    by_hand = stratified_mean_ci(human, ["s"] * 40, {"s": 200})
+    assert (by_hand.estimate, by_hand.low, by_hand.high) == pytest.approx(tuple(plain.classical))
+    naive = judge_only_mean_ci(judge_all)
+    assert (naive.estimate, naive.low, naive.high) == pytest.approx(tuple(plain.naive))
+
+
+def test_singleton_strata_pooled_or_fixed_and_bad_input():
+    strata_all, judge_all = STRATA_ALL + ["C", "C"], JUDGE_ALL + [1, 0]
+    args = (GRADED["judge"] + [1], GRADED["human"] + [0], GRADED["strata"] + ["C"])
+    pooled = stratified_ppi_mean_ci(judge_all, strata_all, *args)
+    # pooled variance = (2 * 1/3 + 1 * 1/2) / 3
+    assert pooled.per_stratum.set_index("stratum").loc["C", "variance"] == pytest.approx(7 / 18)
+    assert pooled.pooled_strata == ["C"]
+    fixed = stratified_ppi_mean_ci(judge_all, strata_all, *args, singleton=0.25)
+    assert fixed.per_stratum.set_index("stratum").loc["C", "variance_from"] == "fixed"
+
+    def se_from(table):  # se^2 = var_all(f)/N + sum_h W_h^2 var_h / n_h
+        return np.sqrt(np.var(judge_all, ddof=1) / 12
+                       + np.sum(table["share"] ** 2 * table["variance"] / table["graded"]))
+    assert pooled.se == pytest.approx(se_from(pooled.per_stratum))
+    assert fixed.se == pytest.approx(se_from(fixed.per_stratum)) and fixed.se < pooled.se
+    with pytest.raises(ValueError, match=r"no graded item: \['C'\]"):
+        stratified_ppi_mean_ci(judge_all, strata_all, GRADED["judge"], GRADED["human"],
+                               GRADED["strata"])
+    with pytest.raises(ValueError, match="does not have"):
+        stratified_mean_ci([1, 0], ["A", "Z"], {"A": 5})
+    with pytest.raises(ValueError, match="single graded item"):
+        stratified_mean_ci([1, 0], ["A", "B"], {"A": 5, "B": 5})
+    with pytest.raises(ValueError, match="same graded items"):
+        stratified_ppi_mean_ci(JUDGE_ALL, STRATA_ALL, [1, 0], [1], ["A", "A"])
+    with pytest.raises(ValueError, match="NaN"):
+        stratified_mean_ci([1, np.nan], ["A", "A"], {"A": 5})
+
+
+def test_stratified_ppi_covers_the_truth_where_the_judge_does_not():
+    """Superpopulation: a lenient judge and a strict one; the sample stratified by their verdicts
+    (as the audit draws it), or by the strict judge only (the lenient judge then varies within
+    strata). Over 300 seeded populations the 95% intervals should cover the true rate ~95%."""
+    true_rate, n_all, n_graded, repeats = 0.55, 1000, 100, 300
+    rng = np.random.default_rng(2026)
+    covered = {"ppi": 0, "hand": 0, "naive": 0, "ppi other strata": 0}
+    estimates, errors = [], []
+    for _ in range(repeats):
+        human = (rng.random(n_all) < true_rate).astype(float)
+        lenient = np.where(human == 1, rng.random(n_all) < 0.92, rng.random(n_all) < 0.35) * 1.0
+        strict = np.where(human == 1, rng.random(n_all) < 0.75, rng.random(n_all) < 0.10) * 1.0
+        results = {}
+        for name, strata in (("ppi", np.char.add(lenient.astype(int).astype(str),
+                                                  strict.astype(int).astype(str))),
+                             ("ppi other strata", strict.astype(int).astype(str))):
+            labels = sorted(set(strata))
+            sizes = [int((strata == s).sum()) for s in labels]
+            counts = allocate_sample(sizes, [len(set(s)) > 1 for s in labels], n_graded)
+            graded = np.concatenate([rng.choice(np.flatnonzero(strata == s), k, replace=False)
+                                     for s, k in zip(labels, counts)])
+            results[name] = stratified_ppi_mean_ci(lenient, strata, lenient[graded], human[graded],
+                                                   strata[graded])
+            if name == "ppi":
+                results["hand"] = stratified_mean_ci(human[graded], strata[graded],
+                                                     dict(zip(labels, sizes)))
+        results["naive"] = judge_only_mean_ci(lenient)
+        for name, result in results.items():
+            covered[name] += result.low <= true_rate <= result.high
+        order = ("ppi", "hand", "naive", "ppi other strata")
+        estimates.append([results[k].estimate for k in order])
+        errors.append([results[k].se for k in order])
+    coverage = {name: count / repeats for name, count in covered.items()}
+    ppi, hand, naive, other = np.mean(estimates, axis=0)
+    # the standard errors match the spread of the estimates across populations
+    se_over_sd = np.mean(errors, axis=0) / np.std(estimates, axis=0)
+    assert np.all((se_over_sd[[0, 1, 3]] > 0.85) & (se_over_sd[[0, 1, 3]] < 1.15)), se_over_sd
+    for name in ("ppi", "hand", "ppi other strata"):  # binomial sd of a 300-run coverage: 0.013
+        assert 0.90 <= coverage[name] <= 0.99, coverage
+    assert coverage["naive"] < 0.05 and naive - true_rate > 0.1
+    assert abs(ppi - true_rate) < 0.01 and abs(other - true_rate) < 0.01
+    assert ppi == pytest.approx(hand)  # judge constant within its own verdict strata
+
+
+# ------------------------------------------------------------------ corrected accuracy
+
+def test_corrected_accuracy_on_synthetic(synthetic):
+    audit, population = synthetic
+    table = ar.corrected_accuracy(audit)
+    assert set(table["variant"]) == {"strict", "lenient"} and len(table) == 2 * 4 * 3
+    for (judge, variant), rows in table.groupby(["judge", "variant"]):
+        by = rows.set_index("estimator")["accuracy"]
+        assert by["PPI (judge + hand grades)"] == pytest.approx(by["hand grades only"], abs=1e-12)
+        column = next(c for c in DEFAULT_JUDGE_COLUMNS if ar.judge_name(c) == judge)
+        assert by["judge only"] == pytest.approx(
+            binary_scores(population[column], variant == "lenient").mean())
+    hand = table[(table["variant"] == "strict") & (table["estimator"] == "hand grades only")].iloc[0]
+    weights = audit.graded["graded_weight"]
+    assert hand["accuracy"] == pytest.approx(np.average(binary_scores(audit.graded["grade"]),
+                                                        weights=weights))
+
+
+def test_corrected_accuracy_refuses_an_ungraded_stratum(tmp_path):
+    population, grade_of = hand_population()
+    files = write_audit(tmp_path, population, grade_of, blank=10 - 2)  # only 2 graded
+    audit = load_audit(files["sheet"], files["key"], files["population"])
+    assert audit.empty_strata
+    with pytest.raises(ValueError, match="no graded item"):
+        ar.corrected_accuracy(audit)
+    assert ar.agreement_table(audit, resamples=100)["weighted agreement"].isna().all()
+
+
+# ------------------------------------------------------------------ prose from the tables
+
+def test_prose_states_the_computed_numbers(synthetic):
+    audit, _ = synthetic
+    agreement = ar.agreement_table(audit, resamples=300, seed=1)
+    binary = agreement[agreement["scale"] == "binary"]
+    best = binary.loc[binary["kappa"].idxmax()]
+    text = reading.agreement_summary(agreement)
+    assert f"{best['judge']} agrees best" in text and f"κ = {best['kappa']:.2f}" in text
+    accuracy = ar.corrected_accuracy(audit)
+    hand = accuracy[(accuracy["variant"] == "strict")
+                    & (accuracy["estimator"] == "hand grades only")].iloc[0]
+    summary = reading.accuracy_summary(accuracy)
+    assert f"{hand['accuracy']:.1%} of the answers are correct" in summary
+    assert "Every PPI estimate equals the hand-graded one" in summary
+    design = ar.sampling_design(audit)
+    graders = ar.graders(audit)
+    assert graders["items graded"].tolist() == [len(audit.graded)]
+    assert f"holds {len(audit.population)} answered items in {len(design)}" in \
+        reading.design_summary(audit, design, graders)
+    directions = ar.disagreement_directions(audit)
+    closing = reading.honest_reading(audit, agreement, directions, accuracy)
+    assert f"{len(audit.graded)} answers graded by hand out of {len(audit.population)}" in closing
+
+
+# ------------------------------------------------------------------ the notebook, end to end
+
+@pytest.mark.slow
+def test_notebook_runs_on_a_synthetic_audit(tmp_path):
+    """Notebook 06 executed by papermill on synthetic files: no error, every figure shown."""
+    import nbformat
+    import papermill
+
+    from chunklab_core.paths import NOTEBOOKS_DIR
+
+    files, _ = write_synthetic_audit(tmp_path, n_items=300, n_sample=80, seed=6)
+    out = tmp_path / "06.ipynb"
+    papermill.execute_notebook(str(NOTEBOOKS_DIR / "src" / "06_judge_audit.ipynb"), str(out),
+                               kernel_name="chunklab", progress_bar=False,
+                               parameters={"SHEET": str(files["sheet"]), "KEY": str(files["key"]),
+                                           "POPULATION": str(files["population"]),
+                                           "RESAMPLES": 500, "WRITE_OUTPUTS": False})
+    outputs = [o for c in nbformat.read(out, as_version=4).cells for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == 4
