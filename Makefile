@@ -19,6 +19,8 @@ MPNET      := .cache/models/all-mpnet-base-v2/model.safetensors
 NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebooks/03_uncertainty.ipynb \
               notebooks/05_answers.ipynb
 LLM_CALLS  := $(wildcard data/llm_calls/*.jsonl)
+QUESTION_CALLS := $(wildcard data/llm_calls/questions_qwen15.jsonl)
+NOTEBOOKS   += $(if $(QUESTION_CALLS),notebooks/04_questions.ipynb,)
 AUDIT_FILES := data/audit/post05_sheet.csv data/audit/post05_key.csv data/audit/post05_population.csv
 NOTEBOOKS   += $(if $(wildcard data/audit/post05_sheet.csv),notebooks/06_judge_audit.ipynb,)
 OWN_DOCS   := $(if $(DOCS),-p DOCS $(abspath $(DOCS)) -p QUESTIONS $(abspath $(QUESTIONS)),)
@@ -26,7 +28,7 @@ ifneq ($(strip $(DOCS)),)
 .PHONY: notebooks/02_retrievers.ipynb   # your documents: always re-execute post 02 with them
 endif
 
-.PHONY: help env data models llm-env llm-models llm-run all test test-slow bench clean notebooks
+.PHONY: help env data models llm-env llm-models llm-run llm-questions all test test-slow bench clean notebooks
 
 help: ## Show this help
 	@grep -E '^[a-zA-Z0-9_.-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}'
@@ -68,6 +70,13 @@ llm-run: llm-models data ## Record post 05's answers, verdicts and judge probes 
 	$(PY) -m chunklab_core.answer_study --corpus nq --questions 20
 	$(PY) -m chunklab_core.answer_study --probes 24
 	$(PY) -m chunklab_core.answer_study --corpus squad --questions 200
+
+llm-questions: llm-models data ## Record post 04's generated questions (Qwen 1.5B, one call per passage; resumable)
+	$(PY) -m chunklab_core.question_gen
+
+notebooks/04_questions.ipynb: notebooks/src/04_questions.ipynb $(QUESTION_CALLS) $(PKG_SRC) | env
+	$(PAPERMILL) $< $@
+	$(PY) scripts/clean_notebook.py $@
 
 notebooks/02_retrievers.ipynb: notebooks/src/02_retrievers.ipynb $(PKG_SRC) | env $(MPNET)
 	$(PAPERMILL) $< $@ $(OWN_DOCS)

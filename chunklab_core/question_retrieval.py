@@ -85,7 +85,7 @@ def retrieval_scores(corpora: dict[str, Corpus], questions: pd.DataFrame, strate
                      dense_model: str = "all-MiniLM-L6-v2", progress: bool = True) -> pd.DataFrame:
     """Per-question metrics (``evaluate.score_run``) for every corpus x strategy x retriever,
     both question sets searched in one run per cell; relevance by the module's rule."""
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     engines = {"dense": make_retriever("dense", model=dense_model)} if "dense" in retrievers else {}
     cells = [(c, s, r) for c in dict.fromkeys(questions["corpus"]) for s in strategies for r in retrievers]
@@ -133,4 +133,6 @@ def bm25_advantage(scores: pd.DataFrame, metric: str) -> pd.DataFrame:
     if missing:
         raise ValueError(f"bm25_advantage needs both retrievers; missing {sorted(missing)}")
     advantage = (wide["bm25"] - wide["dense"]).groupby(level=["corpus", "set", "passage_id", "qid"]).mean()
-    return advantage.rename("bm25 − dense").reset_index()
+    position = {name: i for i, name in enumerate(dict.fromkeys(scores["corpus"]))}  # keep the input's corpus order
+    table = advantage.rename("bm25 − dense").reset_index()
+    return table.sort_values("corpus", key=lambda c: c.map(position), kind="stable", ignore_index=True)

@@ -25,7 +25,7 @@ from .question_retrieval import SETS, question_sets
 from .trend import clustered_slope_ci
 
 CORPUS_LABELS = {"squad": "SQuAD paragraphs", "nq": "Natural Questions pages"}
-HUMAN_LABELS = {"squad": "crowd-written", "nq": "real search query"}
+HUMAN_LABELS = {"squad": "crowd-written questions", "nq": "real search queries"}
 
 
 def generation_summary(generations: pd.DataFrame) -> pd.DataFrame:
@@ -129,11 +129,12 @@ def check_examples(checks: pd.DataFrame, check: str, n: int, seed: int, set_name
     if check not in CHECK_NAMES:
         raise ValueError(f"unknown check {check!r}; known: {CHECK_NAMES}")
     flagged = checks[(checks["set"] == set_name) & checks[check]]
-    picked = flagged.sample(n=min(n, len(flagged)), random_state=np.random.default_rng(seed)) if len(flagged) else flagged
+    picked = flagged.sample(n=min(n, len(flagged)), random_state=np.random.default_rng(seed))
     return picked[["passage_id", "question", "answer", f"{check}: evidence"]].reset_index(drop=True)
 
 
-def read_sample(passages: Sequence[Passage], checks: pd.DataFrame, n: int, seed: int, excerpt: int = 400) -> pd.DataFrame:
+def read_sample(passages: Sequence[Passage], checks: pd.DataFrame, n: int, seed: int,
+                excerpt: int = 400) -> pd.DataFrame:
     """A seeded sample of ``n`` generated questions to read: passage excerpt, question, answer,
     the human question on the same passage, and which checks fired."""
     text_of = {p.passage_id: p.text for p in passages}

@@ -103,12 +103,12 @@ def test_retrieval_scores_one_run_per_cell_for_both_sets():
 
 
 def test_set_comparison_is_paired_by_passage():
+    cell = {"corpus": "squad", "strategy": "s", "retriever": "bm25"}
     rows = []
     for pid, human, generated in [("a", 1, 1), ("b", 0, 1), ("c", 1, 1), ("d", 0, 0)]:
-        rows += [{"corpus": "squad", "strategy": "s", "retriever": "bm25", "passage_id": pid, "set": "human", "hit@5": human},
-                 {"corpus": "squad", "strategy": "s", "retriever": "bm25", "passage_id": pid, "set": "generated",
-                  "hit@5": generated}]
-    rows.append({"corpus": "squad", "strategy": "s", "retriever": "bm25", "passage_id": "e", "set": "human", "hit@5": 1})
+        rows += [{**cell, "passage_id": pid, "set": "human", "hit@5": human},
+                 {**cell, "passage_id": pid, "set": "generated", "hit@5": generated}]
+    rows.append({**cell, "passage_id": "e", "set": "human", "hit@5": 1})
     table = qr.set_comparison(pd.DataFrame(rows), "hit@5", resamples=2000, seed=0)
     row = table.iloc[0]
     assert row["passages"] == 4                       # "e" has no generated question
@@ -183,3 +183,27 @@ def test_check_table_examples_and_read_sample():
     sample = qs.read_sample(PASSAGES, checks, 10, seed=3)
     assert len(sample) == 2 and sample.equals(qs.read_sample(PASSAGES, checks, 10, seed=3))
     assert set(sample["human question"]) == {PASSAGES[0].human_question, PASSAGES[1].human_question}
+
+
+def test_figures_draw_one_panel_per_corpus():
+    from chunklab_core import question_plots as qp
+
+    overlaps = qs.overlap_table(PASSAGES, GENERATIONS)
+    fig = qp.plot_overlap(overlaps, qs.HUMAN_LABELS, qs.CORPUS_LABELS)
+    assert len(fig.axes) == 1 and fig.axes[0].get_title() == qs.CORPUS_LABELS["squad"]
+    assert len(fig.axes[0].get_lines()) == 2                      # human and generated ECDFs
+    comparison = pd.DataFrame({"corpus": ["squad", "nq"], "strategy": ["fixed_500"] * 2, "retriever": ["bm25"] * 2,
+                               "generated − human": [0.1, -0.2], "low": [0.0, -0.3], "high": [0.2, -0.1]})
+    fig = qp.plot_set_differences(comparison, "hit@5", qs.CORPUS_LABELS)
+    assert len(fig.axes[0].get_yticklabels()) == 2
+    data = pd.DataFrame({"corpus": ["squad"] * 4 + ["nq"] * 2, "set": ["human", "generated"] * 3,
+                         "overlap": [0.1, 0.9, 0.4, 1.0, 0.5, 0.6], "bm25 − dense": [0, 1, 0, 1, -1, 0]})
+    fig = qp.plot_overlap_vs_advantage(data, np.array([0, 0.5, 1.0]), qs.CORPUS_LABELS)
+    assert [ax.get_title() for ax in fig.axes] == [qs.CORPUS_LABELS["squad"], qs.CORPUS_LABELS["nq"]]
+    bin_means = next(line for line in fig.axes[0].get_lines() if line.get_label() == "bin mean").get_ydata()
+    assert list(bin_means) == [0.0, 1.0]                          # squad: bin [0, .5) holds 0, 0; [.5, 1] holds 1, 1
+
+
+def test_check_examples_with_nothing_flagged_is_empty():
+    checks = qs.check_table(PASSAGES, GENERATIONS)
+    assert qs.check_examples(checks, "near-duplicate", 3, seed=0).empty
