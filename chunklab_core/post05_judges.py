@@ -144,3 +144,9 @@ def coverage_text(coverage: pd.DataFrame) -> str:
             "ones are a uniform random sample of the planned ones, paired across strategies; "
             "`make llm-run` records the rest." if partial else "")
     return "Recorded so far — " + "; ".join(parts) + "." + note
+
+
+def judge_pair_confusions(table: pd.DataFrame, reference: str = "reference_grader") -> list[pd.DataFrame]:
+    """The confusion table of every pair of LLM judges (the reference grader's are plotted)."""
+    judges = [c for c in grader_columns(table) if c != reference]
+    return [confusion(table, a, b) for a, b in combinations(judges, 2)]

@@ -106,3 +106,11 @@ def test_paragraph_around_stays_inside_the_paragraph():
     text = "first para.\n\nThe answer is here.\nnext line"
     start = text.index("answer")
     assert _paragraph_around(text, start, start + 6) == "The answer is here."
+
+
+def test_judge_pair_confusions_cover_every_pair_of_llm_judges():
+    tables = post05_judges.judge_pair_confusions(_study().table)
+    assert len(tables) == 1  # two LLM judges -> one pair
+    table = tables[0]
+    assert table.to_numpy().sum() == 8
+    assert table.loc["correct", "YES"] == 4 and table.loc["partial", "YES"] == 1
