@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, Sequence
 
 import pandas as pd
 
+from .llm.judges import strip_fence
 from .question_passages import Passage, sample_nq_passages, sample_squad_passages
 
 STAGE = "questions_qwen15"
@@ -82,9 +82,6 @@ class Generation:
     attempts: int
 
 
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*(.*?)\s*```$", re.DOTALL)
-
-
 def parse_generation(raw: str) -> tuple[str, str] | None:
     """``(question, answer)`` from a reply, or None when it cannot be read.
 
@@ -93,12 +90,8 @@ def parse_generation(raw: str) -> tuple[str, str] | None:
     strings after stripping; other keys are ignored. Anything else (free text, truncated JSON,
     empty strings, lists, numbers) is unreadable: nothing is guessed.
     """
-    text = (raw or "").strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1).strip()
     try:
-        value: Any = json.loads(text)
+        value: Any = json.loads(strip_fence(raw))
     except ValueError:
         return None
     if not isinstance(value, dict):

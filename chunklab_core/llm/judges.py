@@ -73,6 +73,13 @@ class JudgeResult:
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*(.*?)\s*```$", re.DOTALL)
 
 
+def strip_fence(raw: str | None) -> str:
+    """``raw`` stripped of surrounding whitespace and of one Markdown code fence around it."""
+    text = (raw or "").strip()
+    fenced = _FENCE.match(text)
+    return fenced.group(1).strip() if fenced else text
+
+
 def parse_verdict(raw: str, labels: tuple[str, ...]) -> str | None:
     """The allowed label named by ``raw`` (canonical spelling), or None when unparseable.
 
@@ -80,10 +87,7 @@ def parse_verdict(raw: str, labels: tuple[str, ...]) -> str | None:
     ``"<label>"``, or the bare label, each optionally inside a code fence and whitespace.
     Free text that merely contains a label ("not correct") is rejected on purpose.
     """
-    text = (raw or "").strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1).strip()
+    text = strip_fence(raw)
     try:
         value: Any = json.loads(text)
     except ValueError:
