@@ -268,12 +268,12 @@ def load_study(corpora: dict, strategies: Sequence[str], seed: int, models: dict
             by_question.setdefault(item.qid, []).append(item)
         complete = 0
         for group in tqdm(by_question.values(), desc=f"{name} questions", disable=not progress):
-            logged = {name: set(getattr(llm, "log", {})) for name, llm in models.items()}
+            logged = {role: set(getattr(llm, "log", {})) for role, llm in models.items()}
             try:
                 done = [process_item(item, models, yes_no_judges) for item in group]
             except ReplayMiss:  # forget the calls of this incomplete question
-                for name, llm in models.items():
-                    for key in set(getattr(llm, "log", {})) - logged[name]:
+                for role, llm in models.items():
+                    for key in set(getattr(llm, "log", {})) - logged[role]:
                         del llm.log[key]
                 break
             for item, row in zip(group, done):

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .agreement import confusion_table, kappa_ci, percent_agreement
+from .agreement import kappa_ci, percent_agreement
 from .post05 import GRADERS, grader_columns, passed
 
 THREE_WAY = ["correct", "partial", "wrong", "unparsed"]
@@ -52,9 +52,8 @@ def plot_confusions(table: pd.DataFrame, reference: str = "reference_grader"):
     judges = [c for c in grader_columns(table) if c != reference]
     fig, axes = plt.subplots(1, len(judges), figsize=(4.2 * len(judges), 3.8), squeeze=False)
     for ax, judge in zip(axes[0], judges):
-        labels = ["YES", "NO", "unparsed"] if judge.endswith("_yesno") else THREE_WAY
-        counts = pd.crosstab(table[reference], table[judge]).reindex(
-            index=THREE_WAY, columns=labels, fill_value=0)
+        labels = labels_of(judge)
+        counts = confusion(table, reference, judge)
         ax.imshow(counts.to_numpy(), cmap="Blues")
         for (i, j), value in np.ndenumerate(counts.to_numpy()):
             ax.text(j, i, str(value), ha="center", va="center", fontsize=10)
@@ -66,9 +65,26 @@ def plot_confusions(table: pd.DataFrame, reference: str = "reference_grader"):
     return fig
 
 
+YES_NO = ["YES", "NO", "unparsed"]
+
+
+def labels_of(column: str) -> list[str]:
+    """The labels a grader column can hold (``unparsed`` included)."""
+    return YES_NO if column.endswith("_yesno") else THREE_WAY
+
+
 def confusion(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
-    """The confusion table of two grader columns (labels as given, ``unparsed`` included)."""
-    return confusion_table(table[a].to_numpy(object), table[b].to_numpy(object), names=(_name(a), _name(b)))
+    """Counts per (label of ``a``, label of ``b``), each axis on its grader's own labels.
+
+    Raises ``ValueError`` for a label outside them: nothing is dropped silently.
+    """
+    for column in (a, b):
+        stray = set(table[column]) - set(labels_of(column))
+        if stray:
+            raise ValueError(f"{column} holds labels {sorted(stray)} outside {labels_of(column)}")
+    counts = pd.crosstab(table[a], table[b]).reindex(index=labels_of(a), columns=labels_of(b), fill_value=0)
+    counts.index.name, counts.columns.name = _name(a), _name(b)
+    return counts
 
 
 def probe_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
@@ -110,13 +126,15 @@ def reading(coverage: pd.DataFrame, answers: pd.DataFrame, differences: pd.DataF
     retrieved = answers[answers["measure"] == "passage retrieved"]
     for corpus, part in ref.groupby("corpus", sort=False):
         best = part.loc[part["share"].idxmax()]
+        tied = [s for s in part.loc[part["share"] == best["share"], "strategy"] if s != best["strategy"]]
+        tie = f" (tied with {', '.join(tied)})" if tied else ""
         gap = retrieved[retrieved["corpus"] == corpus].set_index("strategy")["share"]
         sep = differences[(differences["corpus"] == corpus) & differences["separated"]]
         verdict = ("no two strategies are separated by their paired 95% intervals" if sep.empty else
                    f"{len(sep)} of {len(differences[differences['corpus'] == corpus])} strategy pairs are separated")
         lines.append(f"- On {corpus}, the reference grader passes {_pct(best['share'])} "
                      f"[{_pct(best['low'])}, {_pct(best['high'])}] of {best['strategy']}'s answers, the most of "
-                     f"any strategy, while its passage was retrieved for {_pct(gap.get(best['strategy'], np.nan))} "
+                     f"any strategy{tie}, while its passage was retrieved for {_pct(gap.get(best['strategy'], np.nan))} "
                      f"of the questions; {verdict}.")
     binary_rows = agreement[(agreement["scale"] == "pass/fail") &
                             (agreement["grader A"] == GRADERS["reference_grader"][0])]

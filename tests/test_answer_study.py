@@ -92,6 +92,7 @@ def test_partial_run_keeps_only_complete_questions(tmp_path):
         process_item(item, models, ("big",))
     replayed = load_study(corpora, STRATEGIES, 7, _models(tmp_path, "replay", fail=True), ("big",))
     assert replayed.coverage["questions_recorded"].tolist() == [1]
+    assert replayed.coverage["corpus"].tolist() == ["tiny"]  # not a model's name
     assert replayed.table["qid"].tolist() == [items[0].qid] * 2
     # the half-done question's calls are not counted in the cost
     assert (replayed.calls["stage"] == "answers_big").sum() == 2
