@@ -96,7 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     population = population_table(study, corpora)
     sheet, key = draw_audit_sample(population, args.n, seed=args.seed, scale="pass/fail")
     args.out.mkdir(parents=True, exist_ok=True)
-    population.to_csv(args.out / "post05_population.csv", index=False, lineterminator="\n")
+    # the passages are dataset text: only the sampled ones (in the sheet) are committed
+    population.drop(columns="passage").to_csv(args.out / "post05_population.csv", index=False,
+                                              lineterminator="\n")
     write_key(key, args.out / "post05_key.csv")
     write_sheet(sheet, sheet_path)
     print(f"population: {len(population)} items; sheet: {sheet_path} ({len(sheet)} items); "
