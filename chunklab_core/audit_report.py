@@ -29,6 +29,7 @@ import pandas as pd
 from .agreement import kappa_ci
 from .audit_data import (BINARY, HUMAN, THREE_WAY, AuditData, binary_labels, binary_scores,
                          judge_scale, load_audit)
+from .sheets import pass_fail
 from .stratified_estimates import (judge_only_mean_ci, stratified_mean_ci,
                                    stratified_ppi_mean_ci)
 
@@ -45,6 +46,11 @@ def judge_name(column: str) -> str:
 
 def _is_yesno(data: AuditData, column: str) -> bool:
     return judge_scale(column, data.yesno_columns) is not THREE_WAY
+
+
+def clip_share(low: float, high: float) -> tuple[float, float]:
+    """A share's normal-approximation interval clipped to [0, 1] (a share cannot leave it)."""
+    return max(0.0, low) if np.isfinite(low) else low, min(1.0, high) if np.isfinite(high) else high
 
 
 def sampling_design(data: AuditData) -> pd.DataFrame:
@@ -66,7 +72,7 @@ def sampling_design(data: AuditData) -> pd.DataFrame:
                      "inclusion prob.": drawn.get(stratum, 0) / size,
                      "weight": size / n_graded if n_graded else np.nan,
                      "oversampled": bool(flagged.get(stratum, False)),
-                     "judges disagree": len(set(binary_labels(labels))) > 1})
+                     "judges disagree": len({pass_fail(label) for label in labels}) > 1})
     return pd.DataFrame(rows).sort_values("population", ascending=False, ignore_index=True)
 
 
@@ -94,7 +100,7 @@ def _weighted_share(data: AuditData, indicator: np.ndarray, confidence: float) -
         return np.nan, np.nan, np.nan
     result = stratified_mean_ci(indicator.astype(float), data.graded["stratum"].to_numpy(),
                                 data.stratum_sizes, confidence)
-    return result.estimate, result.low, result.high
+    return result.estimate, *clip_share(result.low, result.high)
 
 
 def agreement_table(data: AuditData, resamples: int = 10_000, seed: int = 0,
@@ -248,7 +254,8 @@ def corrected_accuracy(data: AuditData, confidence: float = 0.95,
             for estimator, result in estimates.items():
                 rows.append({"judge": judge_name(column), "variant": variant,
                              "estimator": estimator, "accuracy": result.estimate,
-                             "low": result.low, "high": result.high, "se": result.se,
+                             **dict(zip(("low", "high"), clip_share(result.low, result.high))),
+                             "se": result.se,
                              "population": len(judge_all), "graded": len(human),
                              "strata with pooled variance": len(result.pooled_strata)})
     return pd.DataFrame(rows)
