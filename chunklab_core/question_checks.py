@@ -95,11 +95,20 @@ def word_overlap(question: str, passage: str) -> float | None:
 
 
 def answer_not_in_passage(answer: str, passage: str) -> Check:
-    """Flag an answer that does not occur in the passage (an empty answer is flagged)."""
+    """Flag an answer that does not occur in the passage (an empty answer is flagged).
+
+    Occurs: found by ``longdocs.locate`` (exact, or case- and whitespace-insensitive), or, as
+    a last resort, with every whitespace character removed from both sides -- Natural
+    Questions pages are tokenised ("April 26 , 2017", "U.S. v. Schoon" as "U. S. v. Schoon"),
+    so spacing alone must not make an answer "absent". Such a match is not flagged; its
+    evidence says the spacing differs.
+    """
     if not answer.strip():
         return Check(True, "empty answer")
     if locate(passage, answer):
         return Check(False, "")
+    if "".join(answer.lower().split()) in "".join(passage.lower().split()):
+        return Check(False, "found once spacing is ignored")
     alignment = fuzz.partial_ratio_alignment(answer.lower(), passage.lower())  # lower() keeps offsets
     closest = passage[alignment.dest_start:alignment.dest_end] if alignment is not None else ""
     score = alignment.score if alignment is not None else 0.0

@@ -155,3 +155,12 @@ def test_check_all_runs_every_check_and_checks_lengths():
     assert results[0]["context-dependent"].flag and not results[0]["answer not in passage"].flag
     with pytest.raises(ValueError, match="same length"):
         check_all(["q"], [], [PASSAGE])
+
+
+def test_answer_found_when_only_the_spacing_differs():
+    from chunklab_core.question_checks import answer_not_in_passage
+
+    passage = "The series premiered on April 26 , 2017 on Hulu ( U.S. v. Schoon ) ."
+    assert not answer_not_in_passage("April 26, 2017", passage).flag
+    assert not answer_not_in_passage("U. S. v. Schoon", passage).flag
+    assert answer_not_in_passage("April 27, 2017", passage).flag
