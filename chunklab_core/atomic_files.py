@@ -39,6 +39,7 @@ def atomic_write(target: str | os.PathLike, write: Callable[[Path], None], suffi
     tmp = Path(name)
     try:
         write(tmp)
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the result is an ordinary readable file
         _fsync_path(tmp, os.O_RDONLY)
         os.replace(tmp, target)
     except BaseException:

@@ -11,6 +11,7 @@ def test_replaces_the_file(tmp_path):
     target = tmp_path / "sub" / "f.txt"
     atomic_write_text(target, "one\r\ntwo")
     assert target.read_bytes() == b"one\r\ntwo"  # newlines written as given
+    assert target.stat().st_mode & 0o777 == 0o644  # not mkstemp's private 0600
     atomic_write_text(target, "three")
     assert target.read_text() == "three" and [p.name for p in target.parent.iterdir()] == ["f.txt"]
 
