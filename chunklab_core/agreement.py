@@ -8,7 +8,10 @@
   ``sklearn.metrics.cohen_kappa_score``.
   Undefined case: when p_e = 1 (both raters gave every item the same single label) kappa is
   0/0; it is returned as NaN, as scikit-learn does by default. Bootstrap resamples where it is
-  undefined are left out of the interval and their share is reported.
+  undefined are left out of the interval and their share is reported. When items come in
+  groups that are not independent draws (the three strategies' answers to one question, the
+  questions of one article), the interval resamples the groups instead of the items
+  (``clusters=``; one-stage cluster bootstrap of :mod:`chunklab_core.stats_clustered`).
 * Prediction-powered inference for a mean (Angelopoulos, Bates, Fannjiang, Jordan & Zrnic,
   "Prediction-powered inference", Science 382, 2023, eq. for the mean estimand):
   ``theta = mean(judge on all items) + mean(human - judge on the hand-graded sample)``,
@@ -29,6 +32,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from chunklab_core.stats import Interval, percentile_interval, resampled_means
+from chunklab_core.stats_clustered import clustered_resampled_means
 
 
 def _encode(a, b, labels=None) -> tuple[np.ndarray, np.ndarray, list]:
@@ -94,18 +98,27 @@ class KappaInterval(NamedTuple):
     undefined_share: float  # share of resamples where kappa was undefined (left out)
 
 
-def kappa_ci(a, b, resamples: int = 10_000, seed=0, confidence: float = 0.95, labels=None) -> KappaInterval:
+def kappa_ci(a, b, resamples: int = 10_000, seed=0, confidence: float = 0.95, labels=None,
+             clusters=None) -> KappaInterval:
     """Percentile bootstrap interval for Cohen's kappa, resampling items with replacement.
 
     Each resample's confusion table is the resampled mean of the items' one-hot (label of a,
     label of b) cells, so all resamples are computed at once (:mod:`chunklab_core.stats`,
     same seed -> same item resamples as every other interval over these items).
+    ``clusters``: one group label per item (e.g. the article of the question); the resamples
+    then draw whole groups (:func:`chunklab_core.stats_clustered.clustered_resampled_means`:
+    a resample's table is the share of its kept items in each cell). With every item its own
+    group this is exactly the item bootstrap.
     """
     a_codes, b_codes, labels = _encode(a, b, labels)
     n_labels = len(labels)
     one_hot = np.zeros((len(a_codes), n_labels * n_labels))
     one_hot[np.arange(len(a_codes)), a_codes * n_labels + b_codes] = 1.0
-    tables = resampled_means(one_hot, resamples, seed).reshape(-1, n_labels, n_labels)
+    if clusters is None:
+        tables = resampled_means(one_hot, resamples, seed)
+    else:
+        tables = clustered_resampled_means(one_hot, clusters, resamples, seed)
+    tables = tables.reshape(-1, n_labels, n_labels)
     kappas = kappa_from_proportions(tables)
     defined = kappas[~np.isnan(kappas)]
     low, high = percentile_interval(defined, confidence) if defined.size else (np.nan, np.nan)

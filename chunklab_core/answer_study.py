@@ -10,7 +10,8 @@ partial run still yields complete, paired comparisons.
 CLI (``make llm-run``): ``python -m chunklab_core.answer_study [--corpus squad|nq] [--questions 200]
 [--limit N]``, and ``--probes N`` for the judge reliability probes (``judge_probes``).
 
-Not handled: agreement statistics (``agreement``), the notebook's tables and figures.
+Not handled: which backend and model a role uses (``llm.wiring``), agreement statistics
+(``agreement``), the notebook's tables and figures.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import pandas as pd
 from .answer_metrics import reference_grade
 from .corpus import Corpus
 from .evaluate import run_cell
+from .llm.wiring import make_models
 from .text import normalize
 
 DEFAULT_STRATEGIES = ("fixed_1000", "fixed_500", "parent_doc_250_1000")
@@ -40,6 +42,7 @@ class AnswerItem:
     golds: tuple[str, ...]
     contexts: tuple[str, ...]
     passage_retrieved: bool
+    doc_id: str = ""  # the question's source document (SQuAD article, NQ page): the bootstrap's cluster
 
     @property
     def reference(self) -> str:
@@ -72,92 +75,11 @@ def build_items(corpus: Corpus, strategies: Sequence[str], n_questions: int, see
             contexts = tuple(run.context_text(c) for c in ranked)
             retrieved = bool(np.isin(ranked, run.relevant[row]).any())
             items.append(AnswerItem(f"{q.qid}|{strategy}", corpus.name, q.qid, strategy, q.text,
-                                    tuple(golds), contexts, retrieved))
+                                    tuple(golds), contexts, retrieved, q.doc_id))
     return items
 
 
-DEFAULT_ANSWERER = ("qwen15", "qwen-1.5b")
-DEFAULT_JUDGES = {"qwen15": "qwen-1.5b", "qwen05": "qwen-0.5b"}
 DEFAULT_YES_NO_JUDGES = ("qwen15",)
-
-
-class MeteredLLM:
-    """A ``RecordedLLM`` that also remembers the cost of every call made through it.
-
-    ``take()`` returns and clears the calls since the last ``take()``: (stage, prompt tokens,
-    completion tokens, seconds, replayed). Replayed calls report the recorded cost, so a
-    replayed run shows what the recording run paid.
-    """
-
-    def __init__(self, recorded):
-        self.recorded = recorded
-        self.store = recorded.store
-        self._calls: list[tuple] = []
-        self.log: dict[str, dict] = {}  # every distinct call made through this wrapper, by key
-
-    def call(self, messages, schema=None, **options):
-        reply = self.recorded.call(messages, schema, **options)
-        self._calls.append((self.store.stage, reply.prompt_tokens, reply.completion_tokens,
-                            reply.latency_s, reply.replayed))
-        self.log.setdefault(reply.key, {"stage": self.store.stage, "tokens_in": reply.prompt_tokens,
-                                        "tokens_out": reply.completion_tokens,
-                                        "seconds": reply.latency_s})
-        return reply
-
-    def complete(self, messages, schema=None, **options) -> str:
-        return self.call(messages, schema, **options).text
-
-    def take(self) -> list[tuple]:
-        calls, self._calls = self._calls, []
-        return calls
-
-
-def make_backend(backend: str, model: str, n_threads: int | None = None, host: str | None = None):
-    """An unloaded backend: ``llamacpp`` (a registered alias or a .gguf path) or ``ollama``."""
-    if backend == "llamacpp":
-        from .llm.llamacpp_backend import LlamaCppBackend
-
-        return LlamaCppBackend(model, n_threads=n_threads)
-    if backend == "ollama":
-        from .llm.ollama_backend import OllamaBackend
-
-        return OllamaBackend(model, host=host)
-    raise ValueError(f"backend must be 'llamacpp' or 'ollama', not {backend!r}")
-
-
-def make_models(mode: str = "replay_or_record", n_threads: int | None = None, root=None, *,
-                backend: str = "llamacpp", answerer: tuple[str, str] = DEFAULT_ANSWERER,
-                judges: dict[str, str] | None = None, host: str | None = None) -> dict:
-    """The recorded answerer and judges, each a :class:`MeteredLLM`; no model is loaded here.
-
-    ``answerer`` is ``(name, model)`` and ``judges`` maps a short name to a model; calls go
-    to the stages ``answers_<name>`` and ``judges_<name>`` under ``root`` (default
-    ``data/llm_calls``). One backend object per distinct model, so a model that both answers
-    and judges is loaded once. Defaults: Qwen2.5-Coder-1.5B answers; it and the 0.5B judge.
-    """
-    from .llm.records import CallStore, RecordedLLM
-
-    judges = dict(DEFAULT_JUDGES if judges is None else judges)
-    if not judges:
-        raise ValueError("name at least one judge model")
-    backends: dict[str, object] = {}
-
-    def backend_for(model: str):
-        if model not in backends:
-            backends[model] = make_backend(backend, model, n_threads, host)
-        return backends[model]
-
-    def recorded(stage: str, model: str):
-        store = CallStore.for_stage(stage, root, make_target="llm-run")
-        return MeteredLLM(RecordedLLM(backend_for(model), store, mode))
-
-    name, model = answerer
-    models = {"answerer": recorded(f"answers_{name}", model)}
-    for judge_name, judge_model in judges.items():
-        if judge_name == "answerer":
-            raise ValueError("'answerer' cannot be a judge name")
-        models[judge_name] = recorded(f"judges_{judge_name}", judge_model)
-    return models
 
 
 def judge_columns(models: dict, yes_no_judges=DEFAULT_YES_NO_JUDGES) -> list[str]:
@@ -210,7 +132,8 @@ def process_item(item: AnswerItem, models: dict, yes_no_judges=DEFAULT_YES_NO_JU
         if hasattr(llm, "take"):
             costs.update(_cost_columns(llm.take()))
     return {
-        "item_id": item.item_id, "corpus": item.corpus, "qid": item.qid, "strategy": item.strategy,
+        "item_id": item.item_id, "corpus": item.corpus, "qid": item.qid, "doc_id": item.doc_id,
+        "strategy": item.strategy,
         "question": item.question, "reference": item.reference, "answer": answer.text,
         "abstained": answer.not_in_context,
         "passage_retrieved": item.passage_retrieved,

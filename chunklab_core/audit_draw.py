@@ -71,7 +71,8 @@ def population_table(study, corpora: dict) -> pd.DataFrame:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .answer_study import DEFAULT_STRATEGIES, load_study, make_models, study_corpus
+    from .answer_study import DEFAULT_STRATEGIES, load_study, study_corpus
+    from .llm.wiring import make_models
     from .sheets import draw_audit_sample, read_sheet, write_key, write_sheet
 
     parser = argparse.ArgumentParser(description="Draw post 06's blind hand-grading sample.")

@@ -1,6 +1,7 @@
 """Figures of the series, saved deterministically.
 
-Handles: a fixed style, one function per figure kind, and ``save_figure`` which writes PNG
+Handles: a fixed style, one function per figure kind, ``show_figure`` (display in a notebook
+cell, optionally saving), and ``save_figure`` which writes PNG
 (and optionally SVG) under ``paths.FIGURES_DIR`` with volatile metadata removed
 (``svg.hashsalt`` fixed, no creation date, no software string), so re-execution produces
 byte-identical files. Not handled: computing what is plotted (the tables come in ready).
@@ -11,14 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from . import paths  # noqa: E402
+from . import paths
 
 plt.rcParams.update(
     {
@@ -43,6 +41,20 @@ def save_figure(fig, name: str, folder: Path | None = None, svg: bool = False) -
     if svg:
         fig.savefig(folder / f"{name}.svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
     return png
+
+
+def show_figure(fig, name: str, write: bool = True, folder: Path | None = None) -> None:
+    """Display ``fig`` in the notebook here, then close it; with ``write`` also :func:`save_figure` it.
+
+    Closing keeps the inline backend from showing the figure a second time at the end of the
+    cell, so a figure sits where the cell displays it, between its tables and prose.
+    """
+    from IPython.display import display
+
+    if write:
+        save_figure(fig, name, folder)
+    display(fig)
+    plt.close(fig)
 
 
 def plot_metric_at_k(summary: pd.DataFrame, ks: Sequence[int], metric: str = "hit", label_col: str = "label",

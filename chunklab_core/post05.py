@@ -17,17 +17,30 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from . import stats
+from .stats_clustered import clustered_bootstrap_ci
 from .answer_metrics import (context_grounding, exact_match, is_abstention, mean_ignoring_none,
                              rouge_l_f1, squad_normalize, token_prf, unsupported_number_rate)
 from .chunking import strategy_label
 
-GRADERS = {
-    "reference_grader": ("reference grader (rules)", "correct"),
-    "judge_qwen15_yesno": ("1.5B judge, YES/NO", "YES"),
-    "judge_qwen15_3way": ("1.5B judge, three-way", "correct"),
-    "judge_qwen05_3way": ("0.5B judge, three-way", "correct"),
-}
+REFERENCE_NAME = "reference grader (rules)"
+JUDGE_NAMES = {"qwen15": "1.5B", "qwen05": "0.5B"}  # display names of the default judges' short names
+PROMPT_NAMES = {"3way": "three-way", "yesno": "YES/NO"}
+
+
+def grader_name(column: str) -> str:
+    """Display name of a verdict column: ``judge_<short name>_<prompt>`` -> "<name> judge, <prompt>".
+
+    The default judges' short names read as their sizes ("1.5B judge, YES/NO"); any other
+    judge (e.g. an Ollama model the notebook's ``JUDGES`` names ``gptoss``) keeps its short
+    name ("gptoss judge, three-way"). Other columns are returned unchanged.
+    """
+    if column == "reference_grader":
+        return REFERENCE_NAME
+    if column.startswith("judge_"):
+        short, _, prompt = column[len("judge_"):].rpartition("_")
+        if short and prompt in PROMPT_NAMES:
+            return f"{JUDGE_NAMES.get(short, short)} judge, {PROMPT_NAMES[prompt]}"
+    return column
 
 
 def passed(table: pd.DataFrame, column: str) -> np.ndarray:
@@ -35,7 +48,7 @@ def passed(table: pd.DataFrame, column: str) -> np.ndarray:
 
     ``unparsed`` and ``partial`` count as not passed, so they stay in every denominator.
     """
-    positive = GRADERS.get(column, (None, "YES" if column.endswith("_yesno") else "correct"))[1]
+    positive = "YES" if column.endswith("_yesno") else "correct"
     return (table[column] == positive).to_numpy(dtype=float)
 
 
@@ -45,22 +58,38 @@ def grader_columns(table: pd.DataFrame) -> list[str]:
     return ["reference_grader", *judges]
 
 
+def clusters(table: pd.DataFrame) -> np.ndarray:
+    """The bootstrap's resampling unit per row: the question's source document within its corpus.
+
+    Questions written about one SQuAD article share its difficulty, and the strategies'
+    answers to one question share the question's; neither is an independent draw, so the
+    intervals of this post resample documents (one-stage cluster bootstrap,
+    :mod:`chunklab_core.stats_clustered`, as in post 03). A table without ``doc_id`` falls
+    back to the question.
+    """
+    unit = table["doc_id"] if "doc_id" in table.columns else table["qid"]
+    return (table["corpus"].astype(str) + "|" + unit.astype(str)).to_numpy()
+
+
 def answer_table(study, resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
     """Per corpus, strategy and grader: share of answers passed, with a bootstrap interval.
 
     Also the share of questions whose passage was retrieved (some top-5 context holds a gold
-    answer). Intervals resample questions (percentile bootstrap, ``stats.bootstrap_ci``).
+    answer). Intervals resample the questions' documents (percentile interval of the one-stage
+    cluster bootstrap, :func:`clusters`); ``documents`` is their number.
     """
     table = study.table
     rows = []
     for (corpus, strategy), group in table.groupby(["corpus", "strategy"], sort=False):
         scores = {"passage retrieved": group["passage_retrieved"].to_numpy(dtype=float)}
         for column in grader_columns(table):
-            scores[GRADERS.get(column, (column,))[0]] = passed(group, column)
+            scores[grader_name(column)] = passed(group, column)
+        units = clusters(group)
         for measure, values in scores.items():
-            ci = stats.bootstrap_ci(values, resamples, seed)
+            ci = clustered_bootstrap_ci(values, units, resamples, seed)
             rows.append({"corpus": corpus, "strategy": strategy_label(strategy), "measure": measure,
-                         "questions": len(values), "share": ci.mean, "low": ci.low, "high": ci.high})
+                         "questions": len(values), "documents": len(set(units)),
+                         "share": ci.mean, "low": ci.low, "high": ci.high})
     return pd.DataFrame(rows)
 
 
@@ -89,12 +118,18 @@ def plot_answer_table(answers: pd.DataFrame):
 
 def strategy_differences(study, column: str = "reference_grader", resamples: int = 10_000,
                          seed: int = 0) -> pd.DataFrame:
-    """Paired differences in share passed between every two strategies of a corpus."""
+    """Paired differences in share passed between every two strategies of a corpus.
+
+    The per-question differences are resampled by document (:func:`clusters`), so the pairing
+    by question and the clustering by document are both kept.
+    """
     rows = []
     for corpus, group in study.table.groupby("corpus", sort=False):
         wide = group.assign(score=passed(group, column)).pivot(index="qid", columns="strategy", values="score")
+        units = pd.Series(clusters(group), index=group["qid"].to_numpy()).groupby(level=0).first()
+        units = units.loc[wide.index].to_numpy()
         for a, b in combinations(list(dict.fromkeys(group["strategy"])), 2):
-            ci = stats.paired_difference_ci(wide[a], wide[b], resamples, seed)
+            ci = clustered_bootstrap_ci((wide[a] - wide[b]).to_numpy(), units, resamples, seed)
             rows.append({"corpus": corpus, "strategy A": strategy_label(a), "strategy B": strategy_label(b),
                          "questions": len(wide), "A - B": ci.mean, "low": ci.low, "high": ci.high,
                          "separated": bool(ci.low > 0 or ci.high < 0)})

@@ -17,13 +17,9 @@ import numpy as np
 import pandas as pd
 
 from .agreement import kappa_ci, percent_agreement
-from .post05 import GRADERS, grader_columns, passed
+from .post05 import REFERENCE_NAME, clusters, grader_columns, grader_name, passed
 
 THREE_WAY = ["correct", "partial", "wrong", "unparsed"]
-
-
-def _name(column: str) -> str:
-    return GRADERS.get(column, (column,))[0]
 
 
 def binary(table: pd.DataFrame, column: str) -> np.ndarray:
@@ -32,16 +28,21 @@ def binary(table: pd.DataFrame, column: str) -> np.ndarray:
 
 
 def agreement_table(table: pd.DataFrame, resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
-    """Every pair of graders: items, percent agreement and kappa [interval], per scale."""
+    """Every pair of graders: items, percent agreement and kappa [interval], per scale.
+
+    The interval resamples the items' documents (``post05.clusters``): the three strategies'
+    answers to one question, and the questions of one article, are not independent items.
+    """
     rows = []
     columns = grader_columns(table)
+    units = clusters(table)
     for a, b in combinations(columns, 2):
         scales = [("pass/fail", binary(table, a), binary(table, b), ["pass", "fail"])]
         if not a.endswith("_yesno") and not b.endswith("_yesno"):
             scales.insert(0, ("three-way", table[a].to_numpy(object), table[b].to_numpy(object), THREE_WAY))
         for scale, x, y, labels in scales:
-            k = kappa_ci(x, y, resamples, seed, labels=labels)
-            rows.append({"grader A": _name(a), "grader B": _name(b), "scale": scale, "items": len(x),
+            k = kappa_ci(x, y, resamples, seed, labels=labels, clusters=units)
+            rows.append({"grader A": grader_name(a), "grader B": grader_name(b), "scale": scale, "items": len(x),
                          "agree": int((x == y).sum()), "percent agreement": percent_agreement(x, y),
                          "kappa": k.kappa, "low": k.low, "high": k.high})
     return pd.DataFrame(rows)
@@ -59,8 +60,8 @@ def plot_confusions(table: pd.DataFrame, reference: str = "reference_grader"):
             ax.text(j, i, str(value), ha="center", va="center", fontsize=10)
         ax.set_xticks(range(len(labels)), labels)
         ax.set_yticks(range(len(THREE_WAY)), THREE_WAY)
-        ax.set_xlabel(_name(judge))
-        ax.set_ylabel(_name(reference))
+        ax.set_xlabel(grader_name(judge))
+        ax.set_ylabel(grader_name(reference))
     fig.tight_layout()
     return fig
 
@@ -83,7 +84,7 @@ def confusion(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
         if stray:
             raise ValueError(f"{column} holds labels {sorted(stray)} outside {labels_of(column)}")
     counts = pd.crosstab(table[a], table[b]).reindex(index=labels_of(a), columns=labels_of(b), fill_value=0)
-    counts.index.name, counts.columns.name = _name(a), _name(b)
+    counts.index.name, counts.columns.name = grader_name(a), grader_name(b)
     return counts
 
 
@@ -122,7 +123,7 @@ def reading(coverage: pd.DataFrame, answers: pd.DataFrame, differences: pd.DataF
     for row in coverage.itertuples():
         lines.append(f"- **{row.corpus}**: {row.questions_recorded} of {row.questions_planned} planned "
                      f"questions are recorded ({row.items} answered items).")
-    ref = answers[answers["measure"] == GRADERS["reference_grader"][0]]
+    ref = answers[answers["measure"] == REFERENCE_NAME]
     retrieved = answers[answers["measure"] == "passage retrieved"]
     for corpus, part in ref.groupby("corpus", sort=False):
         best = part.loc[part["share"].idxmax()]
@@ -137,13 +138,13 @@ def reading(coverage: pd.DataFrame, answers: pd.DataFrame, differences: pd.DataF
                      f"any strategy{tie}, while its passage was retrieved for {_pct(gap.get(best['strategy'], np.nan))} "
                      f"of the questions; {verdict}.")
     binary_rows = agreement[(agreement["scale"] == "pass/fail") &
-                            (agreement["grader A"] == GRADERS["reference_grader"][0])]
+                            (agreement["grader A"] == REFERENCE_NAME)]
     for row in binary_rows.itertuples():
         lines.append(f"- {row[2]} against the reference grader (pass/fail): {row.agree} of {row.items} "
                      f"items agree, κ = {row.kappa:.2f} [{row.low:.2f}, {row.high:.2f}].")
     if probe_summary is not None and len(probe_summary):
         for row in probe_summary.itertuples():
-            lines.append(f"- Probes, {row.judge}: passes {_pct(row.plain_pass)} of plain correct answers, "
+            lines.append(f"- Probes, {grader_name('judge_' + row.judge)}: passes {_pct(row.plain_pass)} of plain correct answers, "
                          f"changes its verdict on {_pct(row.padded_flip)} when the answer is padded, catches "
                          f"{_pct(row.wrong_figure_caught)} of wrong figures, and changes "
                          f"{_pct(row.retest_changed)} on a retest (n = {row.n}).")

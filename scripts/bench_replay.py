@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def recorded_model_seconds(nb) -> float:
     """Sum of the recorded latencies of the distinct calls the post used (its parameters)."""
-    from chunklab_core.answer_study import load_study, make_models, study_corpus
+    from chunklab_core.answer_study import load_study, study_corpus
+    from chunklab_core.llm.wiring import make_models
 
     params = {}
     for cell in nb.cells:

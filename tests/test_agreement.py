@@ -73,6 +73,28 @@ def test_kappa_ci():
     assert perfect.undefined_share == pytest.approx((1 / 27 + 8 / 27), abs=0.03)
 
 
+def test_kappa_ci_clustered_by_hand():
+    rng = np.random.default_rng(3)
+    truth = rng.random(120) < 0.5
+    judge = np.where(rng.random(120) < 0.8, truth, ~truth)
+    plain = kappa_ci(truth, judge, resamples=3_000, seed=2)
+    # every item its own group: the cluster bootstrap is the item bootstrap
+    singletons = kappa_ci(truth, judge, resamples=3_000, seed=2, clusters=np.arange(120))
+    assert singletons.low == pytest.approx(plain.low) and singletons.high == pytest.approx(plain.high)
+    # every item copied three times inside its own group (three strategies giving the same
+    # verdicts on one question): resampling groups gives the interval of the 120 distinct items,
+    # while treating the 360 copies as independent items pretends to a narrower one
+    tripled_truth, tripled_judge = np.repeat(truth, 3), np.repeat(judge, 3)
+    groups = np.repeat(np.arange(120), 3)
+    clustered = kappa_ci(tripled_truth, tripled_judge, resamples=3_000, seed=2, clusters=groups)
+    assert clustered.kappa == pytest.approx(plain.kappa)
+    assert clustered.low == pytest.approx(plain.low) and clustered.high == pytest.approx(plain.high)
+    naive = kappa_ci(tripled_truth, tripled_judge, resamples=3_000, seed=2)
+    assert naive.high - naive.low < 0.7 * (clustered.high - clustered.low)
+    with pytest.raises(ValueError, match="one document label per question"):
+        kappa_ci(truth, judge, resamples=100, clusters=np.arange(5))
+
+
 def test_ppi_by_hand():
     result = ppi_mean_ci([1, 0, 1, 1], [1, 0], [1, 1], confidence=0.95)
     # 0.75 + mean([0, 1]); se^2 = var([1,0,1,1])/4 + var([0,1])/2 = 0.25/4 + 0.5/2

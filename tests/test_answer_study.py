@@ -7,10 +7,10 @@ import json
 import pandas as pd
 import pytest
 
-from chunklab_core.answer_study import (MeteredLLM, build_items, judge_columns, load_study,
-                                        process_item)
+from chunklab_core.answer_study import build_items, judge_columns, load_study, process_item
 from chunklab_core.corpus import Corpus, Document, Question
 from chunklab_core.llm.records import CallStore, RecordedLLM
+from chunklab_core.llm.wiring import MeteredLLM
 from chunklab_core.llm.testing import BackendUsed, ScriptedLLM
 
 STRATEGIES = ["fixed_500", "fixed_1000"]

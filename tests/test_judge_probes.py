@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from chunklab_core.answer_study import MeteredLLM
+from chunklab_core.llm.wiring import MeteredLLM
 from chunklab_core.corpus import Corpus, Document, Question
 from chunklab_core.judge_probes import (FILLER, alter_number, probe_inputs, probe_summary,
                                         run_probes)

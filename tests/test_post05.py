@@ -39,6 +39,14 @@ def _study() -> StudyTable:
     return StudyTable(pd.DataFrame(rows), pd.DataFrame(), calls)
 
 
+def test_grader_names_for_default_and_other_judges():
+    assert post05.grader_name("reference_grader") == "reference grader (rules)"
+    assert post05.grader_name("judge_qwen15_yesno") == "1.5B judge, YES/NO"
+    assert post05.grader_name("judge_qwen05_3way") == "0.5B judge, three-way"
+    assert post05.grader_name("judge_gpt_oss_3way") == "gpt_oss judge, three-way"  # an Ollama judge
+    assert post05.grader_name("judge_gptoss_attempts") == "judge_gptoss_attempts"
+
+
 def test_passed_counts_unparsed_and_partial_as_not_passed():
     table = _study().table
     assert post05.passed(table, "judge_qwen15_3way").tolist() == [1, 1, 0, 0, 0, 1, 1, 0]
@@ -50,6 +58,21 @@ def test_answer_table_shares():
     assert answers.loc[("Fixed 500", "reference grader (rules)"), "share"] == 0.5
     assert answers.loc[("Fixed 1000", "passage retrieved"), "share"] == 0.75
     assert (answers["low"] <= answers["share"]).all() and (answers["share"] <= answers["high"]).all()
+
+
+def test_intervals_resample_documents():
+    study = _study()
+    study.table["doc_id"] = study.table["qid"].map({"q0": "a", "q1": "a", "q2": "b", "q3": "b"})
+    assert post05.clusters(study.table).tolist()[:3] == ["c|a", "c|a", "c|a"]
+    with pytest.warns(UserWarning, match="only 2 documents"):
+        answers = post05.answer_table(study, resamples=300, seed=0).set_index(["strategy", "measure"])
+    # Fixed 500, reference grader: article a = (q0 correct, q1 wrong), article b = (q2 wrong,
+    # q3 correct); every resample of whole articles passes half its answers
+    row = answers.loc[("Fixed 500", "reference grader (rules)")]
+    assert (row["share"], row["low"], row["high"], row["documents"]) == (0.5, 0.5, 0.5, 2)
+    # resampling the four questions instead would give a wide interval
+    assert post05.answer_table(_study(), resamples=300, seed=0).set_index(
+        ["strategy", "measure"]).loc[("Fixed 500", "reference grader (rules)"), "low"] < 0.25
 
 
 def test_strategy_differences_are_paired():

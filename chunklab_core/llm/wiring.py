@@ -1,0 +1,92 @@
+"""Wiring the recorded models of a study: which backend, which model, which call store.
+
+Handles: :class:`MeteredLLM` (a recorded LLM that also keeps the cost of every call made
+through it), :func:`make_backend` (an unloaded llama.cpp or Ollama backend for a model name)
+and :func:`make_models` (the answerer and the judges of a study, each recorded under its own
+stage). Not handled: prompts and parsing (``answering``, ``judges``), the call records
+themselves (``records``), which questions are asked (``chunklab_core.answer_study``).
+"""
+
+from __future__ import annotations
+
+DEFAULT_ANSWERER = ("qwen15", "qwen-1.5b")
+DEFAULT_JUDGES = {"qwen15": "qwen-1.5b", "qwen05": "qwen-0.5b"}
+
+
+class MeteredLLM:
+    """A ``RecordedLLM`` that also remembers the cost of every call made through it.
+
+    ``take()`` returns and clears the calls since the last ``take()``: (stage, prompt tokens,
+    completion tokens, seconds, replayed). Replayed calls report the recorded cost, so a
+    replayed run shows what the recording run paid.
+    """
+
+    def __init__(self, recorded):
+        self.recorded = recorded
+        self.store = recorded.store
+        self._calls: list[tuple] = []
+        self.log: dict[str, dict] = {}  # every distinct call made through this wrapper, by key
+
+    def call(self, messages, schema=None, **options):
+        reply = self.recorded.call(messages, schema, **options)
+        self._calls.append((self.store.stage, reply.prompt_tokens, reply.completion_tokens,
+                            reply.latency_s, reply.replayed))
+        self.log.setdefault(reply.key, {"stage": self.store.stage, "tokens_in": reply.prompt_tokens,
+                                        "tokens_out": reply.completion_tokens,
+                                        "seconds": reply.latency_s})
+        return reply
+
+    def complete(self, messages, schema=None, **options) -> str:
+        return self.call(messages, schema, **options).text
+
+    def take(self) -> list[tuple]:
+        calls, self._calls = self._calls, []
+        return calls
+
+
+def make_backend(backend: str, model: str, n_threads: int | None = None, host: str | None = None):
+    """An unloaded backend: ``llamacpp`` (a registered alias or a .gguf path) or ``ollama``."""
+    if backend == "llamacpp":
+        from .llamacpp_backend import LlamaCppBackend
+
+        return LlamaCppBackend(model, n_threads=n_threads)
+    if backend == "ollama":
+        from .ollama_backend import OllamaBackend
+
+        return OllamaBackend(model, host=host)
+    raise ValueError(f"backend must be 'llamacpp' or 'ollama', not {backend!r}")
+
+
+def make_models(mode: str = "replay_or_record", n_threads: int | None = None, root=None, *,
+                backend: str = "llamacpp", answerer: tuple[str, str] = DEFAULT_ANSWERER,
+                judges: dict[str, str] | None = None, host: str | None = None) -> dict:
+    """The recorded answerer and judges, each a :class:`MeteredLLM`; no model is loaded here.
+
+    ``answerer`` is ``(name, model)`` and ``judges`` maps a short name to a model; calls go
+    to the stages ``answers_<name>`` and ``judges_<name>`` under ``root`` (default
+    ``data/llm_calls``). One backend object per distinct model, so a model that both answers
+    and judges is loaded once. Defaults: Qwen2.5-Coder-1.5B answers; it and the 0.5B judge.
+    """
+    from .records import CallStore, RecordedLLM
+
+    judges = dict(DEFAULT_JUDGES if judges is None else judges)
+    if not judges:
+        raise ValueError("name at least one judge model")
+    backends: dict[str, object] = {}
+
+    def backend_for(model: str):
+        if model not in backends:
+            backends[model] = make_backend(backend, model, n_threads, host)
+        return backends[model]
+
+    def recorded(stage: str, model: str):
+        store = CallStore.for_stage(stage, root, make_target="llm-run")
+        return MeteredLLM(RecordedLLM(backend_for(model), store, mode))
+
+    name, model = answerer
+    models = {"answerer": recorded(f"answers_{name}", model)}
+    for judge_name, judge_model in judges.items():
+        if judge_name == "answerer":
+            raise ValueError("'answerer' cannot be a judge name")
+        models[judge_name] = recorded(f"judges_{judge_name}", judge_model)
+    return models
