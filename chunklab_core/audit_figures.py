@@ -33,7 +33,7 @@ def plot_kappa(agreement: pd.DataFrame):
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_yticks(range(len(judges)), judges)
     ax.invert_yaxis()
-    ax.set_xlabel("Cohen's kappa with the hand grades (95% bootstrap interval, graded items)")
+    ax.set_xlabel("Cohen's kappa with the hand grades (95% bootstrap interval, resampling questions)")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig
 

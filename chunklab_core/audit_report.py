@@ -1,7 +1,7 @@
 """Post 06: auditing post 05's LLM judges against hand grades, as one call per notebook section.
 
 Handles: the sampling design and who graded when; per judge, agreement with the hand grades
-(matches out of n, percent agreement, Cohen's kappa with a bootstrap interval, and the
+(matches out of n, percent agreement, Cohen's kappa with a bootstrap interval over questions, and the
 population-weighted agreement), on the three-way scale where the judge has one and always on
 the binary "correct vs not" scale (``YES`` <-> correct); confusion tables; the direction of
 the binary disagreements (lenient: the judge passed what the person failed; strict: the
@@ -103,10 +103,25 @@ def _weighted_share(data: AuditData, indicator: np.ndarray, confidence: float) -
     return result.estimate, *clip_share(result.low, result.high)
 
 
+def question_clusters(items: pd.DataFrame) -> np.ndarray | None:
+    """The question of each item (``qid``), the kappa bootstrap's resampling unit; ``None`` without one.
+
+    The strategies' answers to one question are not independent items (they share its
+    difficulty and often its answer), so kappa intervals resample questions
+    (``agreement.kappa_ci(clusters=...)``).
+    """
+    return items["qid"].astype(str).to_numpy() if "qid" in items.columns else None
+
+
 def agreement_table(data: AuditData, resamples: int = 10_000, seed: int = 0,
                     confidence: float = 0.95) -> pd.DataFrame:
-    """Per judge and scale: graded, matches, agreement, kappa [interval], weighted agreement [interval]."""
+    """Per judge and scale: graded, matches, agreement, kappa [interval], weighted agreement [interval].
+
+    Kappa intervals resample questions (:func:`question_clusters`); the weighted agreement
+    uses the stratified estimator of ``stratified_estimates``.
+    """
     human = data.graded["grade"].to_numpy(dtype=object)
+    units = question_clusters(data.graded)
     rows = []
     for column in data.judge_columns:
         verdicts = data.graded[column].to_numpy(dtype=object)
@@ -116,7 +131,7 @@ def agreement_table(data: AuditData, resamples: int = 10_000, seed: int = 0,
         for scale, judge, person, labels in scales:
             agree = judge == person
             kappa = kappa_ci(judge, person, resamples=resamples, seed=seed,
-                             confidence=confidence, labels=labels)
+                             confidence=confidence, labels=labels, clusters=units)
             share, low, high = _weighted_share(data, agree, confidence)
             rows.append({"judge": judge_name(column), "scale": scale, "graded": len(agree),
                          "matches": int(agree.sum()), "agreement": float(agree.mean()),
@@ -199,8 +214,10 @@ def judge_pairs(data: AuditData, resamples: int = 10_000, seed: int = 0,
     """Every pair of judges on the whole population: agreement and kappa [interval], confusions.
 
     All pairs on the binary scale; pairs of three-way judges also on the three-way scale.
+    Kappa intervals resample questions (:func:`question_clusters`).
     """
     population = data.population
+    units = question_clusters(population)
     rows, tables = [], {}
     for a, b in combinations(data.judge_columns, 2):
         scales = [("binary", binary_labels(population[a]), binary_labels(population[b]), BINARY)]
@@ -209,7 +226,7 @@ def judge_pairs(data: AuditData, resamples: int = 10_000, seed: int = 0,
                               population[b].to_numpy(dtype=object), THREE_WAY))
         for scale, x, y, labels in scales:
             kappa = kappa_ci(x, y, resamples=resamples, seed=seed, confidence=confidence,
-                             labels=labels)
+                             labels=labels, clusters=units)
             rows.append({"judge a": judge_name(a), "judge b": judge_name(b), "scale": scale,
                          "items": len(x), "matches": int((x == y).sum()),
                          "agreement": float(np.mean(x == y)), "kappa": kappa.kappa,

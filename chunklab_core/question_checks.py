@@ -94,20 +94,45 @@ def word_overlap(question: str, passage: str) -> float | None:
     return sum(w in in_passage for w in words) / len(words)
 
 
+def locate_ignoring_spacing(text: str, snippet: str) -> list[tuple[int, int]]:
+    """Occurrences ``[(start, end), ...]`` of ``snippet`` in ``text``, offsets into ``text``.
+
+    ``longdocs.locate`` first (exact, else case- and whitespace-insensitive); when that finds
+    nothing, the case-insensitive occurrences once every whitespace character is removed from
+    both sides -- Natural Questions pages are tokenised ("April 26 , 2017", "U.S. v. Schoon" as
+    "U. S. v. Schoon"), so spacing alone must not make an answer "absent". Such a span runs
+    from the snippet's first to its last non-space character in ``text``. Used by the validity
+    check below and by post 04's relevance rule, so that both treat spacing the same way.
+    """
+    spans = locate(text, snippet)
+    key = "".join(snippet.lower().split())
+    if spans or not key:
+        return spans
+    origin, squeezed = [], []
+    for i, char in enumerate(text):
+        if not char.isspace():
+            lowered = char.lower()  # may be longer than one character: map each back to i
+            squeezed.append(lowered)
+            origin.extend([i] * len(lowered))
+    haystack = "".join(squeezed)
+    found, start = [], haystack.find(key)
+    while start >= 0:
+        found.append((origin[start], origin[start + len(key) - 1] + 1))
+        start = haystack.find(key, start + len(key))
+    return found
+
+
 def answer_not_in_passage(answer: str, passage: str) -> Check:
     """Flag an answer that does not occur in the passage (an empty answer is flagged).
 
-    Occurs: found by ``longdocs.locate`` (exact, or case- and whitespace-insensitive), or, as
-    a last resort, with every whitespace character removed from both sides -- Natural
-    Questions pages are tokenised ("April 26 , 2017", "U.S. v. Schoon" as "U. S. v. Schoon"),
-    so spacing alone must not make an answer "absent". Such a match is not flagged; its
-    evidence says the spacing differs.
+    Occurs: found by :func:`locate_ignoring_spacing`. A match found only once spacing is
+    ignored is not flagged; its evidence says the spacing differs.
     """
     if not answer.strip():
         return Check(True, "empty answer")
     if locate(passage, answer):
         return Check(False, "")
-    if "".join(answer.lower().split()) in "".join(passage.lower().split()):
+    if locate_ignoring_spacing(passage, answer):
         return Check(False, "found once spacing is ignored")
     alignment = fuzz.partial_ratio_alignment(answer.lower(), passage.lower())  # lower() keeps offsets
     closest = passage[alignment.dest_start:alignment.dest_end] if alignment is not None else ""

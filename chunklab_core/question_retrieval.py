@@ -12,7 +12,9 @@ context ``[c_s, c_e)`` is relevant to a question when it holds at least half of 
 characters of one occurrence ``[a_s, a_e)`` of the question's answer *inside its source
 passage*: ``|[c_s, c_e) ∩ [a_s, a_e)| >= ANSWER_SHARE · (a_e - a_s)``. Occurrences: SQuAD's
 crowd evidence spans; the NQ answer's occurrences in its paragraph; the generated answer's
-occurrences in the passage (``longdocs.locate``: exact, else case/whitespace-insensitive).
+occurrences in the passage (``question_checks.locate_ignoring_spacing``: exact, else
+case/whitespace-insensitive, else ignoring spacing altogether -- the same rule as the
+"answer not in passage" check, so a question the check passes never falls back).
 When a generated answer does not occur in its passage, a context is relevant when it overlaps
 the passage at all (``relevance = "passage overlap"``; counted and reported). Half the answer
 rather than all of it keeps long answers from being penalised for being cut by a chunk
@@ -32,7 +34,7 @@ import pandas as pd
 from . import stats
 from .corpus import Corpus, Question
 from .evaluate import make_retriever, run_cell, score_run
-from .longdocs import locate
+from .question_checks import locate_ignoring_spacing
 from .question_passages import Passage
 
 ANSWER_SHARE = 0.5
@@ -55,7 +57,7 @@ def question_sets(passages: Sequence[Passage], generations: pd.DataFrame) -> pd.
         if p.passage_id not in by_passage.index or by_passage.at[p.passage_id, "status"] != "ok":
             continue
         answer = by_passage.at[p.passage_id, "generated_answer"]
-        spans = tuple((p.start + s, p.start + e) for s, e in locate(p.text, answer))
+        spans = tuple((p.start + s, p.start + e) for s, e in locate_ignoring_spacing(p.text, answer))
         rows.append({**base, "qid": f"generated:{p.passage_id}", "set": "generated",
                      "question": by_passage.at[p.passage_id, "generated_question"],
                      "spans": spans if spans else ((p.start, p.end),),

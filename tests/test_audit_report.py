@@ -12,7 +12,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from chunklab_core import audit_reading as reading
 from chunklab_core import audit_report as ar
-from chunklab_core.agreement import ppi_mean_ci
+from chunklab_core.agreement import kappa_ci, ppi_mean_ci
 from chunklab_core.audit_data import (AuditError, binary_labels, binary_scores, load_audit,
                                      write_blank_copy)
 from chunklab_core.audit_synthetic import write_synthetic_audit
@@ -238,6 +238,22 @@ def test_judge_pairs_use_the_whole_population(synthetic):
     assert row["kappa"] == pytest.approx(cohen_kappa_score(population["judge_qwen15_3way"],
                                                            population["reference_grader"]))
     assert tables[("qwen15 3-way", "qwen15 yes/no")].to_numpy().sum() == len(population)
+
+
+def test_kappa_intervals_resample_questions(synthetic):
+    audit, population = synthetic  # three strategies' answers per question (qid = item // 3)
+    assert len(set(ar.question_clusters(population))) == len(population) // 3
+    assert ar.question_clusters(population.drop(columns=["qid"])) is None
+    pairs, _ = ar.judge_pairs(audit, resamples=400, seed=1)
+    row = pairs[(pairs["judge a"] == "qwen15 3-way") & (pairs["judge b"] == "reference grader")
+                & (pairs["scale"] == "binary")].iloc[0]
+    x = binary_labels(population["judge_qwen15_3way"])
+    y = binary_labels(population["reference_grader"])
+    by_question = kappa_ci(x, y, resamples=400, seed=1, labels=list(ar.BINARY),
+                           clusters=population["qid"].to_numpy())
+    by_item = kappa_ci(x, y, resamples=400, seed=1, labels=list(ar.BINARY))
+    assert (row["kappa low"], row["kappa high"]) == (by_question.low, by_question.high)
+    assert (row["kappa low"], row["kappa high"]) != (by_item.low, by_item.high)
 
 
 # ------------------------------------------------------------------ stratified estimates

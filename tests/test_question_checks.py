@@ -164,3 +164,18 @@ def test_answer_found_when_only_the_spacing_differs():
     assert not answer_not_in_passage("April 26, 2017", passage).flag
     assert not answer_not_in_passage("U. S. v. Schoon", passage).flag
     assert answer_not_in_passage("April 27, 2017", passage).flag
+
+
+def test_locate_ignoring_spacing_maps_back_to_the_text():
+    from chunklab_core.question_checks import locate_ignoring_spacing
+
+    passage = "The series premiered on April 26 , 2017 on Hulu ( U.S. v. Schoon ) ; april 26 , 2017 again."
+    spans = locate_ignoring_spacing(passage, "April 26, 2017")
+    assert [passage[s:e] for s, e in spans] == ["April 26 , 2017", "april 26 , 2017"]
+    assert [passage[s:e] for s, e in locate_ignoring_spacing(passage, "U. S. v. Schoon")] == ["U.S. v. Schoon"]
+    assert locate_ignoring_spacing(passage, "Hulu") == [(passage.index("Hulu"), passage.index("Hulu") + 4)]
+    assert locate_ignoring_spacing(passage, "April 27, 2017") == []
+    assert locate_ignoring_spacing(passage, "   ") == []
+    # a character whose lower case is two characters keeps the offsets right
+    text = "x İstanbul 1 , 2"
+    assert [text[s:e] for s, e in locate_ignoring_spacing(text, "1,2")] == ["1 , 2"]

@@ -86,6 +86,15 @@ def test_question_sets_spans_fallback_and_unparsed():
     assert gen1["relevance"] == "passage overlap" and gen1["spans"] == ((PASSAGES[1].start, PASSAGES[1].end),)
 
 
+def test_question_sets_find_an_answer_that_differs_only_in_spacing():
+    # NQ-style tokenised answer: the validity check finds it, so relevance must not fall back
+    spaced = GENERATIONS.copy()
+    spaced.loc[1, "generated_answer"] = "flood of19 52"
+    row = qr.question_sets(PASSAGES, spaced).iloc[3]
+    start = TEXT.index("flood of 1952")
+    assert row["relevance"] == "answer span" and row["spans"] == ((start, start + len("flood of 1952")),)
+
+
 # --------------------------------------------------------------------------- retrieval
 
 def test_retrieval_scores_one_run_per_cell_for_both_sets():
