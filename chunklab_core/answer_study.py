@@ -27,7 +27,6 @@ from .answer_metrics import reference_grade
 from .corpus import Corpus
 from .evaluate import run_cell
 from .llm.wiring import make_models
-from .text import normalize
 
 DEFAULT_STRATEGIES = ("fixed_1000", "fixed_500", "parent_doc_250_1000")
 

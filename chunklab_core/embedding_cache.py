@@ -31,7 +31,6 @@ that are not float32.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import sqlite3
 from pathlib import Path

@@ -331,7 +331,7 @@ def miss_examples(matrix: MatrixResult, model: str, k: int, max_examples: int = 
     """Questions BM25 answers in its top k and dense misses, where the gold sits past the dense
     model's maximum sequence length inside the BM25 hit (a truncation miss)."""
     from .dense import DenseRetriever
-    from .textmatch import match_gold, match_text
+    from .textmatch import match_text
 
     examples: list[str] = []
     used: set[str] = set()

@@ -1,11 +1,13 @@
 """Post 05: the notebook's sections over a recorded answer study (``answer_study.StudyTable``).
 
-Handles: the answer table per corpus and strategy with bootstrap intervals (reference grader
-and each LLM judge), paired strategy differences, the deterministic generation metrics, the
-retrieval-versus-answer drift with real cases, and the cost per stage and per strategy.
-Every sentence of prose these functions return is built from the numbers they compute.
-Not handled: agreement between judges and the probes (``post05_judges``), running models
-(``answer_study``), the formulas (``answer_metrics``, ``stats``).
+Handles: the graders' display names and pass/fail scores, the answer table per corpus and
+strategy with article-clustered bootstrap intervals (reference grader and each LLM judge) and
+how much the clustering widens them, paired strategy differences, the deterministic
+generation metrics, and the cost per stage and per strategy. Every sentence of prose these
+functions return is built from the numbers they compute.
+Not handled: agreement between judges and the probes (``post05_judges``), where retrieval and
+answer part ways (``post05_drift``), running models (``answer_study``), the formulas
+(``answer_metrics``, ``stats``, ``stats_clustered``).
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .stats_clustered import clustered_bootstrap_ci
 from .answer_metrics import (context_grounding, exact_match, is_abstention, mean_ignoring_none,
-                             rouge_l_f1, squad_normalize, token_prf, unsupported_number_rate)
+                             rouge_l_f1, token_prf, unsupported_number_rate)
 from .chunking import strategy_label
+from .stats_clustered import clustered_bootstrap_ci, design_effect
 
 REFERENCE_NAME = "reference grader (rules)"
 JUDGE_NAMES = {"qwen15": "1.5B", "qwen05": "0.5B"}  # display names of the default judges' short names
@@ -91,6 +93,48 @@ def answer_table(study, resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
                          "questions": len(values), "documents": len(set(units)),
                          "share": ci.mean, "low": ci.low, "high": ci.high})
     return pd.DataFrame(rows)
+
+
+def clustering_effect(study, column: str = "reference_grader", resamples: int = 10_000,
+                      seed: int = 0) -> pd.DataFrame:
+    """How much resampling documents instead of questions widens the answer table's intervals.
+
+    Per corpus and strategy, the share ``column`` passes with the plain (question) and the
+    document-clustered interval, their width ratio, Kish's design effect (the ratio squared)
+    and the number of independent questions the sample is worth
+    (``stats_clustered.design_effect``, same seed for both intervals).
+    """
+    frames = []
+    for corpus, group in study.table.groupby("corpus", sort=False):
+        wide = group.assign(score=passed(group, column)).pivot(index="qid", columns="strategy", values="score")
+        strategies = list(dict.fromkeys(group["strategy"]))
+        units = pd.Series(clusters(group), index=group["qid"].to_numpy()).groupby(level=0).first()
+        effect = design_effect(wide[strategies].to_numpy(), units.loc[wide.index].to_numpy(), resamples, seed,
+                               names=[strategy_label(s) for s in strategies])
+        frames.append(effect.rename(columns={"cell": "strategy", "mean": "share"}).assign(corpus=corpus))
+    table = pd.concat(frames, ignore_index=True)
+    return table[["corpus", "strategy", "n_questions", "n_documents", "share", "plain_low", "plain_high",
+                  "clustered_low", "clustered_high", "width_ratio", "design_effect", "effective_questions"]]
+
+
+def _range(values: pd.Series, form: str) -> str:
+    low, high = form.format(values.min()), form.format(values.max())
+    return low if low == high else f"{low}–{high}"
+
+
+def clustering_text(effect: pd.DataFrame) -> str:
+    """One Markdown sentence per corpus on the width ratios of :func:`clustering_effect`."""
+    lines = []
+    for corpus, part in effect.groupby("corpus", sort=False):
+        ratio = part["width_ratio"].dropna()
+        useful = part["effective_questions"].replace(np.inf, np.nan).dropna()
+        span = _range(ratio, "{:.2f}") if len(ratio) else "n/a"
+        worth = (f"; the sample is worth about {_range(useful, '{:.0f}')} independent questions"
+                 if len(useful) else "")
+        lines.append(f"- **{corpus}**: {int(part['n_questions'].iloc[0])} questions from "
+                     f"{int(part['n_documents'].iloc[0])} documents; resampling documents makes the intervals "
+                     f"{span} times as wide as resampling questions{worth}.")
+    return "\n".join(lines)
 
 
 def plot_answer_table(answers: pd.DataFrame):
@@ -175,71 +219,6 @@ def generation_metrics(study) -> pd.DataFrame:
         rows.append(row)
     table = pd.DataFrame(rows)
     return table.astype(object).where(table.notna(), None)  # "not measured" stays None, never NaN
-
-
-def gold_split_across_contexts(golds: Sequence[str], contexts: Sequence[str]) -> bool:
-    """True when no single context holds a gold answer but the contexts joined do: the
-    answer's halves sit at the end of one retrieved chunk and the start of another."""
-    singles = [squad_normalize(c) for c in contexts]
-    joined = squad_normalize(" ".join(contexts))
-    for gold in golds:
-        g = squad_normalize(gold)
-        if g and not any(g in s for s in singles) and g in joined:
-            return True
-    return False
-
-
-def gold_words_present(golds: Sequence[str], contexts: Sequence[str]) -> float:
-    """Best share, over golds, of a gold's normalised tokens found in the retrieved contexts."""
-    tokens = set(squad_normalize(" ".join(contexts)).split())
-    shares = [np.mean([t in tokens for t in squad_normalize(g).split()]) for g in golds
-              if squad_normalize(g)]
-    return float(max(shares)) if shares else 0.0
-
-
-def drift(study, column: str = "reference_grader") -> pd.DataFrame:
-    """Per corpus and strategy: retrieved vs answered, and the two ways they part.
-
-    ``retrieved_wrong``: the passage was retrieved but the answer was not passed.
-    ``right_without_passage``: passed although no context held a whole gold answer, split into
-    ``split_answer`` (the gold's halves in two contexts), ``gold_words_present`` (every gold
-    word somewhere in the contexts, not contiguous) and ``not_in_contexts`` (the rest: the
-    model's own knowledge, a paraphrase, or a lucky guess).
-    """
-    table = study.table.assign(ok=passed(study.table, column).astype(bool))
-    rows = []
-    for (corpus, strategy), group in table.groupby(["corpus", "strategy"], sort=False):
-        unexplained = group[group["ok"] & ~group["passage_retrieved"]]
-        split = [gold_split_across_contexts(g, c) for g, c in zip(unexplained["golds"], unexplained["contexts"])]
-        words = [gold_words_present(g, c) == 1.0 for g, c in zip(unexplained["golds"], unexplained["contexts"])]
-        rows.append({
-            "corpus": corpus, "strategy": strategy_label(strategy), "questions": len(group),
-            "passage_retrieved": float(group["passage_retrieved"].mean()),
-            "answered_correctly": float(group["ok"].mean()),
-            "retrieved_wrong": int((group["passage_retrieved"] & ~group["ok"]).sum()),
-            "right_without_passage": len(unexplained),
-            "split_answer": int(sum(split)),
-            "gold_words_present": int(sum(w and not s for w, s in zip(words, split))),
-            "not_in_contexts": int(sum(not w and not s for w, s in zip(words, split))),
-        })
-    return pd.DataFrame(rows)
-
-
-def drift_examples(study, kind: str, n: int = 5, column: str = "reference_grader",
-                   seed: int = 0) -> pd.DataFrame:
-    """Up to ``n`` seeded real cases of ``kind``: ``retrieved_wrong`` or ``right_without_passage``."""
-    table = study.table.assign(ok=passed(study.table, column).astype(bool))
-    if kind == "retrieved_wrong":
-        cases = table[table["passage_retrieved"] & ~table["ok"]]
-    elif kind == "right_without_passage":
-        cases = table[table["ok"] & ~table["passage_retrieved"]]
-    else:
-        raise ValueError(f"kind must be 'retrieved_wrong' or 'right_without_passage', not {kind!r}")
-    if len(cases) > n:
-        cases = cases.iloc[np.sort(np.random.default_rng(seed).choice(len(cases), n, replace=False))]
-    judges = [c for c in grader_columns(table) if c != "reference_grader"]
-    return cases[["corpus", "strategy", "question", "reference", "answer", "reference_reason", *judges]] \
-        .assign(strategy=lambda d: d["strategy"].map(strategy_label)).reset_index(drop=True)
 
 
 def cost_per_stage(study) -> pd.DataFrame:

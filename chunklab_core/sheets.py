@@ -56,7 +56,6 @@ import io
 import math
 import os
 from collections import defaultdict
-from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .atomic_files import atomic_write_text  # noqa: F401  (re-exported: the grader saves with it)

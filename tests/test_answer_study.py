@@ -11,7 +11,7 @@ from chunklab_core.answer_study import build_items, judge_columns, load_study, p
 from chunklab_core.corpus import Corpus, Document, Question
 from chunklab_core.llm.records import CallStore, RecordedLLM
 from chunklab_core.llm.wiring import MeteredLLM
-from chunklab_core.llm.testing import BackendUsed, ScriptedLLM
+from chunklab_core.llm.testing import ScriptedLLM
 
 STRATEGIES = ["fixed_500", "fixed_1000"]
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from chunklab_core import post05, post05_judges
+from chunklab_core import post05, post05_drift, post05_judges
 from chunklab_core.answer_study import StudyTable
 from chunklab_core.audit_draw import _paragraph_around
 
@@ -75,6 +74,21 @@ def test_intervals_resample_documents():
         ["strategy", "measure"]).loc[("Fixed 500", "reference grader (rules)"), "low"] < 0.25
 
 
+def test_clustering_effect_compares_question_and_document_resampling():
+    study = _study()
+    effect = post05.clustering_effect(study, resamples=300, seed=0)
+    # without doc_id every question is its own cluster: both intervals are the same
+    assert (effect["width_ratio"].round(12) == 1.0).all() and (effect["n_documents"] == 4).all()
+    study.table["doc_id"] = study.table["qid"].map({"q0": "a", "q1": "a", "q2": "b", "q3": "b"})
+    with pytest.warns(UserWarning):
+        effect = post05.clustering_effect(study, resamples=300, seed=0).set_index("strategy")
+    row = effect.loc["Fixed 500"]  # articles pass 1/2 and 1/2: the clustered interval collapses
+    assert (row["clustered_low"], row["clustered_high"], row["n_documents"]) == (0.5, 0.5, 2)
+    assert row["plain_low"] < 0.5 < row["plain_high"] and row["width_ratio"] == 0.0
+    text = post05.clustering_text(effect.reset_index())
+    assert "4 questions from 2 documents" in text and "times as wide" in text
+
+
 def test_strategy_differences_are_paired():
     diff = post05.strategy_differences(_study(), resamples=500, seed=0).iloc[0]
     assert diff["questions"] == 4 and diff["A - B"] == pytest.approx(0.5 - 0.75)
@@ -93,16 +107,16 @@ def test_generation_metrics_leave_unmeasured_out():
 
 
 def test_split_answers_and_drift_counts():
-    assert post05.gold_split_across_contexts(["Everest"], ["the Ever", "est massif"]) is False  # no space join
-    assert post05.gold_split_across_contexts(["Mount Everest"], ["at Mount", "Everest stands"])
-    assert not post05.gold_split_across_contexts(["Everest"], ["Everest", "x"])
-    assert post05.gold_words_present(["in 1999"], ["1999 and in"]) == 1.0
-    drift = post05.drift(_study()).set_index("strategy")
+    assert post05_drift.gold_split_across_contexts(["Everest"], ["the Ever", "est massif"]) is False  # no space join
+    assert post05_drift.gold_split_across_contexts(["Mount Everest"], ["at Mount", "Everest stands"])
+    assert not post05_drift.gold_split_across_contexts(["Everest"], ["Everest", "x"])
+    assert post05_drift.gold_words_present(["in 1999"], ["1999 and in"]) == 1.0
+    drift = post05_drift.drift(_study()).set_index("strategy")
     assert drift.loc["Fixed 500", "retrieved_wrong"] == 1  # q1
     assert drift.loc["Fixed 500", "right_without_passage"] == 1  # q3
     assert drift.loc["Fixed 500", "not_in_contexts"] == 1
     assert drift.loc["Fixed 1000", "retrieved_wrong"] == 1  # q2 partial counts as not passed
-    examples = post05.drift_examples(_study(), "retrieved_wrong", n=5)
+    examples = post05_drift.drift_examples(_study(), "retrieved_wrong", n=5)
     assert len(examples) == 2 and set(examples["question"]) == {"question q1", "question q2"}
 
 
