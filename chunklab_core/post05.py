@@ -133,7 +133,9 @@ def clustering_text(effect: pd.DataFrame) -> str:
                  if len(useful) else "")
         lines.append(f"- **{corpus}**: {int(part['n_questions'].iloc[0])} questions from "
                      f"{int(part['n_documents'].iloc[0])} documents; resampling documents makes the intervals "
-                     f"{span} times as wide as resampling questions{worth}.")
+                     f"{span} times as wide as resampling questions{worth}."
+                     + (" A ratio below 1 is the bootstrap's own noise: there, clustering makes no "
+                        "difference this sample can show." if len(ratio) and ratio.min() < 1 else ""))
     return "\n".join(lines)
 
 

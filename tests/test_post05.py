@@ -87,6 +87,7 @@ def test_clustering_effect_compares_question_and_document_resampling():
     assert row["plain_low"] < 0.5 < row["plain_high"] and row["width_ratio"] == 0.0
     text = post05.clustering_text(effect.reset_index())
     assert "4 questions from 2 documents" in text and "times as wide" in text
+    assert "noise" in text  # a ratio of 0 (collapsed interval) is flagged as noise, not as a gain
 
 
 def test_strategy_differences_are_paired():
