@@ -171,7 +171,8 @@ def honest_reading(data: AuditData, agreement: pd.DataFrame, directions: pd.Data
         "each item graded once, so no person-to-person agreement"
     lines.append(f"- **Limits.** Graded by {_people(len(graders))} ({', '.join(graders)}), "
                  f"{single}; the answers of one question under several strategies are "
-                 "correlated, which the intervals ignore (they are somewhat too narrow); κ on "
-                 "the graded items over-weights the hard cases (the weighted columns correct "
-                 "for that).")
+                 "correlated: the κ intervals resample questions for that, but the stratified "
+                 "estimates (weighted agreement, accuracy) treat items as independent within a "
+                 "stratum, so their intervals are somewhat too narrow; κ on the graded items "
+                 "over-weights the hard cases (the weighted columns correct for that).")
     return "\n".join(lines)
