@@ -13,7 +13,7 @@ optional ``doc`` (the doc_id the question is about), ``tags``, ``answers`` (refe
 for answer grading). ``gold_snippets`` is a string (one slot), or a list whose items are
 strings (each its own slot) or lists of alternatives (one slot, filled by any of them):
 ``[required, [alt1, alt2]]`` gives the slots ``(("required",), ("alt1", "alt2"))``. This is
-the convention of ``textmatch.normalize_gold``: an item's meaning never depends on its
+the convention of ``gold_slots.normalize_gold``: an item's meaning never depends on its
 neighbours.
 
 Validation happens before any work and reports *every* problem at once in one

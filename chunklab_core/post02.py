@@ -375,7 +375,7 @@ def miss_examples(matrix: MatrixResult, model: str, k: int, max_examples: int = 
 
 
 def _holds(run, context_index: int, question) -> bool:
-    from .textmatch import slot_found
+    from .gold_slots import slot_found
 
     return slot_found(run.context_text(int(context_index)), question.gold_slots[0])
 

@@ -36,13 +36,12 @@ from rapidfuzz import fuzz, process, utils
 from .answer_metrics import STOPWORDS, unsupported_numbers
 from .longdocs import locate
 from .text import sentence_spans
-from .textmatch import canonical_number
+from .textmatch import TOKEN, canonical_number
 
 AUXILIARIES = frozenset("is are was were am do does did can could has have had will would shall should "
                         "may might must".split())
 ARTICLES = frozenset({"a", "an", "the"})
 _CLITIC = re.compile(r"(?<=\w)\s+(?=(?:['’](?:s|t|re|ve|ll|d|m)|n['’]t)\b)", re.IGNORECASE)
-_TOKEN = re.compile(r"[0-9]+(?:[.,][0-9]+)*|[^\W_]+")
 _DOCUMENT_NOUNS = ("passage", "text", "article", "paragraph", "document", "context", "excerpt", "section",
                    "author", "authors", "study", "paper", "story", "report", "above", "following")
 CONTEXT_PATTERNS: tuple[tuple[str, str], ...] = (
@@ -75,7 +74,7 @@ def overlap_words(text: str) -> list[str]:
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")
     joined = _CLITIC.sub("", text.lower()).replace("'", "").replace("’", "")
-    tokens = (canonical_number(t) for t in _TOKEN.findall(joined))
+    tokens = (canonical_number(t) for t in TOKEN.findall(joined))
     return list(dict.fromkeys(t for t in tokens if t not in STOPWORDS and t not in ARTICLES))
 
 

@@ -16,7 +16,7 @@ question's slots (formulas over the top k):
 * ``p@k``, ``rr@k_max``: precision and reciprocal rank with "relevant" = ``relevance_grade``
   > 0, so a context holding at least half of an alternative's words (grade 1 without any
   filled slot) counts for p and rr but not for hit or recall;
-* ``ndcg@k_max``: graded, gains = ``textmatch.relevance_grade`` (2 every slot, 1 part of the
+* ``ndcg@k_max``: graded, gains = ``gold_slots.relevance_grade`` (2 every slot, 1 part of the
   evidence, 0 none), ``metrics.ndcg_at_k``. The ideal ranking is built from a *pooled*
   judged set, as TREC does (Voorhees & Harman, "TREC: Experiment and Evaluation in Information
   Retrieval", MIT Press 2005, ch. 3): pass ``pool_grades`` from :func:`pool_judgments` over
@@ -44,7 +44,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from . import metrics, textmatch
+from . import gold_slots, metrics, textmatch
 from .evaluate import KS, RetrievalRun
 from .tokens import count_tokens, count_tokens_many
 
@@ -66,13 +66,13 @@ Judgments = dict
 
 
 def judge_context(context: str, slots: Sequence[Sequence[str]], threshold: float = 0.90) -> ContextJudgment:
-    """Judge one context for one question's slots (``textmatch.slots_found`` + grade).
+    """Judge one context for one question's slots (``gold_slots.slots_found`` + grade).
 
-    The grade equals ``textmatch.relevance_grade(context, slots, threshold)``: 2 when every slot
+    The grade equals ``gold_slots.relevance_grade(context, slots, threshold)``: 2 when every slot
     is filled, 1 when some is, else the partial-coverage rule (only then is
     ``relevance_grade`` called; its slot matching hits ``textmatch``'s match cache).
     """
-    fills = textmatch.slots_found([context], slots, threshold)[0]
+    fills = gold_slots.slots_found([context], slots, threshold)[0]
     first = []
     for slot, filled in zip(slots, fills):
         index = -1
@@ -84,7 +84,7 @@ def judge_context(context: str, slots: Sequence[Sequence[str]], threshold: float
     elif fills.any():
         grade = 1
     else:
-        grade = textmatch.relevance_grade(context, slots, threshold)
+        grade = gold_slots.relevance_grade(context, slots, threshold)
     return ContextJudgment(tuple(bool(f) for f in fills), tuple(first), int(grade))
 
 

@@ -27,8 +27,9 @@ Handles
 
   With one substitution, a snippet of n characters scores ``1 - 1/n``; so at 0.90 typos are
   tolerated from 10 characters on, and shorter snippets must match exactly.
-* **Slots** (:func:`normalize_gold`, :func:`slot_found`, :func:`slots_found`) and graded
-  relevance (:func:`gold_coverage`, :func:`relevance_grade`).
+* **Building blocks** for :mod:`chunklab_core.gold_slots` (slots of alternatives and graded
+  relevance, built on the matching above): :func:`check_threshold`, :func:`matching_snippet`,
+  :func:`roman_numerals`, :func:`match_prepared`, :func:`widen_to_words` and :data:`TOKEN`.
 
 Word boundaries apply to scripts written with spaces. Characters from U+2E80 on (CJK, kana,
 Hangul) and Thai, Lao, Myanmar and Khmer letters are treated as words of their own, since
@@ -37,20 +38,17 @@ those scripts do not separate words by spaces.
 Not handled: numbers written in words ("fourteen"), space-grouped thousands ("1 000"), "1.000"
 as a thousands separator, units and currency conversion ("$1,000" also matches "1,000 euros"),
 unicode compatibility forms and curly versus straight quotes. Spans returned for debugging are
-offsets into ``match_text(context)``, not into the raw context. Coverage tokens of CJK text are
-whole runs of characters, so partial coverage is coarse there.
+offsets into ``match_text(context)``, not into the raw context.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Sequence
 
-import numpy as np
 from rapidfuzz import fuzz
 from rapidfuzz.distance import LCSseq
 
@@ -58,27 +56,26 @@ from chunklab_core.text import normalize
 
 __all__ = [
     "GoldMatch",
-    "PARTIAL_COVERAGE",
+    "TOKEN",
     "canonical_number",
+    "check_threshold",
     "contains_gold",
     "extract_numbers",
-    "gold_coverage",
     "match_gold",
+    "match_prepared",
     "match_text",
-    "normalize_gold",
+    "matching_snippet",
     "numbers_consistent",
-    "relevance_grade",
-    "slot_found",
-    "slots_found",
+    "roman_numerals",
+    "widen_to_words",
 ]
 
-#: Coverage of a snippet at or above which a context counts as partial evidence (grade 1).
-PARTIAL_COVERAGE = 0.5
 
 _NUMBER = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
 _THOUSANDS = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?")
 _CURRENCY_BEFORE_DIGIT = re.compile(r"[$€£¥₹](?=[0-9])")
-_TOKEN = re.compile(r"[0-9]+(?:[.,][0-9]+)*|[^\W_]+")
+#: A token of matching text: a whole number (with its separators) or a run of word characters.
+TOKEN = re.compile(r"[0-9]+(?:[.,][0-9]+)*|[^\W_]+")
 _ROMAN = re.compile(r"(?<![^\W_])[IVXLCDM]+(?![^\W_])")
 _NO_SPACE_SCRIPTS = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF))
 
@@ -156,7 +153,7 @@ def _joined(text: str, i: int) -> bool:
     return right in ".," and left.isdigit() and i + 1 < len(text) and text[i + 1].isdigit()
 
 
-def _widen_to_words(text: str, start: int, end: int) -> tuple[int, int]:
+def widen_to_words(text: str, start: int, end: int) -> tuple[int, int]:
     """Grow ``[start, end)`` to whole words and numbers, then trim surrounding spaces."""
     while _joined(text, start):
         start -= 1
@@ -190,12 +187,14 @@ class GoldMatch:
     region: str = ""
 
 
-def _check_threshold(threshold: float) -> None:
+def check_threshold(threshold: float) -> None:
+    """Raise ``ValueError`` unless ``0 < threshold <= 1``."""
     if not 0.0 < threshold <= 1.0:
         raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
 
 
-def _matching_snippet(snippet: str) -> str:
+def matching_snippet(snippet: str) -> str:
+    """The matching text of a gold snippet; a non-string or an empty snippet raises ``ValueError``."""
     if not isinstance(snippet, str):
         raise ValueError(f"snippet must be a string, got {type(snippet).__name__}")
     snip = match_text(snippet)
@@ -214,7 +213,7 @@ def _exact(ctx: str, snip: str) -> GoldMatch | None:
     return None
 
 
-def _roman_numerals(snippet: str) -> tuple[str, ...]:
+def roman_numerals(snippet: str) -> tuple[str, ...]:
     """Capitalised Roman numerals of the raw snippet ("Super Bowl XX" -> ("xx",)), lower-cased.
 
     Any all-capital word made of I, V, X, L, C, D, M except the pronoun "I" counts, so an
@@ -227,14 +226,14 @@ def _figures_consistent(snip: str, region: str, romans: tuple[str, ...]) -> bool
     """Number guard plus: every guarded Roman numeral is a whole word of the region."""
     if not numbers_consistent(snip, region):
         return False
-    words = set(_TOKEN.findall(region))
+    words = set(TOKEN.findall(region))
     return all(r in words for r in romans)
 
 
 def _score_region(
     ctx: str, snip: str, start: int, end: int, threshold: float, romans: tuple[str, ...]
 ) -> GoldMatch:
-    start, end = _widen_to_words(ctx, start, end)
+    start, end = widen_to_words(ctx, start, end)
     region = ctx[start:end]
     score = fuzz.ratio(snip, region) / 100.0
     found = score >= threshold and _figures_consistent(snip, region, romans)
@@ -242,7 +241,13 @@ def _score_region(
 
 
 @lru_cache(maxsize=32768)
-def _match(ctx: str, snip: str, threshold: float, romans: tuple[str, ...] = ()) -> GoldMatch:
+def match_prepared(ctx: str, snip: str, threshold: float, romans: tuple[str, ...] = ()) -> GoldMatch:
+    """The three containment steps on already prepared inputs (cached).
+
+    ``ctx`` is ``match_text(context)``, ``snip`` is ``matching_snippet(snippet)`` and
+    ``romans`` is ``roman_numerals(snippet)``: callers matching one context against many
+    snippets (``gold_slots``) prepare each once.
+    """
     if not ctx:
         return GoldMatch(False, 0.0, None, None, "none")
     exact = _exact(ctx, snip)
@@ -285,9 +290,9 @@ def _match(ctx: str, snip: str, threshold: float, romans: tuple[str, ...] = ()) 
 
 
 def _fast_match(context: str, snippet: str, threshold: float) -> GoldMatch:
-    _check_threshold(threshold)
-    snip = _matching_snippet(snippet)
-    return _match(match_text(context), snip, float(threshold), _roman_numerals(snippet))
+    check_threshold(threshold)
+    snip = matching_snippet(snippet)
+    return match_prepared(match_text(context), snip, float(threshold), roman_numerals(snippet))
 
 
 def match_gold(context: str, snippet: str, threshold: float = 0.90) -> GoldMatch:
@@ -298,7 +303,7 @@ def match_gold(context: str, snippet: str, threshold: float = 0.90) -> GoldMatch
     """
     found = _fast_match(context, snippet, threshold)
     if found.score is None:
-        score = fuzz.partial_ratio(_matching_snippet(snippet), match_text(context)) / 100.0
+        score = fuzz.partial_ratio(matching_snippet(snippet), match_text(context)) / 100.0
         found = replace(found, score=score)
     return found
 
@@ -306,148 +311,3 @@ def match_gold(context: str, snippet: str, threshold: float = 0.90) -> GoldMatch
 def contains_gold(context: str, snippet: str, threshold: float = 0.90) -> bool:
     """Whether ``context`` holds ``snippet`` (exactly, or fuzzily at ``threshold``)."""
     return _fast_match(context, snippet, threshold).found
-
-
-# --------------------------------------------------------------------------- slots
-
-
-def normalize_gold(gold: str | Sequence[str | Sequence[str]]) -> tuple[tuple[str, ...], ...]:
-    """Turn a user's gold specification into slots: a tuple of tuples of alternatives.
-
-    The convention for questions files (a slot is filled when any one of its alternatives is
-    found; a question is answered when every slot is filled):
-
-    * a string is one slot with one alternative:
-      ``"Denver Broncos"`` -> ``(("Denver Broncos",),)``;
-    * a list is a list of slots: each string item is a slot on its own (required), each
-      list item is one slot of alternatives (filled by any of them):
-      ``["required", ["alt1", "alt2"]]`` -> ``(("required",), ("alt1", "alt2"))``;
-      ``["a", "b"]`` -> ``(("a",), ("b",))`` (both required);
-      alternatives for a single slot are written ``[["Denver Broncos", "Broncos"]]``.
-
-    Tuples count as lists, so ``normalize_gold(normalize_gold(g)) == normalize_gold(g)``.
-    Strings are kept as written (matching normalises them later); empty or blank strings,
-    empty lists, deeper nesting and non-strings raise ``ValueError``.
-    """
-
-    def check(snippet: object) -> str:
-        if not isinstance(snippet, str):
-            raise ValueError(f"gold alternatives must be strings, got {snippet!r} in {gold!r}")
-        if not snippet.strip():
-            raise ValueError(f"empty gold alternative in {gold!r}")
-        return snippet
-
-    if isinstance(gold, str):
-        return ((check(gold),),)
-    if not isinstance(gold, (list, tuple)) or not gold:
-        raise ValueError(f"gold must be a string or a non-empty list, got {gold!r}")
-    slots = []
-    for item in gold:
-        if isinstance(item, str):
-            slots.append((check(item),))
-        elif isinstance(item, (list, tuple)) and item:
-            slots.append(tuple(check(alt) for alt in item))
-        else:
-            raise ValueError(f"a slot must be a string or a non-empty list, got {item!r}")
-    return tuple(slots)
-
-
-def slot_found(context: str, slot: Sequence[str], threshold: float = 0.90) -> bool:
-    """Whether any alternative of ``slot`` is found in ``context``."""
-    if isinstance(slot, str):
-        raise ValueError(f"a slot is a tuple of alternatives, got the string {slot!r}")
-    if not slot:
-        raise ValueError("empty slot: no alternative to look for")
-    return any(contains_gold(context, alt, threshold) for alt in slot)
-
-
-def slots_found(
-    contexts: Sequence[str], slots: Sequence[Sequence[str]] | str, threshold: float = 0.90
-) -> np.ndarray:
-    """Boolean matrix ``(n_contexts, n_slots)``: which context fills which slot.
-
-    ``slots`` goes through :func:`normalize_gold` first. Matching text is cached per context
-    string and results per (context, alternative, threshold), so the same chunk retrieved in
-    many strategy/retriever cells is matched once. A slot's remaining alternatives are skipped
-    once it is filled. Pairs that cannot reach the threshold are dropped by a bit-parallel
-    LCS bound before the costlier partial alignment (which runs with ``score_cutoff``); both
-    are exact shortcuts, so the result equals ``slot_found`` on every pair.
-    """
-    _check_threshold(threshold)
-    gold = normalize_gold(slots)  # type: ignore[arg-type]
-    snips = [[(_matching_snippet(alt), _roman_numerals(alt)) for alt in slot] for slot in gold]
-    out = np.zeros((len(contexts), len(gold)), dtype=bool)
-    for i, context in enumerate(contexts):
-        ctx = match_text(context)
-        for j, slot in enumerate(snips):
-            out[i, j] = any(_match(ctx, s, float(threshold), r).found for s, r in slot)
-    return out
-
-
-# --------------------------------------------------------------------------- graded evidence
-
-
-def gold_coverage(context: str, snippet: str, threshold: float = 0.90) -> float:
-    """Share of ``snippet`` present in ``context``, in [0, 1].
-
-    1.0 when :func:`contains_gold` finds the snippet. Otherwise the snippet is placed in the
-    context by ``fuzz.partial_ratio_alignment`` (the whole context when it is shorter than the
-    snippet), the region is widened to whole words, and the coverage is the share of the
-    snippet's tokens (words and whole numbers of its matching text, counted with
-    multiplicity) that the region holds: ``|Counter(snippet) & Counter(region)| /
-    len(snippet tokens)``. Numbers count only when equal, so "within 30 days" covers 2 of the
-    3 tokens of "within 14 days". Because it is one region, tokens scattered across a long
-    context do not add up.
-    """
-    if contains_gold(context, snippet, threshold):
-        return 1.0
-    snip, ctx = _matching_snippet(snippet), match_text(context)
-    snip_tokens = _TOKEN.findall(snip)
-    if not ctx or not snip_tokens:
-        return 0.0
-    if len(ctx) <= len(snip):
-        region = ctx
-    else:
-        alignment = fuzz.partial_ratio_alignment(snip, ctx)
-        start, end = _widen_to_words(ctx, alignment.dest_start, alignment.dest_end)
-        region = ctx[start:end]
-    common = Counter(snip_tokens) & Counter(_TOKEN.findall(region))
-    return sum(common.values()) / len(snip_tokens)
-
-
-def relevance_grade(
-    context: str,
-    slots: Sequence[Sequence[str]] | str,
-    threshold: float = 0.90,
-    partial_coverage: float = PARTIAL_COVERAGE,
-) -> int:
-    """Graded relevance of a context for graded nDCG: 2 whole, 1 part, 0 none.
-
-    2 when every slot is filled (:func:`slot_found`); 1 when at least one slot is filled or
-    some alternative has ``gold_coverage >= partial_coverage`` (default 0.5); else 0.
-    """
-    gold = normalize_gold(slots)  # type: ignore[arg-type]
-    filled = [slot_found(context, slot, threshold) for slot in gold]
-    if all(filled):
-        return 2
-    if any(filled):
-        return 1
-    ctx_tokens = _context_tokens(match_text(context))
-    for slot in gold:
-        for alt in slot:
-            # The tokens of one region are a sub-multiset of the context's, so the whole
-            # context's token overlap bounds the coverage from above: an exact shortcut.
-            snip_tokens = Counter(_TOKEN.findall(_matching_snippet(alt)))
-            bound = sum((snip_tokens & ctx_tokens).values()) / max(1, snip_tokens.total())
-            if bound < partial_coverage:
-                continue
-            if gold_coverage(context, alt, threshold) >= partial_coverage:
-                return 1
-    return 0
-
-
-@lru_cache(maxsize=4096)
-def _context_tokens(ctx: str) -> Counter[str]:
-    """Token counts of a matching text (cached; callers must not modify the Counter)."""
-    return Counter(_TOKEN.findall(ctx))
-

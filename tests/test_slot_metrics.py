@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from chunklab_core import slot_metrics, textmatch
+from chunklab_core import gold_slots, slot_metrics
 from chunklab_core.corpus import Corpus, Document, Question
 from chunklab_core.evaluate import RetrievalRun
 
@@ -84,7 +84,7 @@ def test_grades_equal_relevance_grade_and_first_alternative():
     slots = (("original receipt",), ("passport", "photo ID"))
     run = make_run([q("x", slots)], [[0, 1, 2, 3, 4]])
     judged = slot_metrics.judge_run(run)
-    expected = [textmatch.relevance_grade(s, slots) for s in SEGMENTS]
+    expected = [gold_slots.relevance_grade(s, slots) for s in SEGMENTS]
     assert judged.grades[0].tolist() == expected == [0, 2, 0, 1, 1]
     # c1 fills slot 1 with its second alternative ("photo ID"), the first found
     assert judged.first_alternative[0, 1].tolist() == [0, 1]

@@ -6,18 +6,14 @@ import numpy as np
 import pytest
 from rapidfuzz import fuzz
 
+from chunklab_core.gold_slots import gold_coverage, normalize_gold, relevance_grade, slot_found, slots_found
 from chunklab_core.textmatch import (
     canonical_number,
     contains_gold,
     extract_numbers,
-    gold_coverage,
     match_gold,
     match_text,
-    normalize_gold,
     numbers_consistent,
-    relevance_grade,
-    slot_found,
-    slots_found,
 )
 
 # --------------------------------------------------------------------------- numbers
