@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from . import stats
 from .answer_metrics import (context_grounding, exact_match, is_abstention, mean_ignoring_none,
                              rouge_l_f1, token_prf, unsupported_number_rate)
 from .chunking import strategy_label
@@ -167,7 +168,10 @@ def strategy_differences(study, column: str = "reference_grader", resamples: int
     """Paired differences in share passed between every two strategies of a corpus.
 
     The per-question differences are resampled by document (:func:`clusters`), so the pairing
-    by question and the clustering by document are both kept.
+    by question and the clustering by document are both kept. ``questions needed``: for a pair
+    the interval does not separate, how many questions (same design) would shrink the interval
+    to the observed difference (``stats.questions_needed``; None when the observed difference
+    is 0 or the pair is already separated).
     """
     rows = []
     for corpus, group in study.table.groupby("corpus", sort=False):
@@ -178,7 +182,9 @@ def strategy_differences(study, column: str = "reference_grader", resamples: int
             ci = clustered_bootstrap_ci((wide[a] - wide[b]).to_numpy(), units, resamples, seed)
             rows.append({"corpus": corpus, "strategy A": strategy_label(a), "strategy B": strategy_label(b),
                          "questions": len(wide), "A - B": ci.mean, "low": ci.low, "high": ci.high,
-                         "separated": bool(ci.low > 0 or ci.high < 0)})
+                         "separated": bool(ci.low > 0 or ci.high < 0),
+                         "questions needed": None if (ci.low > 0 or ci.high < 0) else
+                         stats.questions_needed(len(wide), ci.mean, (ci.low, ci.high))})
     return pd.DataFrame(rows)
 
 

@@ -115,6 +115,19 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
+def _needed_text(pairs: pd.DataFrame) -> str:
+    """How many questions the largest unseparated difference of a corpus would need."""
+    open_pairs = pairs[~pairs["separated"] & (pairs["A - B"].abs() > 0)]
+    if open_pairs.empty or "questions needed" not in open_pairs.columns:
+        return ""
+    row = open_pairs.loc[open_pairs["A - B"].abs().idxmax()]
+    needed = row["questions needed"]
+    size = (f"about {int(needed):,} questions" if needed is not None and not pd.isna(needed)
+            else "more than 100,000 questions")
+    return (f" (the largest unseparated difference, {row['strategy A']} − {row['strategy B']} = "
+            f"{100 * row['A - B']:+.0f} points, would need {size} at this spread to separate)")
+
+
 def reading(coverage: pd.DataFrame, answers: pd.DataFrame, differences: pd.DataFrame,
             agreement: pd.DataFrame, probe_summary: pd.DataFrame | None,
             stage_cost: pd.DataFrame) -> str:
@@ -130,9 +143,11 @@ def reading(coverage: pd.DataFrame, answers: pd.DataFrame, differences: pd.DataF
         tied = [s for s in part.loc[part["share"] == best["share"], "strategy"] if s != best["strategy"]]
         tie = f" (tied with {', '.join(tied)})" if tied else ""
         gap = retrieved[retrieved["corpus"] == corpus].set_index("strategy")["share"]
-        sep = differences[(differences["corpus"] == corpus) & differences["separated"]]
+        pairs = differences[differences["corpus"] == corpus]
+        sep = pairs[pairs["separated"]]
         verdict = ("no two strategies are separated by their paired 95% intervals" if sep.empty else
-                   f"{len(sep)} of {len(differences[differences['corpus'] == corpus])} strategy pairs are separated")
+                   f"{len(sep)} of {len(pairs)} strategy pairs are separated")
+        verdict += _needed_text(pairs)
         lines.append(f"- On {corpus}, the reference grader passes {_pct(best['share'])} "
                      f"[{_pct(best['low'])}, {_pct(best['high'])}] of {best['strategy']}'s answers, the most of "
                      f"any strategy{tie}, while its passage was retrieved for {_pct(gap.get(best['strategy'], np.nan))} "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
@@ -93,6 +94,12 @@ def test_clustering_effect_compares_question_and_document_resampling():
 def test_strategy_differences_are_paired():
     diff = post05.strategy_differences(_study(), resamples=500, seed=0).iloc[0]
     assert diff["questions"] == 4 and diff["A - B"] == pytest.approx(0.5 - 0.75)
+    assert not diff["separated"]
+    # an interval of half-width h at n questions shrinks to |diff| at n * (h / |diff|)**2
+    half = (diff["high"] - diff["low"]) / 2
+    assert diff["questions needed"] == max(5, int(np.ceil(round(4 * (half / 0.25) ** 2, 9))))
+    text = post05_judges._needed_text(pd.DataFrame([diff]))
+    assert f"would need about {diff['questions needed']:,} questions" in text and "= -25 points" in text
 
 
 def test_generation_metrics_leave_unmeasured_out():
