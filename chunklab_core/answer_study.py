@@ -178,8 +178,6 @@ def load_study(corpora: dict, strategies: Sequence[str], seed: int, models: dict
     question whose calls are not all recorded ends that corpus (a partial run); in the
     recording modes every item runs.
     """
-    from tqdm.auto import tqdm
-
     from .llm.records import ReplayMiss
 
     rows, coverage = [], []
@@ -189,7 +187,12 @@ def load_study(corpora: dict, strategies: Sequence[str], seed: int, models: dict
         for item in items:
             by_question.setdefault(item.qid, []).append(item)
         complete = 0
-        for group in tqdm(by_question.values(), desc=f"{name} questions", disable=not progress):
+        groups = by_question.values()
+        if progress:  # imported only when shown: tqdm.auto warns in a notebook without ipywidgets
+            from tqdm.auto import tqdm
+
+            groups = tqdm(groups, desc=f"{name} questions")
+        for group in groups:
             logged = {role: set(getattr(llm, "log", {})) for role, llm in models.items()}
             try:
                 done = [process_item(item, models, yes_no_judges) for item in group]

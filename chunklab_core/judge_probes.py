@@ -103,10 +103,12 @@ def judge_probe(item: ProbeInput, models: dict, yes_no_judges: Sequence[str]) ->
 def run_probes(inputs: Sequence[ProbeInput], models: dict, yes_no_judges: Sequence[str],
                progress: bool = True) -> pd.DataFrame:
     """All probe verdicts as one long table (resumable through the judges' records)."""
-    from tqdm.auto import tqdm
+    if progress:  # imported only when shown: tqdm.auto warns in a notebook without ipywidgets
+        from tqdm.auto import tqdm
 
+        inputs = tqdm(inputs, desc="judge probes", unit="input")
     rows = []
-    for item in tqdm(inputs, desc="judge probes", unit="input", disable=not progress):
+    for item in inputs:
         rows.extend(judge_probe(item, models, yes_no_judges))
     return pd.DataFrame(rows)
 
