@@ -74,6 +74,13 @@ def clusters(table: pd.DataFrame) -> np.ndarray:
     return (table["corpus"].astype(str) + "|" + unit.astype(str)).to_numpy()
 
 
+def _per_question(group: pd.DataFrame, column: str) -> tuple[pd.DataFrame, np.ndarray]:
+    """One corpus's pass/fail scores as questions x strategies, and each question's cluster."""
+    wide = group.assign(score=passed(group, column)).pivot(index="qid", columns="strategy", values="score")
+    units = pd.Series(clusters(group), index=group["qid"].to_numpy()).groupby(level=0).first()
+    return wide, units.loc[wide.index].to_numpy()
+
+
 def answer_table(study, resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
     """Per corpus, strategy and grader: share of answers passed, with a bootstrap interval.
 
@@ -107,10 +114,9 @@ def clustering_effect(study, column: str = "reference_grader", resamples: int = 
     """
     frames = []
     for corpus, group in study.table.groupby("corpus", sort=False):
-        wide = group.assign(score=passed(group, column)).pivot(index="qid", columns="strategy", values="score")
+        wide, units = _per_question(group, column)
         strategies = list(dict.fromkeys(group["strategy"]))
-        units = pd.Series(clusters(group), index=group["qid"].to_numpy()).groupby(level=0).first()
-        effect = design_effect(wide[strategies].to_numpy(), units.loc[wide.index].to_numpy(), resamples, seed,
+        effect = design_effect(wide[strategies].to_numpy(), units, resamples, seed,
                                names=[strategy_label(s) for s in strategies])
         frames.append(effect.rename(columns={"cell": "strategy", "mean": "share"}).assign(corpus=corpus))
     table = pd.concat(frames, ignore_index=True)
@@ -175,15 +181,14 @@ def strategy_differences(study, column: str = "reference_grader", resamples: int
     """
     rows = []
     for corpus, group in study.table.groupby("corpus", sort=False):
-        wide = group.assign(score=passed(group, column)).pivot(index="qid", columns="strategy", values="score")
-        units = pd.Series(clusters(group), index=group["qid"].to_numpy()).groupby(level=0).first()
-        units = units.loc[wide.index].to_numpy()
+        wide, units = _per_question(group, column)
         for a, b in combinations(list(dict.fromkeys(group["strategy"])), 2):
             ci = clustered_bootstrap_ci((wide[a] - wide[b]).to_numpy(), units, resamples, seed)
+            separated = bool(ci.low > 0 or ci.high < 0)
             rows.append({"corpus": corpus, "strategy A": strategy_label(a), "strategy B": strategy_label(b),
                          "questions": len(wide), "A - B": ci.mean, "low": ci.low, "high": ci.high,
-                         "separated": bool(ci.low > 0 or ci.high < 0),
-                         "questions needed": None if (ci.low > 0 or ci.high < 0) else
+                         "separated": separated,
+                         "questions needed": None if separated else
                          stats.questions_needed(len(wide), ci.mean, (ci.low, ci.high))})
     return pd.DataFrame(rows)
 

@@ -103,10 +103,14 @@ def locate_ignoring_spacing(text: str, snippet: str) -> list[tuple[int, int]]:
     from the snippet's first to its last non-space character in ``text``. Used by the validity
     check below and by post 04's relevance rule, so that both treat spacing the same way.
     """
-    spans = locate(text, snippet)
+    return locate(text, snippet) or _spaceless_spans(text, snippet)
+
+
+def _spaceless_spans(text: str, snippet: str) -> list[tuple[int, int]]:
+    """Case-insensitive occurrences with all whitespace removed, mapped back to ``text``."""
     key = "".join(snippet.lower().split())
-    if spans or not key:
-        return spans
+    if not key:
+        return []
     origin, squeezed = [], []
     for i, char in enumerate(text):
         if not char.isspace():
@@ -131,7 +135,7 @@ def answer_not_in_passage(answer: str, passage: str) -> Check:
         return Check(True, "empty answer")
     if locate(passage, answer):
         return Check(False, "")
-    if locate_ignoring_spacing(passage, answer):
+    if _spaceless_spans(passage, answer):
         return Check(False, "found once spacing is ignored")
     alignment = fuzz.partial_ratio_alignment(answer.lower(), passage.lower())  # lower() keeps offsets
     closest = passage[alignment.dest_start:alignment.dest_end] if alignment is not None else ""
