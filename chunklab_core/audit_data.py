@@ -34,9 +34,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from .audit_sample import verdict_patterns
 from .paths import PROJ_ROOT
 from .sheets import (DEFAULT_JUDGE_COLUMNS, GRADE_COLUMNS, import_grades, read_key, read_sheet,
-                     verdict_patterns, write_sheet_rows)
+                     write_sheet_rows)
 
 THREE_WAY = ("correct", "partial", "wrong", "unparsed")
 YES_NO = ("YES", "NO", "unparsed")

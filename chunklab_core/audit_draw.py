@@ -2,7 +2,7 @@
 
 Handles: the population table (every answered item of the recorded post-05 study with its
 verdicts and the reference passage a grader reads), and the CLI that writes the population,
-the blind sheet and the key under ``data/audit/`` with :func:`sheets.draw_audit_sample`
+the blind sheet and the key under ``data/audit/`` with :func:`audit_sample.draw_audit_sample`
 (strata: the graders' pass/fail patterns, disagreements oversampled).
 It refuses to overwrite a sheet that already holds grades.
 
@@ -73,7 +73,8 @@ def population_table(study, corpora: dict) -> pd.DataFrame:
 def main(argv: list[str] | None = None) -> int:
     from .answer_study import DEFAULT_STRATEGIES, load_study, study_corpus
     from .llm.wiring import make_models
-    from .sheets import draw_audit_sample, read_sheet, write_key, write_sheet
+    from .audit_sample import draw_audit_sample
+    from .sheets import read_sheet, write_key, write_sheet
 
     parser = argparse.ArgumentParser(description="Draw post 06's blind hand-grading sample.")
     parser.add_argument("--n", type=int, default=48)

@@ -29,7 +29,7 @@ import pandas as pd
 from .agreement import kappa_ci
 from .audit_data import (BINARY, HUMAN, THREE_WAY, AuditData, binary_labels, binary_scores,
                          judge_scale, load_audit)
-from .sheets import pass_fail
+from .audit_sample import pass_fail
 from .stratified_estimates import (judge_only_mean_ci, stratified_mean_ci,
                                    stratified_ppi_mean_ci)
 

@@ -3,7 +3,7 @@
 Handles: a simulated post-05 population (every item has a hidden true grade; each judge's
 verdict is drawn from a confusion matrix given that grade: :data:`JUDGE_BEHAVIOUR`, one
 lenient, one yes/no, one noisy with ``unparsed`` replies, one strict reference grader),
-the blind stratified sample drawn from it by :func:`chunklab_core.sheets.draw_audit_sample`
+the blind stratified sample drawn from it by :func:`chunklab_core.audit_sample.draw_audit_sample`
 exactly as for real data, and the sheet filled with the true grades by a fictitious grader.
 The three files have the layout ``python -m chunklab_core.audit_draw`` writes, so
 :func:`chunklab_core.audit_data.load_audit` and notebook 06 read them unchanged.
@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .sheets import draw_audit_sample, write_key, write_sheet
+from .audit_sample import draw_audit_sample
+from .sheets import write_key, write_sheet
 
 TRUE_GRADES = ("correct", "partial", "wrong")
 TRUE_SHARES = (0.55, 0.15, 0.30)

@@ -1,7 +1,7 @@
 """A mean from a stratified hand-graded sample: judge only, hand grades only, and stratified PPI.
 
 Setting: N items fall into strata h (post 06: the judges' verdict patterns, as drawn by
-:func:`chunklab_core.sheets.draw_audit_sample`), ``N_h`` items in stratum h, share
+:func:`chunklab_core.audit_sample.draw_audit_sample`), ``N_h`` items in stratum h, share
 ``W_h = N_h / N``. A person graded ``n_h`` items of stratum h, drawn uniformly without
 replacement within the stratum (stratified random sampling; Cochran, *Sampling Techniques*,
 3rd ed. 1977, ch. 5). ``y`` is the person's score of an item (1 = correct, 0 = not), ``f``

@@ -15,9 +15,9 @@ from chunklab_core import audit_report as ar
 from chunklab_core.agreement import kappa_ci, ppi_mean_ci
 from chunklab_core.audit_data import (AuditError, binary_labels, binary_scores, load_audit,
                                      write_blank_copy)
+from chunklab_core.audit_sample import allocate_sample, draw_audit_sample
 from chunklab_core.audit_synthetic import write_synthetic_audit
-from chunklab_core.sheets import DEFAULT_JUDGE_COLUMNS, SheetError, allocate_sample, \
-    draw_audit_sample, write_key, write_sheet
+from chunklab_core.sheets import DEFAULT_JUDGE_COLUMNS, SheetError, write_key, write_sheet
 from chunklab_core.stratified_estimates import (judge_only_mean_ci, stratified_mean_ci,
                                                 stratified_ppi_mean_ci)
 

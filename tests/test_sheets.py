@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from chunklab_core.audit_sample import allocate_sample, draw_audit_sample
 from chunklab_core.sheets import (DEFAULT_JUDGE_COLUMNS, SHEET_COLUMNS, SheetError,
-                                  allocate_sample, draw_audit_sample, import_grades,
-                                  normalize_label, read_key, read_sheet, write_key,
-                                  write_sheet, write_sheet_rows)
+                                  import_grades, normalize_label, read_key, read_sheet,
+                                  write_key, write_sheet, write_sheet_rows)
 
 AGREE_C = ("correct",) * 4
 AGREE_W = ("wrong",) * 4
