@@ -23,7 +23,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .answer_metrics import reference_grade
+from .reference_grader import reference_grade
 from .corpus import Corpus
 from .evaluate import run_cell
 from .llm.wiring import make_models

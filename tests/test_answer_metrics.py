@@ -1,4 +1,4 @@
-"""Answer metrics: SQuAD EM/F1, ROUGE-L, grounding, numbers, abstention, reference grader.
+"""Answer metrics: SQuAD EM/F1, ROUGE-L, grounding, numbers, abstention.
 
 Expected numbers are written by hand from the formulas (SQuAD v1.1 evaluation script
 semantics), not recomputed with a second implementation.
@@ -6,7 +6,6 @@ semantics), not recomputed with a second implementation.
 
 from __future__ import annotations
 
-import math
 
 import pytest
 
@@ -15,7 +14,6 @@ from chunklab_core.answer_metrics import (
     exact_match,
     is_abstention,
     mean_ignoring_none,
-    reference_grade,
     rouge_l_f1,
     squad_normalize,
     token_f1,
@@ -188,74 +186,3 @@ def test_abstentions_are_recognised(answer):
 )
 def test_answers_are_not_abstentions(answer):
     assert not is_abstention(answer)
-
-
-# --------------------------------------------------------------------------- reference grader
-
-
-@pytest.mark.parametrize(
-    "answer, golds, label, reason_part",
-    [
-        ("the Denver Broncos", ["Denver Broncos"], "correct", "exact match"),
-        ("The winner was the Denver Broncos.", ["Denver Broncos"], "correct", "contains gold"),
-        ("Broncos won", ["Denver Broncos"], "partial", "token F1 0.50"),
-        ("Carolina Panthers", ["Denver Broncos"], "wrong", "token F1 0.00"),
-        ("About 1,500 people attended", ["1,200 people"], "wrong", "states 1,500"),
-        ("Many people attended", ["1,200 people"], "wrong", "1,200 missing"),
-        ("About 1,200 people attended", ["1,200 people"], "correct", "contains gold"),
-        ("1200 people came", ["1,200 people"], "correct", "contains gold"),
-        ("1,500 people", ["1,200 people"], "wrong", "states 1,500"),  # F1 0.5 alone: partial
-        ("It cannot be determined from the context.", ["Denver"], "wrong", "abstained"),
-        ("", ["Denver"], "wrong", "empty answer"),
-        ("Carolina", ["Denver Broncos", "Carolina Panthers"], "partial", "token F1 0.67"),
-    ],
-)
-def test_reference_grade(answer, golds, label, reason_part):
-    verdict = reference_grade(answer, golds)
-    assert verdict["label"] == label
-    assert reason_part in verdict["reason"]
-
-
-def test_number_check_precedes_exact_match():
-    # SQuAD normalisation turns "12.00" into "1200": EM 1, yet the figure differs.
-    verdict = reference_grade("1200", "12.00")
-    assert verdict["exact_match"] == 1.0 and verdict["label"] == "wrong"
-
-
-def test_reference_grade_picks_the_best_gold_and_reports_context_fields():
-    context = "The Denver Broncos beat the Carolina Panthers 24-10 in 2016."
-    verdict = reference_grade("Broncos, 24-10", ["Carolina", "Denver Broncos 24-10"], context)
-    # "24-10" normalises to "2410": pred [broncos, 2410], gold [denver, broncos, 2410]
-    # same 2, P 1, R 2/3, F1 0.8 -> partial against the second gold (first: F1 0, wrong)
-    assert verdict["label"] == "partial" and verdict["gold"] == "Denver Broncos 24-10"
-    assert verdict["f1"] == pytest.approx(0.8)
-    assert verdict["grounding"] == 1.0 and verdict["unsupported_numbers"] == []
-    assert "grounding" not in reference_grade("Broncos", "Broncos")
-    abstained = reference_grade("I don't know.", "Broncos", context)
-    assert abstained["grounding"] is None and abstained["label"] == "wrong"
-
-
-def test_reference_grade_rejects_bad_input():
-    with pytest.raises(ValueError, match="answer"):
-        reference_grade(None, "x")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="golds"):
-        reference_grade("x", [])
-
-
-def test_labels_are_ordered_sensibly():
-    # more of the gold never lowers the label
-    ranks = {"wrong": 0, "partial": 1, "correct": 2}
-    answers = ["Panthers", "Broncos", "Denver Broncos"]
-    labels = [ranks[reference_grade(a, "Denver Broncos")["label"]] for a in answers]
-    assert labels == sorted(labels) and not math.isclose(labels[0], labels[-1])
-
-
-@pytest.mark.parametrize(
-    "answer, gold, label",
-    [("4", "four", "correct"), ("four", "4", "correct"), ("There were 4 of them", "four", "correct"),
-     ("5", "four", "wrong"), ("twenty", "20", "correct")],
-)
-def test_reference_grader_reads_number_words(answer, gold, label):
-    from chunklab_core.answer_metrics import reference_grade
-
-    assert reference_grade(answer, [gold])["label"] == label
