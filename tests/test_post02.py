@@ -82,3 +82,25 @@ def test_subsample_documents_is_seeded():
     assert [d.doc_id for d in a.documents] == [d.doc_id for d in b.documents]
     assert {q.doc_id for q in a.questions} <= {d.doc_id for d in a.documents}
     assert rm.subsample_documents(corpus, None, 1) is corpus
+
+
+def test_truncation_text_sums_per_model_and_names_the_worst_cell():
+    from chunklab_core.post02_truncation import truncation_text
+
+    truncated = pd.DataFrame({
+        "corpus": ["squad", "nq", "squad"], "model": ["m1", "m1", "m2"],
+        "strategy": ["fixed_500", "fixed_1000", "fixed_500"],
+        "chunks": [100, 50, 100], "truncated": [0, 10, 5]})
+    truncated["share truncated"] = truncated["truncated"] / truncated["chunks"]
+    text = truncation_text(truncated)
+    assert "m1: 10 of 150 chunks (6.7%)" in text and "m2: 5 of 100 chunks (5.0%)" in text
+    assert "under m1: 20.0% of its chunks" in text  # nq · fixed_1000 is the worst cell
+    assert "nothing was truncated" in truncation_text(pd.DataFrame())
+
+
+def test_miss_examples_without_dense_runs_says_none_was_found(matrix):
+    from chunklab_core.post02_truncation import miss_examples
+
+    _, result = matrix
+    assert miss_examples(result, "all-MiniLM-L6-v2", 5) == [
+        "No truncation miss was found in the top 5 under all-MiniLM-L6-v2."]
