@@ -97,12 +97,17 @@ def pass_fail(label: str) -> str:
     return "pass" if label in PASS_LABELS else "fail" if label in FAIL_LABELS else label
 
 
+def verdict_labels(table: pd.DataFrame, judge_columns: Sequence[str]) -> pd.DataFrame:
+    """The judge columns as text labels, a missing verdict written ``missing``."""
+    columns = table[list(judge_columns)]
+    return columns.astype(object).where(columns.notna(), "missing").astype(str)
+
+
 def verdict_patterns(table: pd.DataFrame, judge_columns: Sequence[str], scale: str = "labels") -> pd.Series:
     """Each row's stratum: its judge labels (missing -> ``missing``; on ``scale``) joined by ``|``."""
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, not {scale!r}")
-    verdicts = table[list(judge_columns)].astype(object).where(table[list(judge_columns)].notna(), "missing")
-    verdicts = verdicts.astype(str)
+    verdicts = verdict_labels(table, judge_columns)
     if scale == "pass/fail":
         verdicts = verdicts.map(pass_fail)
     return verdicts.agg("|".join, axis=1)
@@ -140,12 +145,11 @@ def draw_audit_sample(graded: pd.DataFrame, n: int = 60, *, seed: int,
     if id_columns and graded.duplicated(list(id_columns)).any():
         raise ValueError(f"id_columns {list(id_columns)} do not identify rows uniquely")
     table = graded.reset_index(drop=True)
-    verdicts = table[list(judge_columns)].astype(object).where(table[list(judge_columns)]
-                                                               .notna(), "missing")
+    verdicts = verdict_labels(table, judge_columns)
     patterns = verdict_patterns(table, judge_columns, scale)
     strata = sorted(patterns.unique())
     rows_of = {s: np.flatnonzero((patterns == s).to_numpy()) for s in strata}
-    distinct = verdicts.astype(str).map(pass_fail).nunique(axis=1).to_numpy()
+    distinct = verdicts.map(pass_fail).nunique(axis=1).to_numpy()
     disagree = {s: bool(distinct[rows_of[s][0]] > 1) for s in strata}
     sizes = [len(rows_of[s]) for s in strata]
     counts = allocate_sample(sizes, [disagree[s] for s in strata], n, min_per_stratum,
@@ -174,7 +178,7 @@ def draw_audit_sample(graded: pd.DataFrame, n: int = 60, *, seed: int,
     for column in id_columns:
         key["source_item_id" if column == "item_id" else column] = chosen[column].to_numpy()
     for column in judge_columns:
-        key[column] = verdicts[column].iloc[picked].astype(str).to_numpy()
+        key[column] = verdicts[column].iloc[picked].to_numpy()
     stratum = patterns.iloc[picked].to_numpy()
     key["stratum"] = stratum
     key["disagreement"] = [disagree[s] for s in stratum]
