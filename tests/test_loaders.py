@@ -169,7 +169,7 @@ def test_slot_convention_rejects(snippets, problem):
     ({"id": "q7", "query": "x", "gold_snippets": "fog horn", "doc": "a.text"},
      "q.yaml: id q7: doc 'a.text' is not a document in the folder (did you mean 'a.txt'?)"),
     ({"id": "q7", "query": "x", "gold_snippets": "fog horn", "tag": "t"}, "q.yaml: id q7: unknown field(s) tag"),
-    ({"query": "x", "gold_snippets": "fog horn"}, "q.yaml: entry 2: missing or invalid id"),
+    ({"query": "x", "gold_snippets": "fog horn"}, "q.yaml: entry 2: missing id"),
 ])
 def test_each_question_problem_names_file_and_id(folder, tmp_path, entry, expected):
     path = _write_questions(tmp_path / "q.yaml", [GOOD, entry])
