@@ -123,19 +123,24 @@ _MINILM_ENCODER = textwrap.dedent("""
                                batch_size=8, flush_rows=8)
     retriever.model  # loaded
     print("READY", flush=True)
-    retriever.embed([f"Sentence {i} about lighthouses, tides and the keeper's log." for i in range(120)])
+    retriever.embed([f"Sentence {i} about lighthouses, tides and the keeper's log." for i in range(300)])
 """)
 
 
 @pytest.mark.slow
 def test_kill_9_at_random_points_of_a_minilm_encode(tmp_path):
     rng = np.random.default_rng(2026)
-    texts = [f"Sentence {i} about lighthouses, tides and the keeper's log." for i in range(120)]
+    texts = [f"Sentence {i} about lighthouses, tides and the keeper's log." for i in range(300)]
     for _ in range(2):
         child = subprocess.Popen([sys.executable, "-c", _MINILM_ENCODER, str(tmp_path)], env=ENV,
                                  stdout=subprocess.PIPE, text=True)
         assert child.stdout.readline().strip() == "READY"
-        time.sleep(rng.uniform(0.1, 0.8))
+        before = len(list(tmp_path.glob("*/shard-*.npy")))
+        deadline = time.monotonic() + 120
+        while len(list(tmp_path.glob("*/shard-*.npy"))) == before and child.poll() is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)  # encoding has started: one more block stored
+        time.sleep(rng.uniform(0.0, 0.4))
         child.send_signal(signal.SIGKILL)
         child.wait()
         child.stdout.close()
@@ -145,6 +150,6 @@ def test_kill_9_at_random_points_of_a_minilm_encode(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         vectors = resumed.embed(texts)
-    assert 0 < resumed.cache_hits < 120
+    assert resumed.cache_hits > 0 and resumed.cache_hits + resumed.encoded_count == 300
     fresh = DenseRetriever("all-MiniLM-L6-v2", cache=False, num_threads=1, batch_size=8).embed(texts)
     np.testing.assert_allclose(vectors, fresh, atol=1e-5)
