@@ -72,7 +72,7 @@ def _walk_files(folder: Path) -> tuple[list[tuple[str, Path]], list[str], list[s
     """``([(doc_id, path)], problems, notes)``: every file under ``folder``, links followed.
 
     A link is followed only when it resolves inside ``folder`` (else a problem naming it); a
-    real folder already visited (a link loop, or a second link to it) is not read again.
+    real folder or file already reached (a link loop, a second link to it) is not read again.
     Hidden names (leading ".") are skipped. Sorted by doc_id.
     """
     root = folder.resolve()
@@ -109,7 +109,15 @@ def _walk_files(folder: Path) -> tuple[list[tuple[str, Path]], list[str], list[s
                 pending.append((entry, rel + "/"))
             elif entry.is_file():
                 found.append((rel, entry))
-    return sorted(found), problems, notes
+    unique, first_of = [], {}
+    for rel, path in sorted(found):  # a file reached through a link too is one document
+        real = path.resolve()
+        if real in first_of:
+            notes.append(f"{rel}: the same file as {first_of[real]}; read once")
+            continue
+        first_of[real] = rel
+        unique.append((rel, path))
+    return unique, problems, notes
 
 
 def _scan_folder(

@@ -48,6 +48,12 @@ def test_link_loops_and_second_links_are_read_once(docs):
     assert [d.doc_id for d in documents] == ["data/log.txt"]
 
 
+def test_a_file_linked_inside_the_folder_is_one_document(docs):
+    (docs / "latest.txt").symlink_to(docs / "data" / "log.txt")
+    with pytest.warns(UserWarning, match=r"latest.txt: the same file as data/log.txt; read once"):
+        assert [d.doc_id for d in load_folder(docs)] == ["data/log.txt"]
+
+
 def test_a_link_leading_outside_the_folder_is_refused_and_never_read(docs, tmp_path):
     secret = tmp_path / "secret.txt"
     secret.write_text("outside text", encoding="utf-8")
