@@ -28,7 +28,7 @@ import pandas as pd
 
 from .agreement import kappa_ci
 from .audit_data import (BINARY, HUMAN, THREE_WAY, AuditData, binary_labels, binary_scores,
-                         judge_scale, load_audit)
+                         judge_name, judge_scale, load_audit)
 from .audit_sample import pass_fail
 from .stratified_estimates import (judge_only_mean_ci, stratified_mean_ci,
                                    stratified_ppi_mean_ci)
@@ -36,12 +36,6 @@ from .stratified_estimates import (judge_only_mean_ci, stratified_mean_ci,
 __all__ = ["load_audit", "judge_name", "sampling_design", "graders", "agreement_table",
            "confusion_tables", "disagreement_directions", "disagreement_items", "judge_pairs",
            "corrected_accuracy"]
-
-
-def judge_name(column: str) -> str:
-    """``judge_qwen15_3way`` -> ``qwen15 3-way``; ``reference_grader`` -> ``reference grader``."""
-    name = column.removeprefix("judge_").replace("_3way", " 3-way").replace("_yesno", " yes/no")
-    return name.replace("_", " ")
 
 
 def _is_yesno(data: AuditData, column: str) -> bool:
