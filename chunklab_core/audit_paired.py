@@ -168,3 +168,21 @@ def lenient_contrast(data: AuditData, column_a: str, column_b: str, resamples: i
     return {"judge a": judge_name(column_a), "judge b": judge_name(column_b),
             "lenient a - lenient b": result.estimate, "low": result.low, "high": result.high,
             "reading": reading_of(result.low, result.high, "a more lenient", "b more lenient")}
+
+
+def agreement_contrasts(data: AuditData, resamples: int = 10_000, seed: int = 0,
+                        confidence: float = 0.95) -> pd.DataFrame:
+    """Every pair of judges (binary scale): weighted agreement with the grader of a minus b, same items."""
+    weights = data.graded["graded_weight"].to_numpy(dtype=float)
+    units = _units(data.graded)
+    grader = binary_labels(data.graded["grade"])
+    agree = {c: (binary_labels(data.graded[c]) == grader).astype(float) for c in data.judge_columns}
+    rows = []
+    for a, b in combinations(data.judge_columns, 2):
+        result = weighted_mean_ci(agree[a] - agree[b], weights, units, resamples, seed, confidence)
+        rows.append({"judge a": judge_name(a), "judge b": judge_name(b),
+                     "agreement a - agreement b": result.estimate, "low": result.low,
+                     "high": result.high,
+                     "reading": reading_of(result.low, result.high, "a agrees more",
+                                           "b agrees more")})
+    return pd.DataFrame(rows)
