@@ -233,6 +233,9 @@ def load_audit(sheet_path, key_path, population_path, grader: str | None = None,
         found = _problems(population, key, frame, judge_columns, yesno_columns)
         problems += [f"{path.name}: {p}" if len(frames) > 1 else p for p in found]
     long = pd.concat([f[f["graded"]] for f in frames], ignore_index=True)
+    if long["item_id"].nunique() < 2 and not problems:
+        raise AuditError([f"only {long['item_id'].nunique()} of {len(key)} sheet items are "
+                          "graded; agreement needs at least 2"])
     twice = long[long.duplicated(["item_id", "grader"], keep=False)]
     if len(twice):
         problems.append(f"{twice['item_id'].nunique()} item(s) graded twice by the same grader "

@@ -50,7 +50,8 @@ def adjudicate(labels: pd.DataFrame) -> pd.Series:
         tied = counts[counts == counts.max()].index
         return min(tied, key=ORDER.__getitem__)
 
-    return labels.apply(one, axis=1)
+    return pd.Series([one(row) for row in labels.itertuples(index=False)], index=labels.index,
+                     dtype=object)
 
 
 @dataclass(frozen=True)

@@ -286,3 +286,11 @@ def corrected_accuracy(data: AuditData, confidence: float = 0.95,
                              "population": len(judge_all), "graded": len(graded),
                              "strata with pooled variance": len(result.pooled_strata)})
     return pd.DataFrame(rows)
+
+
+def read_probes(path) -> pd.DataFrame | None:
+    """Post 05's probe summary (``data/05_probes.csv``: per judge, ``retest_changed`` at temperature 0), or None."""
+    from .audit_data import resolve_path
+
+    found = resolve_path(path)
+    return pd.read_csv(found) if found.is_file() else None
