@@ -266,3 +266,21 @@ def test_committed_v2_audit_is_whole_and_model_graded():
     assert set(audit.population["corpus"]) == {"squad", "nq"}
     words = graders.grader_words(ar.graders(audit))
     assert not words.any_human and not HUMAN_WORDS.search(words.grades + words.grade)
+
+
+def test_readme_audit_claims_match_the_files():
+    """The README's audit section states sheet sizes and the pilot's stamps: they match the files."""
+    from chunklab_core.paths import PROJ_ROOT
+
+    text = (PROJ_ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Auditing the LLM judges"):text.index("## Layout")]
+    v2 = import_grades(DATA_DIR / "audit/post05_v2_sheet.csv")
+    pilot = import_grades(DATA_DIR / "audit/post05_sheet.csv")
+    pilot_population = pd.read_csv(DATA_DIR / "audit/post05_population.csv")
+    assert f"post05_v2_sheet.csv` ({len(v2)} items)" in section
+    assert f"{len(pilot)}-item sheet" in section and f"from the {len(pilot_population)} items" in section
+    stamps = pd.to_datetime(pilot["graded_at"], format="ISO8601")
+    assert f"its {pilot['graded'].sum()} stamps fall\nwithin {(stamps.max() - stamps.min()).seconds} seconds" \
+        in section.replace("stamps fall within", "stamps fall\nwithin")
+    for grader, kind in set(zip(v2["grader"], v2["grader_kind"])) | set(zip(pilot["grader"], pilot["grader_kind"])):
+        assert f"`{grader}`" in section and kind == "model:claude"
