@@ -85,7 +85,8 @@ def graders_summary(data: AuditData, pairs: pd.DataFrame, agreement: pd.DataFram
                 f"cannot be measured here and no label is adjudicated. What a second grader "
                 f"would add: a grader-to-grader κ on these {n} items ({questions} questions), "
                 f"whose interval would be about as wide as the judges' κ intervals against this "
-                f"grader ({widths.min():.2f} to {widths.max():.2f} on the binary scale). Such "
+                f"grader (intervals {widths.min():.2f} to {widths.max():.2f} wide on the binary "
+                f"scale). Such "
                 f"widths shrink as 1/√n, so halving them takes about {total} graded items, "
                 f"{more} more than this sheet holds.")
     binary = pairs[pairs["scale"] == "binary"]
@@ -151,6 +152,13 @@ def accuracy_summary(accuracy: pd.DataFrame, paired: pd.DataFrame, words: Grader
         text.append(f"{judge['judge']} alone says {judge['accuracy']:.1%}; judge-only minus "
                     f"corrected, paired on the same items: {100 * diff['difference']:+.1f} points "
                     f"({points(diff['low'], diff['high'])}), so its judge-only figure {reading}.")
+    lenient = paired[paired["variant"] == "lenient"]
+    if variant == STRICT and len(lenient):
+        parts = "; ".join(f"{r['judge']} {100 * r['difference']:+.1f} points "
+                          f"({points(r['low'], r['high'])}, {r['reading']})"
+                          for _, r in lenient.iterrows())
+        text.append(f"With lenient scoring (a partial counts as a pass), judge-only minus "
+                    f"corrected: {parts}.")
     ppi = rows[rows["estimator"] == PPI]
     gap = float((ppi["accuracy"] - grades["accuracy"]).abs().max())
     if gap < 1e-9:

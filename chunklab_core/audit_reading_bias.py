@@ -56,12 +56,24 @@ def self_preference_summary(contrast: dict | None) -> str:
             f"{contrast['judge a']} judge; the {contrast['judge b']} judge is Qwen2.5-Coder-0.5B, "
             f"the same family. On the same graded items, the lenient share of {contrast['judge a']} "
             f"minus that of {contrast['judge b']} is {100 * contrast['lenient a - lenient b']:+.1f} "
-            f"points ({points(contrast['low'], contrast['high'])}): {reading}. A more lenient "
+            f"points ({points(contrast['low'], contrast['high'])}): {reading}. "
+            + (f"The answerer's own model is the less lenient judge here, which shows no "
+               f"preference for its own answers relative to {contrast['judge b']}, and cannot "
+               "show one the two share. " if contrast["reading"] == "b more lenient" else "")
+            + "A more lenient "
             "1.5B judge would be consistent with self-preference but also with any other "
             "difference between the two models (size, calibration); no difference does not rule "
             "self-preference out, because the 0.5B judge shares the family and may share its "
             "taste for the family's answers. Telling them apart needs a judge of another family, "
             "or answers written by another model; this audit has one family.")
+
+
+def _share_ci(row, name: str) -> str:
+    """The bootstrap interval, or (nothing observed, where a bootstrap has no spread) the exact
+    one-sided 97.5% upper bound ``1 - 0.025^(1/n)`` over the n items (Clopper & Pearson 1934)."""
+    if row[name] == 0:
+        return f"at most {1 - 0.025 ** (1 / row['items']):.1%} at 97.5% confidence, none of {row['items']} items"
+    return ci(row[f"{name} low"], row[f"{name} high"], True)
 
 
 def stability_summary(retest: tuple | None, probes: pd.DataFrame | None, temperature: float) -> str:
@@ -73,9 +85,9 @@ def stability_summary(retest: tuple | None, probes: pd.DataFrame | None, tempera
     else:
         items, _, summary = retest
         parts = [f"{r['judge']}: {r['verdicts changed']:.1%} of sampled verdicts differ from its "
-                 f"temperature-0 verdict ({ci(r['verdicts changed low'], r['verdicts changed high'], True)}), "
+                 f"temperature-0 verdict ({_share_ci(r, 'verdicts changed')}), "
                  f"{r['items with a pass/fail flip']:.1%} of items flip between pass and fail in "
-                 f"at least one sample ({ci(r['items with a pass/fail flip low'], r['items with a pass/fail flip high'], True)}), "
+                 f"at least one sample ({_share_ci(r, 'items with a pass/fail flip')}), "
                  f"{r['unparsed']} unparsed" for _, r in summary.iterrows()]
         text.append(f"Re-asked at temperature {temperature} with "
                     f"{int(summary['samples per item'].max())} sampling seeds on {len(items)} "
