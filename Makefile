@@ -21,7 +21,8 @@ QUESTION_CALLS := $(wildcard data/llm_calls/questions_qwen15.jsonl)
 AUDIT_FILES    := $(wildcard data/audit/post05_v2_sheet.csv data/audit/post05_v2_key.csv \
                     data/audit/post05_v2_population.csv data/audit/post05_sheet.csv \
                     data/audit/post05_key.csv data/audit/post05_population.csv \
-                    data/llm_calls/judge_retest_*.jsonl data/05_probes.csv)
+                    data/llm_calls/judge_retest_*.jsonl data/05_probes.csv \
+                    data/05_answers.csv)
 NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebooks/03_uncertainty.ipynb \
               $(if $(QUESTION_CALLS),notebooks/04_questions.ipynb,) notebooks/05_answers.ipynb \
               $(if $(wildcard data/audit/post05_v2_sheet.csv),notebooks/06_judge_audit.ipynb,)

@@ -39,7 +39,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .audit_sample import verdict_patterns
+from .audit_topup import wave_strata
 from .paths import PROJ_ROOT
 from .sheets import (DEFAULT_JUDGE_COLUMNS, GRADE_COLUMNS, import_grades, read_key, read_sheet,
                      write_sheet_rows)
@@ -227,7 +227,7 @@ def load_audit(sheet_path, key_path, population_path, grader: str | None = None,
     key = read_key(paths["key"])
     population = _read_population(paths["population"], judge_columns)
     scale = key["stratum_scale"].iloc[0] if "stratum_scale" in key.columns and len(key) else "labels"
-    population["stratum"] = verdict_patterns(population, judge_columns, scale)
+    population["stratum"] = wave_strata(population, judge_columns, scale)
     problems = []
     for path, frame in zip(sheet_paths, frames):
         found = _problems(population, key, frame, judge_columns, yesno_columns)

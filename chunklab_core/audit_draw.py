@@ -7,9 +7,10 @@ the blind sheet and the key under ``data/audit/`` with :func:`audit_sample.draw_
 It refuses to overwrite a sheet that already holds grades.
 
 CLI: ``python -m chunklab_core.audit_draw [--half-width 0.07] [--min-n 120] [--seed 6]
-[--out data/audit] [--name post05_v2]``: the sample size is the smallest ``n >= --min-n``
+[--out data/audit] [--name post05_v2] [--top-up]``: the sample size is the smallest ``n >= --min-n``
 whose planned interval half-width meets the target (:mod:`chunklab_core.audit_sizing`, with
-planning variances from the graded pilot sheet ``--pilot``), or ``--n``.
+planning variances from the graded pilot sheet ``--pilot``), or ``--n``. ``--top-up`` adds
+the items post 05 recorded since the draw as a new wave (:mod:`chunklab_core.audit_topup`).
 
 The reference passage is the paragraph holding the gold answer: for SQuAD the paragraph of
 the question's evidence span, for Natural Questions the paragraph around the first verbatim
@@ -111,8 +112,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nq-questions", type=int, default=20)
     parser.add_argument("--study-seed", type=int, default=20260729)
     parser.add_argument("--force", action="store_true", help="overwrite an ungraded sheet")
+    parser.add_argument("--top-up", action="store_true",
+                        help="append a sample of the items recorded since --name was drawn (a new wave)")
     args = parser.parse_args(argv)
     sheet_path = args.out / f"{args.name}_sheet.csv"
+    if args.top_up:
+        from .audit_topup import top_up
+
+        corpora = {"squad": (study_corpus("squad"), args.squad_questions),
+                   "nq": (study_corpus("nq"), args.nq_questions)}
+        study = load_study(corpora, DEFAULT_STRATEGIES, args.study_seed, make_models(mode="replay"))
+        added = top_up(args.out, args.name, population_table(study, corpora), args.seed)
+        print(f"{added} items of a new wave appended to {sheet_path} (grade them; the post "
+              "leaves them out until then)")
+        return 0
     if sheet_path.exists():
         _, rows = read_sheet(sheet_path)
         graded = sum(bool(r.get("grade", "").strip()) for r in rows)

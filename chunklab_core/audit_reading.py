@@ -71,6 +71,22 @@ def design_summary(data: AuditData, design: pd.DataFrame, words: GraderWords) ->
     return " ".join(text)
 
 
+def coverage_summary(check: pd.DataFrame | None) -> str:
+    """Whether the audit's population is the set of items post 05 publishes now."""
+    if check is None:
+        return "Post 05's published item counts are not available here, so the population is not checked against them."
+    drawn, published = check["in the audit population"].sum(), check["published by post 05"].sum()
+    per = ", ".join(f"{r['corpus']} {r['in the audit population']} of {r['published by post 05']}"
+                    for _, r in check.iterrows())
+    if (check["in the audit population"] == check["published by post 05"]).all():
+        return (f"The population is exactly what post 05 publishes: {published} items ({per}).")
+    return (f"**The population is not what post 05 publishes now**: {drawn} items were drawn "
+            f"from, post 05 publishes {published} ({per}). Every estimate below describes the "
+            "items recorded when the sample was drawn; the items recorded since are not "
+            "covered until a sample of them is drawn and graded "
+            "(`python -m chunklab_core.audit_draw --name NEW`).")
+
+
 def graders_summary(data: AuditData, pairs: pd.DataFrame, agreement: pd.DataFrame,
                     words: GraderWords) -> str:
     """Agreement between graders, or (one grader) what a second grader would add, computed."""

@@ -294,3 +294,25 @@ def read_probes(path) -> pd.DataFrame | None:
 
     found = resolve_path(path)
     return pd.read_csv(found) if found.is_file() else None
+
+
+def population_check(data: AuditData, answers_path) -> pd.DataFrame | None:
+    """Per corpus: items in the audit's population against the items post 05 publishes now.
+
+    ``answers_path`` is post 05's ``data/05_answers.csv`` (questions per corpus and strategy);
+    published items = the sum over strategies of one measure's question counts. ``None``
+    when the file or the population's ``corpus`` column is missing.
+    """
+    from .audit_data import resolve_path
+
+    found = resolve_path(answers_path)
+    if not found.is_file() or "corpus" not in data.population.columns:
+        return None
+    answers = pd.read_csv(found)
+    first = answers["measure"].iloc[0]
+    published = answers[answers["measure"] == first].groupby("corpus")["questions"].sum()
+    drawn = data.population["corpus"].value_counts()
+    corpora = sorted(set(published.index) | set(drawn.index))
+    return pd.DataFrame({"corpus": corpora,
+                         "in the audit population": [int(drawn.get(c, 0)) for c in corpora],
+                         "published by post 05": [int(published.get(c, 0)) for c in corpora]})

@@ -284,3 +284,29 @@ def test_readme_audit_claims_match_the_files():
         in section.replace("stamps fall within", "stamps fall\nwithin")
     for grader, kind in set(zip(v2["grader"], v2["grader_kind"])) | set(zip(pilot["grader"], pilot["grader_kind"])):
         assert f"`{grader}`" in section and kind == "model:claude"
+
+
+# ------------------------------------------------------------------ a second wave
+
+def test_top_up_adds_a_wave_and_keeps_the_grades(tmp_path):
+    from chunklab_core.audit_synthetic import simulate_population
+    from chunklab_core.audit_topup import top_up
+
+    full = simulate_population(300, seed=9)
+    first = full.iloc[:240].reset_index(drop=True)
+    sheet, key = draw_audit_sample(first, 80, seed=1, scale="pass/fail")
+    sheet["grade"] = first["true_grade"].to_numpy()[key["source_row"].to_numpy()]
+    sheet["grader"], sheet["grader_kind"], sheet["graded_at"] = "g", "model:test", "2026-11-30T10:00:00Z"
+    first.drop(columns=["passage", "true_grade"]).to_csv(tmp_path / "w_population.csv", index=False)
+    write_key(key, tmp_path / "w_key.csv")
+    write_sheet(sheet, tmp_path / "w_sheet.csv")
+    before = read_sheet(tmp_path / "w_sheet.csv")[1]
+    added = top_up(tmp_path, "w", full.drop(columns="true_grade"), seed=2)
+    assert 0 < added <= 60  # a wave of 60 items: the first wave's rate, at least 2 per pattern
+    rows = read_sheet(tmp_path / "w_sheet.csv")[1]
+    assert rows[:80] == before and len(rows) == 80 + added
+    audit = load_audit(tmp_path / "w_sheet.csv", tmp_path / "w_key.csv", tmp_path / "w_population.csv")
+    assert len(audit.population) == 300 and len(audit.ungraded) == added
+    assert all(s.startswith("wave 2: ") for s in audit.ungraded["stratum"])
+    assert sum(v for s, v in audit.stratum_sizes.items() if s.startswith("wave 2: ")) == 60
+    assert top_up(tmp_path, "w", full.drop(columns="true_grade"), seed=2) == 0
