@@ -16,7 +16,7 @@ import time
 from chunklab_core.grade import grade_sheet
 from chunklab_core.paths import PROJ_ROOT
 from chunklab_core.sheet_file import SheetFile, SheetLock
-from chunklab_core.sheets import SHEET_COLUMNS, import_grades, read_sheet, write_sheet_rows
+from chunklab_core.sheets import SHEET_COLUMNS, read_sheet, write_sheet_rows
 
 ENV = {**os.environ, "PYTHONPATH": str(PROJ_ROOT), "PYTHONUNBUFFERED": "1"}
 GRADER = [sys.executable, "-m", "chunklab_core.grade"]
@@ -144,26 +144,29 @@ def test_touching_the_sheet_without_changing_it_is_not_a_conflict(tmp_path):
 
 # ---- what a save keeps --------------------------------------------------------------------
 def test_extra_unnamed_cells_and_unknown_columns_survive_a_save(tmp_path):
+    blank = "," * (len(SHEET_COLUMNS) - 5)  # the grade columns, empty
     sheet = spreadsheet_csv(tmp_path / "sheet.csv", [
-        HEADER + ",grader_kind,my_column",
-        "A1,Q1?,g1,P1,a1,,,,,person,keep me,a note in an unnamed cell,and another",
-        "A2,Q2?,g2,P2,a2,,,,,person,",
+        HEADER + ",team,my_column",
+        f"A1,Q1?,g1,P1,a1{blank},audit,keep me,a note in an unnamed cell,and another",
+        f"A2,Q2?,g2,P2,a2{blank},audit,",
         "A3,Q3?,g3,P3,a3",  # a short row, as some tools write them
     ], bom=False, newline="\n")
     status, _ = run(sheet, "c\nw\nq\n")
     assert status == 0
     lines = sheet.read_text(encoding="utf-8").splitlines()
-    assert lines[0] == HEADER + ",grader_kind,my_column"
+    assert lines[0] == HEADER + ",team,my_column"
     assert lines[1].startswith("A1,Q1?,g1,P1,a1,correct,ana,")
-    assert lines[1].endswith(",,person,keep me,a note in an unnamed cell,and another")
-    assert lines[2].startswith("A2,Q2?,g2,P2,a2,wrong,ana,") and lines[2].endswith(",,person,")
+    assert lines[1].endswith(",audit,keep me,a note in an unnamed cell,and another")
+    assert lines[2].startswith("A2,Q2?,g2,P2,a2,wrong,ana,") and lines[2].endswith(",audit,")
     assert lines[3] == "A3,Q3?,g3,P3,a3"  # untouched row, untouched shape
-    grades = import_grades(sheet)
-    assert grades["grade"].tolist() == ["correct", "wrong", None]
+    rows = read_sheet(sheet)[1]
+    assert [r["grade"] for r in rows] == ["correct", "wrong", ""]
+    assert [r["team"] for r in rows] == ["audit", "audit", ""] and rows[0]["my_column"] == "keep me"
 
 
 def test_bom_crlf_and_file_mode_are_kept(tmp_path):
-    sheet = spreadsheet_csv(tmp_path / "sheet.csv", [HEADER, "A1,Q1?,g1,P1,a1,,,,", "A2,Q2?,g2,P2,a2,,,,"])
+    blank = "," * (len(SHEET_COLUMNS) - 5)
+    sheet = spreadsheet_csv(tmp_path / "sheet.csv", [HEADER, f"A1,Q1?,g1,P1,a1{blank}", f"A2,Q2?,g2,P2,a2{blank}"])
     os.chmod(sheet, 0o600)
     status, _ = run(sheet, "p\nq\n")
     assert status == 0
@@ -192,3 +195,18 @@ def test_sheet_file_round_trip_is_byte_identical(tmp_path):
     before = sheet.read_bytes()
     SheetFile.read(sheet).save()
     assert sheet.read_bytes() == before
+
+
+def test_a_batch_of_grades_waits_for_no_one_and_overwrites_nothing(tmp_path):
+    import pytest
+
+    from chunklab_core.grade_batch import apply_grades
+    from chunklab_core.sheet_file import SheetLocked
+
+    sheet = make_sheet(tmp_path / "sheet.csv")
+    os.chmod(sheet, 0o600)
+    with SheetLock(sheet):  # a person is grading it in the terminal
+        with pytest.raises(SheetLocked, match="one grader per sheet"):
+            apply_grades(sheet, [{"item_id": "A1", "grade": "c"}], "m", "model:x")
+    assert apply_grades(sheet, [{"item_id": "A1", "grade": "c"}], "m", "model:x") == 1
+    assert stat.S_IMODE(sheet.stat().st_mode) == 0o600 and read_sheet(sheet)[1][0]["grade"] == "correct"
