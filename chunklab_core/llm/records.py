@@ -14,14 +14,22 @@ runtime (library version, host...). The prompt itself is not stored, only its ha
 the tables that use the calls hold the questions and contexts. When a key is recorded more
 than once (``mode="record"`` re-records), the last record wins.
 
+Concurrency (``llm.pool`` runs calls in threads): ``CallStore.append`` holds a lock, so each
+record stays one whole fsynced line whatever the completion order; ``RecordedLLM`` counts
+under a lock and makes a call whose key is already in flight in another thread wait for that
+call's result instead of running it twice. The key never depends on order, so the records of a
+run replay to the same tables whatever its concurrency was.
+
 Not handled: several processes appending to one file at once (one writer per stage file).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
+import threading
 import time
 import warnings
 from datetime import datetime, timezone
@@ -59,6 +67,7 @@ class CallStore:
         self.make_target = make_target
         self._index: dict[str, dict] | None = None
         self._checked_tail = False
+        self._append_lock = threading.Lock()
 
     @classmethod
     def for_stage(cls, stage: str, root: str | Path | None = None, **kwargs) -> "CallStore":
@@ -111,21 +120,22 @@ class CallStore:
         """Write ``record`` as one line and fsync it before returning."""
         if "key" not in record:
             raise ValueError("a record needs a 'key'")
-        self._load()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         line = (canonical_json(record) + "\n").encode("utf-8")
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            if not self._checked_tail:  # never glue a record onto a torn last line
-                size = os.fstat(fd).st_size
-                if size and os.pread(fd, 1, size - 1) != b"\n":
-                    line = b"\n" + line
-                self._checked_tail = True
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        self._index[record["key"]] = record
+        with self._append_lock:  # threads of llm.pool: one whole line at a time
+            self._load()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                if not self._checked_tail:  # never glue a record onto a torn last line
+                    size = os.fstat(fd).st_size
+                    if size and os.pread(fd, 1, size - 1) != b"\n":
+                        line = b"\n" + line
+                    self._checked_tail = True
+                os.write(fd, line)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            self._index[record["key"]] = record
 
     def miss_message(self, key: str) -> str:
         hint = (f"`make {self.make_target}`" if self.make_target else
@@ -133,6 +143,14 @@ class CallStore:
         return (f"no recorded LLM call for key {key[:12]}... in stage {self.stage!r} "
                 f"({self.path}). Replay mode never runs a model: record the call with {hint}, "
                 "or use mode='replay_or_record' with a model available.")
+
+
+class _InFlight:
+    """A call running in one thread that others with the same key wait for."""
+
+    def __init__(self):
+        self.done = threading.Event()
+        self.result: Completion | None = None
 
 
 class RecordedLLM:
@@ -154,6 +172,8 @@ class RecordedLLM:
         self.hits = 0
         self.new_calls = 0
         self._identity: dict[str, str] | None = None
+        self._lock = threading.Lock()  # counters, identity and the in-flight table
+        self._in_flight: dict[str, _InFlight] = {}
 
     @property
     def backend(self) -> LLM:
@@ -167,6 +187,10 @@ class RecordedLLM:
     def identity(self) -> dict[str, str]:
         """The backend's model identity; when it cannot tell (server down, file absent) and the
         mode replays, the single identity recorded for that backend and model."""
+        with self._lock:
+            return self._resolve_identity()
+
+    def _resolve_identity(self) -> dict[str, str]:
         if self._identity is None:
             try:
                 self._identity = self.backend.identity()
@@ -190,14 +214,35 @@ class RecordedLLM:
         effective = self.backend.normalize_options(model_options)
         identity = self.identity()
         key = call_key(clean, schema, {**effective, **key_only}, identity)
-        record = self.store.get(key) if self.mode != "record" else None
-        if record is not None:
-            self.hits += 1
-            return Completion(record["output"], record.get("prompt_tokens"),
-                              record.get("completion_tokens"), record.get("latency_s"),
-                              key=key, replayed=True)
-        if self.mode == "replay":
-            raise ReplayMiss(self.store.miss_message(key))
+        while True:
+            with self._lock:
+                record = self.store.get(key) if self.mode != "record" else None
+                if record is not None:
+                    self.hits += 1
+                    return Completion(record["output"], record.get("prompt_tokens"),
+                                      record.get("completion_tokens"), record.get("latency_s"),
+                                      key=key, replayed=True)
+                if self.mode == "replay":
+                    raise ReplayMiss(self.store.miss_message(key))
+                waiting = self._in_flight.get(key)
+                if waiting is None:  # this thread makes the call
+                    mine = self._in_flight[key] = _InFlight()
+                    break
+            waiting.done.wait()  # the same call runs in another thread: take its result
+            if waiting.result is not None:
+                with self._lock:
+                    self.hits += 1
+                return dataclasses.replace(waiting.result, replayed=True)
+            # that call failed: loop, and make it here unless it is recorded by now
+        try:
+            mine.result = self._run_and_record(key, clean, schema, effective, key_only, identity)
+            return mine.result
+        finally:
+            with self._lock:
+                self._in_flight.pop(key)
+            mine.done.set()
+
+    def _run_and_record(self, key, clean, schema, effective, key_only, identity) -> Completion:
         start = time.perf_counter()
         reply = self.backend._generate(clean, schema, effective)
         latency = round(time.perf_counter() - start, 4)  # as stored, so replay returns the same
@@ -208,8 +253,10 @@ class RecordedLLM:
             "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
             "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "runtime": self.backend.runtime(),
+            **({"served": reply.served} if reply.served is not None else {}),
         })
-        self.new_calls += 1
+        with self._lock:
+            self.new_calls += 1
         return Completion(reply.text, reply.prompt_tokens, reply.completion_tokens, latency,
                           key=key, replayed=False)
 
