@@ -275,8 +275,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="items in flight at once (useful with a server backend)")
     parser.add_argument("--backend", choices=BACKENDS, default="llamacpp")
     parser.add_argument("--host", default=None, help="Ollama host (default $OLLAMA_HOST)")
-    parser.add_argument("--base-url", default=None,
-                        help="OpenAI-compatible base URL, e.g. http://gpu-host:8000/v1 (default $OPENAI_BASE_URL)")
+    parser.add_argument("--base-url", action="append", default=None, metavar="[MODEL=]URL",
+                        help="OpenAI-compatible base URL, e.g. http://gpu-host:8000/v1 (default "
+                             "$OPENAI_BASE_URL); repeat as MODEL=URL for one server per model")
     parser.add_argument("--answerer", nargs=2, metavar=("NAME", "MODEL"), default=list(DEFAULT_ANSWERER))
     parser.add_argument("--judge", action="append", metavar="NAME=MODEL", default=None,
                         help="a judge (repeatable); default: qwen15=qwen-1.5b qwen05=qwen-0.5b")
@@ -289,10 +290,17 @@ def main(argv: list[str] | None = None) -> int:
         if any(len(p) != 2 or not all(p) for p in pairs):
             parser.error(f"--judge takes NAME=MODEL, got {args.judge}")
         judges = dict(pairs)
+    base_url = None
+    if args.base_url:
+        named = [u.split("=", 1) for u in args.base_url if "=" in u.split("://", 1)[0]]
+        plain = [u for u in args.base_url if "=" not in u.split("://", 1)[0]]
+        if plain and (named or len(plain) > 1):
+            parser.error("give one --base-url URL, or one --base-url MODEL=URL per model")
+        base_url = plain[0] if plain else dict(named)
     corpus = study_corpus(args.corpus, args.articles, args.seed)
     models = make_models(n_threads=args.threads, root=args.records, backend=args.backend,
                          answerer=tuple(args.answerer), judges=judges, host=args.host,
-                         base_url=args.base_url)
+                         base_url=base_url)
     if args.probes is not None:
         from .judge_probes import probe_inputs, probe_summary, run_probes
 

@@ -88,7 +88,8 @@ def test_json_schema_constraint_is_sent_the_openai_way():
 
 def test_auto_falls_back_to_json_object_then_keeps_it(tmp_path):
     """llama-cpp-python's server rejects the json_schema form (422) but takes json_object."""
-    server = Server([(422, {"detail": [{"msg": "Input should be 'text' or 'json_object'"}]}),
+    server = Server([(500, {"error": {"message": "1 validation error: ('body', 'response_format', "
+                                                "'type') Input should be 'text' or 'json_object'"}}),
                      (200, reply('{"verdict": "wrong"}')), (200, reply('{"verdict": "correct"}'))])
     store = CallStore(tmp_path / "s.jsonl")
     llm = RecordedLLM(backend(server), store)

@@ -23,7 +23,9 @@ llama.cpp's C++ server, LM Studio); ``"json_object"`` sends ``{"type": "json_obj
 "schema": ...}`` (llama-cpp-python's server, which rejects the first form); ``"none"`` sends
 no constraint, so an unreadable verdict goes through the judges' retry-then-``unparsed`` rule;
 ``"auto"`` (default) tries them in that order, falling back when the server rejects a form
-with HTTP 400/422, and keeps the first form that worked.
+(HTTP 400/422, or a 500 whose message names ``response_format``: llama-cpp-python 0.3.36
+reports its request validation errors as 500), and keeps the first form that worked; every
+rejected form is counted in the record of the call that met it.
 
 Retries: a timeout, a refused or dropped connection, HTTP 408/409/429/5xx are retried up to
 ``max_retries`` times after ``backoff_s * 2**i`` seconds (exponential backoff); each retry is
@@ -51,6 +53,7 @@ AUTO_ORDER = ("json_schema", "json_object", "none")
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 REJECTED_FORMAT_STATUS = frozenset({400, 422})
 IDENTITY_FIELDS = ("id", "root", "parent", "owned_by", "meta")
+IDENTITY_TIMEOUT_S = 10.0
 
 
 def resolve_base_url(base_url: str | None = None) -> str:
@@ -131,22 +134,26 @@ class OpenAIBackend(LLM):
         key = os.environ.get(self.api_key_env)
         return {"Authorization": f"Bearer {key}"} if key else {}
 
-    def _request(self, method: str, path: str, body: dict | None, retries: list[dict]):
+    def _request(self, method: str, path: str, body: dict | None, retries: list[dict],
+                 max_retries: int | None = None, timeout_s: float | None = None):
         """One request with the retry rule; appends each retry to ``retries``."""
         import httpx
 
         url = f"{self.base_url}/{path.lstrip('/')}"
-        for attempt in range(self.max_retries + 1):
+        max_retries = self.max_retries if max_retries is None else max_retries
+        timeout = self.timeout_s if timeout_s is None else timeout_s
+        for attempt in range(max_retries + 1):
             try:
-                response = self.client().request(method, url, json=body, headers=self._headers())
-                if response.status_code not in RETRY_STATUS:
+                response = self.client().request(method, url, json=body, headers=self._headers(),
+                                                 timeout=timeout)
+                if response.status_code not in RETRY_STATUS or self.rejects_format(response):
                     return response
                 reason = f"http {response.status_code}"
             except httpx.TimeoutException as err:
                 reason = f"timeout ({type(err).__name__})"
             except httpx.TransportError as err:
                 reason = f"connection ({type(err).__name__}: {err})"
-            if attempt == self.max_retries:
+            if attempt == max_retries:
                 raise BackendUnavailable(
                     f"{method} {public_url(url)} failed {attempt + 1} time(s); last: {reason}. "
                     f"Is the OpenAI-compatible server running there (base URL from "
@@ -155,6 +162,12 @@ class OpenAIBackend(LLM):
             retries.append({"reason": reason, "wait_s": wait})
             time.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    @classmethod
+    def rejects_format(cls, response) -> bool:
+        """True when the server refused the request's ``response_format`` (see ``schema_mode``)."""
+        return (response.status_code in REJECTED_FORMAT_STATUS or
+                (response.status_code == 500 and "response_format" in cls._error_text(response)))
 
     @staticmethod
     def _error_text(response) -> str:
@@ -168,10 +181,15 @@ class OpenAIBackend(LLM):
 
     # ---- identity ----------------------------------------------------------------------
     def served_model(self) -> dict:
-        """The server's ``/v1/models`` entry for this model (asked once, then cached)."""
+        """The server's ``/v1/models`` entry for this model (asked once, then cached).
+
+        Asked once with a short timeout (``IDENTITY_TIMEOUT_S``) and no retry: replaying records
+        with no server must not wait on it (``RecordedLLM`` then uses the recorded identity).
+        """
         if self._served is None:
             try:
-                response = self._request("GET", "models", None, [])
+                response = self._request("GET", "models", None, [], max_retries=0,
+                                         timeout_s=min(self.timeout_s, IDENTITY_TIMEOUT_S))
             except BackendUnavailable as err:
                 raise IdentityUnavailable(str(err)) from None
             if response.status_code != 200:
@@ -238,8 +256,8 @@ class OpenAIBackend(LLM):
                 if form is not None:
                     body["response_format"] = form
             response = self._request("POST", "chat/completions", body, retries)
-            if (response.status_code in REJECTED_FORMAT_STATUS and self.schema_mode == "auto"
-                    and mode not in (None, "none")):
+            if (self.schema_mode == "auto" and mode not in (None, "none")
+                    and self.rejects_format(response)):
                 rejected.append({"mode": mode, "status": response.status_code,
                                  "message": self._error_text(response)[:200]})
                 continue

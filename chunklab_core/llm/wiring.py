@@ -107,13 +107,15 @@ def make_backend(backend: str, model: str, n_threads: int | None = None, host: s
 def make_models(mode: str = "replay_or_record", n_threads: int | None = None, root=None, *,
                 backend: str = "llamacpp", answerer: tuple[str, str] = DEFAULT_ANSWERER,
                 judges: dict[str, str] | None = None, host: str | None = None,
-                base_url: str | None = None) -> dict:
+                base_url: str | dict[str, str] | None = None) -> dict:
     """The recorded answerer and judges, each a :class:`MeteredLLM`; no model is loaded here.
 
     ``answerer`` is ``(name, model)`` and ``judges`` maps a short name to a model; calls go
     to the stages ``answers_<name>`` and ``judges_<name>`` under ``root`` (default
     ``data/llm_calls``). One backend object per distinct model, so a model that both answers
     and judges is loaded once. Defaults: Qwen2.5-Coder-1.5B answers; it and the 0.5B judge.
+    ``base_url`` (backend ``openai``) is one URL for every model, or a dict model -> URL
+    (vLLM serves one model per server); a model missing from the dict uses ``$OPENAI_BASE_URL``.
     """
     from .records import CallStore, RecordedLLM
 
@@ -124,7 +126,8 @@ def make_models(mode: str = "replay_or_record", n_threads: int | None = None, ro
 
     def backend_for(model: str):
         if model not in backends:
-            backends[model] = make_backend(backend, model, n_threads, host, base_url)
+            url = base_url.get(model) if isinstance(base_url, dict) else base_url
+            backends[model] = make_backend(backend, model, n_threads, host, url)
         return backends[model]
 
     def recorded(stage: str, model: str):
