@@ -32,7 +32,8 @@ from chunklab_core.llm.records import CallStore, RecordedLLM
 from chunklab_core.llm.wiring import MeteredLLM
 from chunklab_core.llm.local_server import LlamaServer, free_port
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow,  # two questions make only two clusters: the interval warns, rightly
+              pytest.mark.filterwarnings("ignore:only 2 documents:UserWarning")]
 
 SEED = 20260729  # post 05's
 STRATEGIES = ["fixed_500", "fixed_1000"]
@@ -111,14 +112,14 @@ def test_round_trip_at_concurrency_two_replays_identical_tables(gguf, squad, tmp
 
 
 def test_server_killed_mid_run_leaves_only_finished_calls(gguf, squad, tmp_path):
-    corpora = {"squad": (squad, 3)}
+    corpora, strategies = {"squad": (squad, 2)}, STRATEGIES[:1]  # 2 items: at most 6 calls
     with LlamaServer(gguf, ALIAS) as server:
         roles = models(tmp_path, server.base_url, max_retries=1)
         failure: list[BaseException] = []
 
         def run():
             try:
-                load_study(corpora, STRATEGIES, SEED, roles, yes_no_judges=("qwen05",), k=2,
+                load_study(corpora, strategies, SEED, roles, yes_no_judges=("qwen05",), k=2,
                            concurrency=2)
             except BaseException as err:  # noqa: BLE001 - handed to the test thread
                 failure.append(err)
@@ -134,15 +135,15 @@ def test_server_killed_mid_run_leaves_only_finished_calls(gguf, squad, tmp_path)
     assert failure and isinstance(failure[0], BackendUnavailable), failure
     made = sum(role.recorded.new_calls for role in roles.values())
     finished = lines(tmp_path)  # every line parses: no torn or partial record
-    assert 1 <= len(finished) == made < 6 * 3  # fewer than the 18 calls the full run needs
+    assert 1 <= len(finished) == made < 6  # fewer than the 6 calls the full run needs
     assert all(r["output"] is not None and r["served"]["model"] == ALIAS for r in finished)
     assert len({r["key"] for r in finished}) == len(finished)
 
     with LlamaServer(gguf, ALIAS) as server:  # a new server finishes the run
         resumed_roles = models(tmp_path, server.base_url)
-        resumed = load_study(corpora, STRATEGIES, SEED, resumed_roles, yes_no_judges=("qwen05",),
+        resumed = load_study(corpora, strategies, SEED, resumed_roles, yes_no_judges=("qwen05",),
                              k=2, concurrency=2)
-    assert resumed.coverage["questions_recorded"].tolist() == [3]
+    assert resumed.coverage["questions_recorded"].tolist() == [2]
     assert sum(r.recorded.hits for r in resumed_roles.values()) >= len(finished)
     after = lines(tmp_path)
     assert len({r["key"] for r in after}) == len(after)  # no recorded call was made again
