@@ -10,8 +10,10 @@ never loads a model) and records new ones (``"record"``, ``"replay_or_record"``)
 
 A record holds: key, backend, model, digest or sha256, the effective options, attempt, the
 output text, latency in seconds, prompt and completion token counts, a UTC timestamp and the
-runtime (library version, host...). The prompt itself is not stored, only its hash (the key):
-the tables that use the calls hold the questions and contexts. When a key is recorded more
+runtime (library version, host...), and for a server backend what the server reported about
+the call (``served``: the model in its response, ``system_fingerprint``, retries made). The
+prompt itself is not stored, only its hash (the key): the tables that use the calls hold the
+questions and contexts. When a key is recorded more
 than once (``mode="record"`` re-records), the last record wins.
 
 Concurrency (``llm.pool`` runs calls in threads): ``CallStore.append`` holds a lock, so each
