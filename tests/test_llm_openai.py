@@ -196,3 +196,17 @@ def test_replay_needs_no_server(tmp_path):
                             transport=httpx.MockTransport(refuse))
     again = RecordedLLM(offline, CallStore(tmp_path / "s.jsonl"), mode="replay").call(MSGS)
     assert again.text == "recorded" and again.replayed
+
+
+def test_make_models_takes_one_server_per_model(tmp_path):
+    from chunklab_core.llm.wiring import make_models
+
+    models = make_models(root=tmp_path, backend="openai", answerer=("big", "qwen-1.5b"),
+                         judges={"big": "qwen-1.5b", "small": "qwen-0.5b"},
+                         base_url={"qwen-1.5b": "http://gpu:8000/v1", "qwen-0.5b": "http://gpu:8001/v1"})
+    urls = {name: m.recorded.backend.base_url for name, m in models.items()}
+    assert urls == {"answerer": "http://gpu:8000/v1", "big": "http://gpu:8000/v1",
+                    "small": "http://gpu:8001/v1"}
+    assert models["answerer"].recorded.backend is models["big"].recorded.backend  # one per model
+    with pytest.raises(ValueError, match="openai"):
+        make_models(root=tmp_path, backend="vllm")
