@@ -17,14 +17,40 @@ import time
 import pandas as pd
 import pytest
 
-from chunklab_core.answer_study import build_items, load_study, process_item, run_study
+from chunklab_core.answer_study import build_items, load_study, run_study
 from chunklab_core.llm.answering import answer_question, run_batch
 from chunklab_core.llm.pool import map_bounded
 from chunklab_core.llm.records import CallStore, RecordedLLM
 from chunklab_core.llm.testing import ScriptedLLM
 from chunklab_core.llm.wiring import MeteredLLM
 
-from test_answer_study import STRATEGIES, _answer, _corpus, _judge
+from chunklab_core.corpus import Corpus, Document, Question
+
+STRATEGIES = ["fixed_500", "fixed_1000"]
+
+
+def _corpus() -> Corpus:
+    filler = "Lorem ipsum dolor sit amet. " * 20
+    docs = [Document("d0", "The capital of France is Paris. " + filler),
+            Document("d1", filler + "The tallest mountain is Everest, in Nepal."),
+            Document("d2", "Bananas are yellow fruit. " + filler)]
+    questions = [Question("q0", "What is the capital of France?", "d0", (("Paris",),)),
+                 Question("q1", "Which is the tallest mountain?", "d1", (("Everest",),)),
+                 Question("q2", "What colour are bananas?", "d2", (("yellow",),))]
+    return Corpus("tiny", docs, questions)
+
+
+def _answer(messages, schema, options):
+    question = messages[-1]["content"].rsplit("Question:", 1)[-1]
+    return {"capital": "Paris", "mountain": "K2", "bananas": "not in the context"}[
+        next(word for word in ("capital", "mountain", "bananas") if word in question)]
+
+
+def _judge(messages, schema, options):
+    answer = messages[-1]["content"]
+    if "YES" in json.dumps(schema):
+        return json.dumps({"verdict": "YES" if "Paris" in answer else "NO"})
+    return json.dumps({"verdict": "correct" if "Paris" in answer else "wrong"})
 
 
 def jitter(messages) -> float:
