@@ -23,6 +23,11 @@ core) is applied before each encode; it is a process-wide torch setting. A text'
 differ in the last float bits with the batch it is padded in; the cache stores the first
 vector computed, so reruns read back identical numbers.
 
+Backends (``backend=``): "torch" (default) encodes with the sentence-transformers model;
+"onnx" runs its transformer through ONNX Runtime (``onnx_embedding``: exported locally from
+the same weights, same tokenizer, pooling and normalisation). The backend is a field of the
+cache key (``identity`` gains ``__onnx``), so vectors of the two paths are never mixed.
+
 Not handled: approximate nearest-neighbour indexes (search is exact and O(queries x texts)),
 GPU-specific tuning, late interaction / multi-vector models.
 """
@@ -42,6 +47,7 @@ from chunklab_core import paths
 from chunklab_core.ranking import top_k_rows
 from chunklab_core.embedding_cache import EmbeddingCache, model_identity
 from chunklab_core.models_assembly import resolve_model
+from chunklab_core.onnx_embedding import OnnxEncoder, check_backend
 
 # (pattern on the lower-cased model label, query prefix, passage prefix)
 PREFIX_TABLE: tuple[tuple[str, str, str], ...] = (
@@ -91,7 +97,8 @@ class DenseRetriever:
     def __init__(self, model: str | os.PathLike = "all-MiniLM-L6-v2", batch_size: int = 64, cache: bool = True, *,
                  cache_dir: str | os.PathLike | None = None, num_threads: int | None = None,
                  query_prefix: str | None = None, passage_prefix: str | None = None, device: str = "cpu",
-                 query_block: int = 1024, flush_rows: int = 2048, show_progress: bool = False) -> None:
+                 query_block: int = 1024, flush_rows: int = 2048, show_progress: bool = False,
+                 backend: str = "torch") -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if num_threads is not None and num_threads < 1:
@@ -99,7 +106,8 @@ class DenseRetriever:
         if query_block < 1:
             raise ValueError(f"query_block must be >= 1, got {query_block}")
         self.label, self.model_folder = resolve_model(model)
-        self.identity = model_identity(self.label, self.model_folder)
+        self.backend = check_backend(backend)
+        self.identity = model_identity(self.label, self.model_folder) + ("" if backend == "torch" else f"__{backend}")
         auto_query, auto_passage = default_prefixes(self.label, self.model_folder)
         self.query_prefix = auto_query if query_prefix is None else query_prefix
         self.passage_prefix = auto_passage if passage_prefix is None else passage_prefix
@@ -109,6 +117,7 @@ class DenseRetriever:
         root = (Path(cache_dir) if cache_dir is not None else paths.CACHE_DIR / "embeddings") if cache else None
         self.cache = EmbeddingCache(root, self.identity, flush_rows=flush_rows)
         self._passages: np.ndarray | None = None
+        self._onnx = None
 
     # ---- model -------------------------------------------------------------------------
     @property
@@ -135,6 +144,10 @@ class DenseRetriever:
         import torch
 
         torch.set_num_threads(self.num_threads)
+        if self.backend == "onnx":
+            if self._onnx is None:
+                self._onnx = OnnxEncoder(self.model, self.identity, self.num_threads)
+            return self._onnx.encode(texts, self.batch_size, self.show_progress)
         vectors = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                     normalize_embeddings=True, show_progress_bar=self.show_progress)
         return vectors.astype(np.float32, copy=False)
