@@ -146,7 +146,8 @@ class DenseRetriever:
         torch.set_num_threads(self.num_threads)
         if self.backend == "onnx":
             if self._onnx is None:
-                self._onnx = OnnxEncoder(self.model, self.identity, self.num_threads)
+                onnx_dir = self.cache.folder.parent / "onnx" if self.cache.folder is not None else None
+                self._onnx = OnnxEncoder(self.model, self.identity, self.num_threads, cache_dir=onnx_dir)
             return self._onnx.encode(texts, self.batch_size, self.show_progress)
         vectors = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                     normalize_embeddings=True, show_progress_bar=self.show_progress)

@@ -2,8 +2,9 @@
 
 Handles: exporting the transformer module of a local sentence-transformers model (the first
 module; BERT-like encoders such as all-MiniLM-L6-v2 and all-mpnet-base-v2) to ONNX with
-``torch.onnx.export`` (the TorchScript exporter, fp32, dynamic batch and sequence axes),
-stored once under ``paths.CACHE_DIR / "onnx" / <model identity>/model.onnx`` (written to a
+``torch.onnx.export`` (the TorchScript exporter, eager attention, fp32, dynamic batch and
+sequence axes),
+stored once under ``onnx/<model identity>/model.onnx`` beside the embedding cache (``paths.CACHE_DIR / "onnx"`` without one) (written to a
 temporary file and renamed, so a killed export never leaves a half file), and encoding texts
 with an ``onnxruntime.InferenceSession``. Tokenisation, truncation at ``max_seq_length`` and
 every module after the transformer (pooling, normalisation) are the sentence-transformers
@@ -65,7 +66,7 @@ def export_transformer(st_model, target: Path) -> Path:
     transformer = st_model[0]
     hf_model = transformer.auto_model.eval()
     names = _input_names(transformer)
-    sample = transformer.tokenizer(["an example sentence", "another"], padding=True, return_tensors="pt")
+    sample = transformer.tokenizer(["an example sentence to trace", "another"], padding=True, return_tensors="pt")
     args = tuple(sample[n] for n in names)
 
     class _Wrapped(torch.nn.Module):
@@ -80,10 +81,19 @@ def export_transformer(st_model, target: Path) -> Path:
     axes["token_embeddings"] = {0: "batch", 1: "sequence"}
 
     def write(tmp: Path) -> None:
-        with torch.no_grad():
-            torch.onnx.export(_Wrapped(hf_model), args, str(tmp), input_names=names,
-                              output_names=["token_embeddings"], dynamic_axes=axes, opset_version=OPSET,
-                              do_constant_folding=True, dynamo=False)
+        # Eager attention traces to plain MatMul/Softmax, which ONNX Runtime fuses; the model is
+        # shared (cached per process), so its attention implementation is restored afterwards.
+        previous = getattr(hf_model.config, "_attn_implementation", None)
+        if previous is not None and hasattr(hf_model, "set_attn_implementation"):
+            hf_model.set_attn_implementation("eager")
+        try:
+            with torch.no_grad():
+                torch.onnx.export(_Wrapped(hf_model), args, str(tmp), input_names=names,
+                                  output_names=["token_embeddings"], dynamic_axes=axes, opset_version=OPSET,
+                                  do_constant_folding=True, dynamo=False)
+        finally:
+            if previous is not None and hasattr(hf_model, "set_attn_implementation"):
+                hf_model.set_attn_implementation(previous)
 
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, write, suffix=".onnx.tmp")
@@ -120,7 +130,8 @@ class OnnxEncoder:
         starts = range(0, len(texts), batch_size)
         for start in tqdm(starts, desc="ONNX batches", unit="batch", disable=not progress):
             index = order[start:start + batch_size]
-            features = transformer.tokenize([texts[i] for i in index])
+            batch = [texts[i] for i in index]
+            features = transformer.preprocess(batch) if hasattr(transformer, "preprocess") else transformer.tokenize(batch)
             feeds = {n: features[n].numpy().astype(np.int64) for n in self.names}
             (tokens,) = self.session.run(["token_embeddings"], feeds)
             pooled = {"token_embeddings": torch.from_numpy(tokens), "attention_mask": features["attention_mask"]}

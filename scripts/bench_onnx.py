@@ -4,7 +4,7 @@ Same model (all-MiniLM-L6-v2 by default), same texts (the chunks of a strategy o
 SQuAD sample, or of examples/own_docs when the data is missing), same batch size and
 threads, no embedding cache (both paths encode every text). Each path encodes the texts once
 to warm up (the ONNX export, if not yet cached, happens there), then ``--repeats`` times
-timed; the best time counts. Prints chunks/s of each path, their ratio, and the largest
+timed, the two paths interleaved; the best time of each counts. Prints chunks/s of each path, their ratio, and the largest
 cosine distance between the two paths' vectors.
 
     .venv/bin/python scripts/bench_onnx.py [--model minilm] [--chunks 600] [--strategy fixed_500]
@@ -38,14 +38,17 @@ def sample_texts(n_chunks: int, strategy: str, seed: int) -> tuple[list[str], st
     return texts[:n_chunks], source
 
 
-def best_time(encode, texts: list[str], repeats: int) -> tuple[float, np.ndarray]:
-    vectors = encode(texts)  # warm-up
-    times = []
+def best_times(encoders: dict, texts: list[str], repeats: int) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """Best wall time of each encoder; one warm-up each, then the timed runs interleaved
+    (torch, onnx, torch, onnx, ...) so a change of load on a shared machine hits both."""
+    vectors = {name: encode(texts) for name, encode in encoders.items()}  # warm-up (and ONNX export)
+    times: dict[str, list[float]] = {name: [] for name in encoders}
     for _ in range(repeats):
-        start = time.perf_counter()
-        vectors = encode(texts)
-        times.append(time.perf_counter() - start)
-    return min(times), vectors
+        for name, encode in encoders.items():
+            start = time.perf_counter()
+            vectors[name] = encode(texts)
+            times[name].append(time.perf_counter() - start)
+    return {name: min(t) for name, t in times.items()}, vectors
 
 
 def main() -> None:
@@ -54,16 +57,16 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=600)
     parser.add_argument("--strategy", default="fixed_500")
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=20260729)
     args = parser.parse_args()
 
     texts, source = sample_texts(args.chunks, args.strategy, args.seed)
     paths = {b: DenseRetriever(args.model, batch_size=args.batch_size, cache=False, backend=b)
              for b in ("torch", "onnx")}
-    results = {b: best_time(r._encode, texts, args.repeats) for b, r in paths.items()}
-    rate = {b: len(texts) / seconds for b, (seconds, _) in results.items()}
-    a, b = results["torch"][1], results["onnx"][1]
+    seconds, vectors = best_times({b: r._encode for b, r in paths.items()}, texts, args.repeats)
+    rate = {b: len(texts) / s for b, s in seconds.items()}
+    a, b = vectors["torch"], vectors["onnx"]
     cosine = (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
     print(f"{len(texts)} chunks ({args.strategy}) of {source}; model {paths['torch'].label}; "
           f"batch {args.batch_size}; {paths['torch'].num_threads} threads; best of {args.repeats}")
