@@ -156,7 +156,7 @@ def recommend(per_question: pd.DataFrame, runs: dict, health: pd.DataFrame, k: i
         raise ValueError(f"the per-question table has no {metric}; run the matrix with k={k} among its ks")
     data = per_question.copy()
     data["model"] = data["model"].astype(str)
-    run_models = {(s, r, "—" if r == "bm25" else m): m for (_, m, s, r) in runs}
+    cells_run = list(dict.fromkeys(zip(data["strategy"], data["retriever"], data["model"])))
     targets = tokens_at_target(runs, recall_target)
     tokens = {(row["strategy"], row["retriever"], "—" if row["retriever"] == "bm25" else row["model"]):
               (row["tokens at target"], row["k at target"]) for _, row in targets.iterrows()}
@@ -166,12 +166,12 @@ def recommend(per_question: pd.DataFrame, runs: dict, health: pd.DataFrame, k: i
     scopes: list[tuple[str, list[tuple[str, str, str]], bool]] = []
     for retriever in dict.fromkeys(data["retriever"]):
         for model in (["—"] if retriever == "bm25" else models):
-            keys = [(s, retriever, model) for s in strategies if (s, retriever, model) in run_models]
+            keys = [(s, retriever, model) for s in strategies if (s, retriever, model) in cells_run]
             label = retriever if retriever == "bm25" or len(models) < 2 else f"{retriever} · {model}"
             if len(keys) >= 2:
                 scopes.append((label, keys, False))
-    every = [(s, r, m) for (s, r, m) in run_models]
-    if len(every) >= 2:
+    every = cells_run
+    if len(scopes) > 1:  # with one retriever (and model) its verdict is the overall one
         scopes.append(("overall", every, True))
     out = []
     for label, keys, overall in scopes:
