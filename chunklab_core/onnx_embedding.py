@@ -142,5 +142,7 @@ class OnnxEncoder:
             for row, i in zip(vectors, index):
                 rows[i] = row
         if not rows:
-            return np.zeros((0, self.st_model.get_sentence_embedding_dimension()), dtype=np.float32)
+            dimension = getattr(self.st_model, "get_embedding_dimension", None) or \
+                self.st_model.get_sentence_embedding_dimension
+            return np.zeros((0, dimension()), dtype=np.float32)
         return np.stack(rows)
