@@ -115,6 +115,8 @@ class OnnxEncoder:
         options.intra_op_num_threads = num_threads or os.cpu_count() or 1
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # No busy-waiting between operators: on a shared machine spinning threads steal the cores.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
         self.names = [i.name for i in self.session.get_inputs()]
 

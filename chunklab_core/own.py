@@ -11,7 +11,8 @@ gold snippets matched only approximately, with their scores. It takes seconds.
 
 ``run`` validates, then executes the report notebook ``notebooks/src/own_documents.ipynb``
 with papermill on your corpus only (no public corpus, no second model unless the config asks),
-converts it to HTML without code (nbconvert ``--no-input``), and prints the recommendation
+drops the progress bars' stderr output from it (they were shown on the terminal), converts it
+to HTML without code (nbconvert's ``--no-input``), and prints the recommendation
 table. Output folder (default ``own_results`` in the current folder): ``report.ipynb``,
 ``report.html``, CSV tables, ``recommendation.json`` and figures. Everything is written into a
 temporary folder beside it and moved into place only when the whole run succeeded, so a failed
@@ -118,6 +119,14 @@ def console_table(record: dict) -> str:
     return "\n".join(lines)
 
 
+def drop_progress_output(notebook):
+    """The notebook without stderr stream outputs (progress bars, which the terminal showed)."""
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [o for o in cell.outputs if not (o.output_type == "stream" and o.name == "stderr")]
+    return notebook
+
+
 def _execute(docs: Path, questions: Path, config: Path | None, folder: Path, resamples: int, progress: bool) -> None:
     import nbformat
     import papermill
@@ -128,8 +137,10 @@ def _execute(docs: Path, questions: Path, config: Path | None, folder: Path, res
         str(REPORT_SOURCE), str(notebook), kernel_name=KERNEL, progress_bar=progress, cwd=str(folder),
         parameters={"DOCS": str(docs), "QUESTIONS": str(questions), "CONFIG": str(config or ""),
                     "OUTPUT_DIR": str(folder), "RESAMPLES": resamples, "PROGRESS": progress})
+    executed = drop_progress_output(nbformat.read(notebook, as_version=4))
+    nbformat.write(executed, notebook)
     exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
-    html, _ = exporter.from_notebook_node(nbformat.read(notebook, as_version=4))
+    html, _ = exporter.from_notebook_node(executed)
     (folder / "report.html").write_text(html, encoding="utf-8")
 
 
