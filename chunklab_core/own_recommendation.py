@@ -147,9 +147,14 @@ def _verdict(per_question: pd.DataFrame, metric: str, keys: list[tuple[str, str,
 
 
 def recommend(per_question: pd.DataFrame, runs: dict, health: pd.DataFrame, k: int, recall_target: float,
-              resamples: int, seed: int) -> list[Recommendation]:
-    """Per-retriever (x model) recommendations, then the overall one (see the module docstring)."""
+              resamples: int, seed: int, progress: bool = False) -> list[Recommendation]:
+    """Per-retriever (x model) recommendations, then the overall one (see the module docstring).
+
+    ``progress``: a tqdm bar over the verdicts (each resamples every cell of its scope).
+    """
     import warnings
+
+    from tqdm import tqdm
 
     metric = f"recall@{k}"
     if metric not in per_question:
@@ -174,7 +179,7 @@ def recommend(per_question: pd.DataFrame, runs: dict, health: pd.DataFrame, k: i
     if len(scopes) > 1:  # with one retriever (and model) its verdict is the overall one
         scopes.append(("overall", every, True))
     out = []
-    for label, keys, overall in scopes:
+    for label, keys, overall in tqdm(scopes, desc="verdicts (paired resamples)", disable=not progress):
         names = [_cell_name(s, r, m, overall, overall and len(models) > 1) for s, r, m in keys]
         with warnings.catch_warnings():  # the few-questions warning is kept in verdict.warnings
             warnings.simplefilter("ignore", UserWarning)

@@ -160,7 +160,7 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.disable_progress_bar()
-    dense_models = {m: DenseRetriever(m, backend=backend) for m in models}
+    dense_models = {m: DenseRetriever(m, backend=backend, show_progress=progress) for m in models}
     first_model = models[0]
     runs: dict[tuple[str, str, str, str], RetrievalRun] = {}
     chunk_sets: dict[tuple[str, str], list] = {}
