@@ -128,21 +128,28 @@ class OnnxEncoder:
         transformer = self.st_model[0]
         later_modules = list(self.st_model)[1:]
         order = np.argsort([-len(t) for t in texts], kind="stable")
+        # Pooling is tiny; one torch thread keeps torch's pool from competing with ONNX Runtime's.
+        torch_threads = torch.get_num_threads()
+        torch.set_num_threads(1)
         rows: list[np.ndarray] = [None] * len(texts)  # type: ignore[list-item]
-        starts = range(0, len(texts), batch_size)
-        for start in tqdm(starts, desc="ONNX batches", unit="batch", disable=not progress):
-            index = order[start:start + batch_size]
-            batch = [texts[i] for i in index]
-            features = transformer.preprocess(batch) if hasattr(transformer, "preprocess") else transformer.tokenize(batch)
-            feeds = {n: features[n].numpy().astype(np.int64) for n in self.names}
-            (tokens,) = self.session.run(["token_embeddings"], feeds)
-            pooled = {"token_embeddings": torch.from_numpy(tokens), "attention_mask": features["attention_mask"]}
-            with torch.no_grad():
-                for module in later_modules:
-                    pooled = module(pooled)
-            vectors = pooled["sentence_embedding"].numpy().astype(np.float32)
-            for row, i in zip(vectors, index):
-                rows[i] = row
+        try:
+            for start in tqdm(range(0, len(texts), batch_size), desc="ONNX batches", unit="batch",
+                              disable=not progress):
+                index = order[start:start + batch_size]
+                batch = [texts[i] for i in index]
+                features = (transformer.preprocess(batch) if hasattr(transformer, "preprocess")
+                            else transformer.tokenize(batch))
+                feeds = {n: features[n].numpy().astype(np.int64) for n in self.names}
+                (tokens,) = self.session.run(["token_embeddings"], feeds)
+                pooled = {"token_embeddings": torch.from_numpy(tokens), "attention_mask": features["attention_mask"]}
+                with torch.no_grad():
+                    for module in later_modules:
+                        pooled = module(pooled)
+                vectors = pooled["sentence_embedding"].numpy().astype(np.float32)
+                for row, i in zip(vectors, index):
+                    rows[i] = row
+        finally:
+            torch.set_num_threads(torch_threads)
         if not rows:
             dimension = getattr(self.st_model, "get_embedding_dimension", None) or \
                 self.st_model.get_sentence_embedding_dimension
