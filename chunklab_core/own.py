@@ -91,10 +91,10 @@ def check_output_folder(out: Path) -> str | None:
     """A problem with ``out`` as the output folder, or ``None``."""
     if out.exists() and not out.is_dir():
         return f"{out}: exists and is not a folder"
-    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
-        return f"{out}: a non-empty folder that is not the output of an earlier run; choose another --out"
     if _tracked_files(out):
         return f"{out}: holds files tracked by git; choose an output folder outside the repository's tracked files"
+    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
+        return f"{out}: a non-empty folder that is not the output of an earlier run; choose another --out"
     return None
 
 
