@@ -26,7 +26,8 @@ vector computed, so reruns read back identical numbers.
 Backends (``backend=``): "torch" (default) encodes with the sentence-transformers model;
 "onnx" runs its transformer through ONNX Runtime (``onnx_embedding``: exported locally from
 the same weights, same tokenizer, pooling and normalisation). The backend is a field of the
-cache key (``identity`` gains ``__onnx``), so vectors of the two paths are never mixed.
+cache key (``embedding_cache.cache_key`` with ``extra={"backend": "onnx"}`` and onnxruntime's
+version among the libraries), so vectors of the two paths are never mixed.
 
 Not handled: approximate nearest-neighbour indexes (search is exact and O(queries x texts)),
 GPU-specific tuning, late interaction / multi-vector models.
@@ -45,7 +46,7 @@ import numpy as np
 
 from chunklab_core import paths
 from chunklab_core.ranking import top_k_rows
-from chunklab_core.embedding_cache import EmbeddingCache, model_identity
+from chunklab_core.embedding_cache import DEFAULT_LIBRARIES, EmbeddingCache, cache_key, model_identity
 from chunklab_core.models_assembly import resolve_model
 from chunklab_core.onnx_embedding import OnnxEncoder, check_backend
 
@@ -107,14 +108,19 @@ class DenseRetriever:
             raise ValueError(f"query_block must be >= 1, got {query_block}")
         self.label, self.model_folder = resolve_model(model)
         self.backend = check_backend(backend)
-        self.identity = model_identity(self.label, self.model_folder) + ("" if backend == "torch" else f"__{backend}")
+        root = (Path(cache_dir) if cache_dir is not None else paths.CACHE_DIR / "embeddings") if cache else None
+        if backend == "torch":
+            self.identity = model_identity(self.label, self.model_folder, root)
+        else:  # the backend is a field of the key, with the runtime's version among the libraries
+            memo = Path(root) / "file-sha256.json" if root is not None else None
+            self.identity = cache_key(f"{self.label}-{backend}", self.model_folder, memo=memo,
+                                      libraries=(*DEFAULT_LIBRARIES, "onnxruntime"), extra={"backend": backend})
         auto_query, auto_passage = default_prefixes(self.label, self.model_folder)
         self.query_prefix = auto_query if query_prefix is None else query_prefix
         self.passage_prefix = auto_passage if passage_prefix is None else passage_prefix
         self.batch_size, self.device, self.query_block = batch_size, device, query_block
         self.num_threads = num_threads or os.cpu_count() or 1
         self.show_progress = show_progress
-        root = (Path(cache_dir) if cache_dir is not None else paths.CACHE_DIR / "embeddings") if cache else None
         self.cache = EmbeddingCache(root, self.identity, flush_rows=flush_rows)
         self._passages: np.ndarray | None = None
         self._onnx = None
