@@ -113,6 +113,7 @@ def console_table(record: dict) -> str:
                 ("questions to separate", rec["questions to separate top two"]),
                 (f"tokens at recall {target:.2f}", "not reached within k = 10" if tokens is None else f"{tokens:,.0f}"),
                 ("warnings", rec["warnings"])]
+        rows += [("caution", caution) for caution in rec.get("verdict_warnings", [])]
         lines.append(f"[{rec['scope']}]")
         lines += [f"  {name:<24} {value}" for name, value in rows]
         lines.append("")
