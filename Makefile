@@ -18,6 +18,9 @@ PKG_SRC    := $(wildcard chunklab_core/*.py chunklab_core/*/*.py)
 # Optional papermill parameters for post 02 (your own documents): make all DOCS=dir QUESTIONS=file
 DOCS       ?=
 QUESTIONS  ?=
+# make own: the output folder (gitignored by default) and an optional YAML config
+OUT        ?= own_results
+CONFIG     ?=
 # Extra papermill parameters for the notebook targets named on the command line, checked
 # against each notebook's parameters cell: make notebooks/01_chunking.ipynb PARAMS='-p RESAMPLES 500'
 PARAMS     ?=
@@ -38,7 +41,7 @@ ifneq ($(strip $(DOCS)),)
 .PHONY: notebooks/02_retrievers.ipynb   # your documents: always re-execute post 02 with them
 endif
 
-.PHONY: help env data models llm-env llm-models llm-run llm-questions all test test-slow bench clean notebooks
+.PHONY: help env data models llm-env llm-models llm-run llm-questions all test test-slow bench clean notebooks own
 
 help: ## Show this help
 	@grep -E '^[a-zA-Z0-9_.-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}'
@@ -98,6 +101,10 @@ notebooks/05_answers.ipynb: notebooks/src/05_answers.ipynb $(LLM_CALLS) $(PKG_SR
 notebooks/06_judge_audit.ipynb: notebooks/src/06_judge_audit.ipynb $(AUDIT_FILES) $(PKG_SRC) | env
 	$(PAPERMILL) $< $@ $(PARAMS)
 
+own: | env ## Your documents: make own DOCS=dir QUESTIONS=file [OUT=dir] [CONFIG=file] -> report in OUT
+	@test -n "$(DOCS)" -a -n "$(QUESTIONS)" || { echo "usage: make own DOCS=folder QUESTIONS=file [OUT=dir] [CONFIG=file]" >&2; exit 2; }
+	$(PY) -m chunklab_core.own run "$(DOCS)" "$(QUESTIONS)" --out "$(OUT)" $(if $(CONFIG),--config "$(CONFIG)",)
+
 notebooks: $(NOTEBOOKS) ## Execute the numbered notebooks that are out of date, in order
 
 all: env data ## Environment, data, then every numbered notebook in order (papermill, pinned kernel)
@@ -114,6 +121,7 @@ bench: env ## Speed benchmarks (ratios against named alternatives, printed)
 	$(PY) scripts/bench_post01.py
 	$(PY) scripts/bench_stats.py
 	$(PY) scripts/bench_replay.py
+	$(PY) scripts/bench_onnx.py
 
 clean: ## Remove caches and build leftovers (keeps committed outputs and the virtualenv)
 	rm -rf .pytest_cache build *.egg-info

@@ -32,6 +32,12 @@ key (model identity, text, prefix): every way of encoding fills and reads the sa
 the vectors agree to float rounding (a text is padded with different neighbours in another
 process's batch).
 
+Backends (``backend=``): "torch" (default) encodes with the sentence-transformers model;
+"onnx" runs its transformer through ONNX Runtime (``onnx_embedding``: exported locally from
+the same weights, same tokenizer, pooling and normalisation). The backend is a field of the
+cache key (``embedding_cache.cache_key`` with ``extra={"backend": "onnx"}`` and onnxruntime's
+version among the libraries), so vectors of the two paths are never mixed.
+
 Not handled: approximate nearest-neighbour indexes (search is exact and O(queries x texts)),
 GPU-specific tuning (mixed precision, batch size search), late interaction / multi-vector models.
 """
@@ -50,8 +56,9 @@ import numpy as np
 
 from chunklab_core import paths
 from chunklab_core.ranking import top_k_rows
-from chunklab_core.embedding_cache import EmbeddingCache, model_identity
+from chunklab_core.embedding_cache import DEFAULT_LIBRARIES, EmbeddingCache, cache_key, model_identity
 from chunklab_core.models_assembly import resolve_model
+from chunklab_core.onnx_embedding import OnnxEncoder, check_backend
 
 # (pattern on the lower-cased model label, query prefix, passage prefix)
 PREFIX_TABLE: tuple[tuple[str, str, str], ...] = (
@@ -126,7 +133,7 @@ class DenseRetriever:
                  cache_dir: str | os.PathLike | None = None, num_threads: int | None = None,
                  query_prefix: str | None = None, passage_prefix: str | None = None, device: str = "cpu",
                  query_block: int = 1024, flush_rows: int = 2048, show_progress: bool = False,
-                 processes: int = 1) -> None:
+                 processes: int = 1, backend: str = "torch") -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if num_threads is not None and num_threads < 1:
@@ -136,8 +143,17 @@ class DenseRetriever:
         if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
             raise ValueError(f"processes must be an integer >= 1, got {processes!r}")
         self.label, self.model_folder = resolve_model(model)
+        self.backend = check_backend(backend)
+        if self.backend != "torch" and processes > 1:
+            raise ValueError(f"processes > 1 needs the torch backend (sentence-transformers' pool), "
+                             f"got backend={backend!r} with processes={processes}")
         root = (Path(cache_dir) if cache_dir is not None else paths.CACHE_DIR / "embeddings") if cache else None
-        self.identity = model_identity(self.label, self.model_folder, root)
+        if backend == "torch":
+            self.identity = model_identity(self.label, self.model_folder, root)
+        else:  # the backend is a field of the key, with the runtime's version among the libraries
+            memo = Path(root) / "file-sha256.json" if root is not None else None
+            self.identity = cache_key(f"{self.label}-{backend}", self.model_folder, memo=memo,
+                                      libraries=(*DEFAULT_LIBRARIES, "onnxruntime"), extra={"backend": backend})
         auto_query, auto_passage = default_prefixes(self.label, self.model_folder)
         self.query_prefix = auto_query if query_prefix is None else query_prefix
         self.passage_prefix = auto_passage if passage_prefix is None else passage_prefix
@@ -149,6 +165,7 @@ class DenseRetriever:
         self.show_progress = show_progress
         self.cache = EmbeddingCache(root, self.identity, flush_rows=flush_rows)
         self._passages: np.ndarray | None = None
+        self._onnx = None
 
     # ---- model -------------------------------------------------------------------------
     @property
@@ -202,6 +219,11 @@ class DenseRetriever:
         import torch
 
         torch.set_num_threads(self.num_threads)
+        if self.backend == "onnx":
+            if self._onnx is None:
+                onnx_dir = self.cache.folder.parent / "onnx" if self.cache.folder is not None else None
+                self._onnx = OnnxEncoder(self.model, self.identity, self.num_threads, cache_dir=onnx_dir)
+            return self._onnx.encode(texts, self.batch_size, self.show_progress)
         extra = {"pool": self.pool()} if self.processes > 1 else {}
         vectors = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                     normalize_embeddings=True, show_progress_bar=self.show_progress,
