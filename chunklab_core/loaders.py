@@ -42,7 +42,9 @@ import yaml
 
 from .corpus import Corpus, Document, Question
 from .document_text import (HTML_SUFFIXES, SUPPORTED_SUFFIXES, TEXT_SUFFIXES,  # noqa: F401
-                            decode_utf8, docx_to_text, extract_text, html_to_text, pdf_to_text)
+                            decode_utf8, docx_to_text, extract_document, extract_text, html_to_text,
+                            pdf_to_text)
+from .headings import as_meta
 from .textmatch import match_gold
 
 QUESTION_FIELDS = ("id", "query", "gold_snippets", "doc", "tags", "answers")
@@ -75,12 +77,13 @@ def _scan_folder(
             skipped.append(rel)
             continue
         try:
-            text = extract_text(path)
+            text, headings = extract_document(path)
         except ValueError as exc:
             problems.append(f"{rel}: {exc}")
             unreadable.add(rel)
             continue
-        documents.append(Document(rel, text, path.stem, {"path": rel, "format": path.suffix.lower().lstrip(".")}))
+        documents.append(Document(rel, text, path.stem, {"path": rel, "format": path.suffix.lower().lstrip("."),
+                                                         "headings": as_meta(headings)}))
     if not documents and not problems:
         problems.append(f"{folder}: no supported documents ({', '.join(SUPPORTED_SUFFIXES)})")
     return documents, problems, skipped, unreadable
