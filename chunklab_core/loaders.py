@@ -24,7 +24,10 @@ question's ``doc`` (or, without ``doc``, in some document) by the matcher the me
 ``textmatch.match_gold`` (``text.normalize`` plus number rules, whole words, fuzzy at 0.90
 with a number guard), so every gold that passes can be scored -- and *every* alternative
 must pass, since one that can never match is almost always a typo. A snippet found only
-fuzzily is accepted and listed in one warning with the text it matched. Nothing is written.
+fuzzily is accepted and listed in one warning quoting the document's own text of the match
+(paste-ready). ``load_user_corpus`` then warns with ``gold_advice.corpus_advice``: documents
+without headings, gold of one short word or a bare number, gold found in several documents
+(suggesting ``doc:``). Nothing is written.
 
 Not handled: OCR, other encodings than UTF-8, .doc/.odt/.rtf, evidence spans for user gold.
 """
@@ -44,6 +47,7 @@ from .corpus import Corpus, Document, Question
 from .document_text import (HTML_SUFFIXES, SUPPORTED_SUFFIXES, TEXT_SUFFIXES,  # noqa: F401
                             decode_utf8, docx_to_text, extract_document, extract_text, html_to_text,
                             pdf_to_text)
+from .gold_advice import document_quote, warn_advice
 from .headings import as_meta
 from .textmatch import match_gold
 
@@ -177,17 +181,19 @@ def _short(snippet: str, width: int = 80) -> str:
 
 
 def _find_snippet(snippet: str, texts: list[str]) -> tuple[bool, str]:
-    """(found, note): exact anywhere, else the best fuzzy match (note says what it matched)."""
-    best = None
+    """(found, note): exact anywhere, else the best fuzzy match (note quotes the document's
+    own text of the match, ready to paste: ``gold_advice.document_quote``)."""
+    best, best_text = None, ""
     for text in texts:
         match = match_gold(text, snippet)
         if match.found and match.method == "exact":
             return True, ""
         if match.found and (best is None or match.score > best.score):
-            best = match
+            best, best_text = match, text
     if best is None:
         return False, ""
-    return True, f'found only approximately (score {best.score:.2f}): "{_short(best.region)}"'
+    quote = document_quote(best_text, snippet) or best.region
+    return True, f'found only approximately (score {best.score:.2f}); the document says: "{quote}"'
 
 
 def _parse_questions(
@@ -289,4 +295,6 @@ def load_user_corpus(docs_dir: str | Path, questions_path: str | Path, name: str
         raise ValidationError(problems, f" in {docs_dir} and {questions_path}")
     _warn_skipped(docs_dir, skipped)
     _warn_approximate(notes)
-    return Corpus(name, documents, questions)
+    corpus = Corpus(name, documents, questions)
+    warn_advice(corpus)  # headings, short gold, gold in several documents (gold_advice)
+    return corpus
