@@ -121,27 +121,28 @@ def document_quote(text: str, snippet: str, threshold: float = 0.90) -> str | No
     return found.group() if found else None
 
 
-def located_evidence(corpus: Corpus) -> list[tuple[str, int, int]]:
-    """Evidence spans for cut-answer diagnostics: the questions' own spans where they have
-    them, else per slot the first alternative occurring exactly once in the question's
-    document (see the module docstring)."""
-    spans: list[tuple[str, int, int]] = []
-    texts = {d.doc_id: d.text for d in corpus.documents}
-    for question in corpus.questions:
-        if question.evidence_spans:
-            spans.extend(question.evidence_spans)
-            continue
-        text = texts.get(question.doc_id)
-        if text is None:
-            continue
-        for slot in question.gold_slots:
-            for alt in slot:
-                words = alt.split()
-                occurrences = list(re.finditer(r"\s+".join(map(re.escape, words)), text, re.IGNORECASE)) if words else []
-                if len(occurrences) == 1:
-                    spans.append((question.doc_id, *occurrences[0].span()))
-                    break
+def question_evidence(question: Question, text: str | None) -> list[tuple[str, int, int]]:
+    """A question's evidence spans: its own, else per slot the first alternative occurring
+    exactly once (case and whitespace aside) in ``text``, its document's text."""
+    if question.evidence_spans:
+        return list(question.evidence_spans)
+    if text is None:
+        return []
+    spans = []
+    for slot in question.gold_slots:
+        for alt in slot:
+            words = alt.split()
+            occurrences = list(re.finditer(r"\s+".join(map(re.escape, words)), text, re.IGNORECASE)) if words else []
+            if len(occurrences) == 1:
+                spans.append((question.doc_id, *occurrences[0].span()))
+                break
     return spans
+
+
+def located_evidence(corpus: Corpus) -> list[tuple[str, int, int]]:
+    """Evidence spans for cut-answer diagnostics: :func:`question_evidence` of every question."""
+    texts = {d.doc_id: d.text for d in corpus.documents}
+    return [span for q in corpus.questions for span in question_evidence(q, texts.get(q.doc_id))]
 
 
 def corpus_advice(corpus: Corpus, threshold: float = 0.90) -> list[str]:
