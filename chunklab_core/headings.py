@@ -91,8 +91,19 @@ def markdown_headings(text: str) -> list[Heading]:
 
 
 def nq_headings(text: str) -> list[Heading]:
-    """``<Hn> .. </Hn>`` blocks of Natural Questions markup, tags included."""
-    return [Heading(m.start(), m.end(), int(m.group(1)), "nq-html") for m in _NQ_HEADING.finditer(text)]
+    """Top-level ``<Hn> .. </Hn>`` blocks of Natural Questions markup, tags included (a
+    heading inside a table or list belongs to that block, as in ``chunking.structure``)."""
+    found, depth = [], 0
+    for match in _NQ_MARKUP.finditer(text):
+        if match.group(1) != "/":
+            if depth == 0 and match.group(2)[0] in "hH":
+                close = _NQ_HEADING.match(text, match.start())
+                if close is not None:
+                    found.append(Heading(close.start(), close.end(), int(close.group(1)), "nq-html"))
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+    return found
 
 
 def weak_headings(text: str, strong: Sequence[Heading] = ()) -> list[Heading]:

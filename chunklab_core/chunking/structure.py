@@ -149,8 +149,8 @@ def structure_units(text: str, headings: Sequence[Heading] | None = None) -> tup
     for heading in text_headings(text) if headings is None else headings:
         starts_set.add(heading.start)
         kind_at[heading.start] = "heading"
-        after = NON_SPACE.search(text, heading.end)
-        if after is not None and after.start() not in kind_at:
+        after = NON_SPACE.search(text, heading.end)  # NQ keeps text after </Hn> with the heading, as before
+        if after is not None and after.start() not in kind_at and heading.cue != "nq-html":
             starts_set.add(after.start())
             kind_at[after.start()] = "text"
     starts = sorted(starts_set)
