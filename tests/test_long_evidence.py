@@ -47,6 +47,24 @@ def test_given_evidence_spans_win_and_unlocatable_gold_is_nan():
 def test_corpus_measure_rule():
     shares = pd.DataFrame({"corpus": ["a", "a", "b", "b"], "strategy": ["x", "y", "x", "y"],
                            "median chunk chars": [400, 900, 400, 900], "median gold chars": [900, 900, 20, 20],
-                           "gold longer than chunk": [LONG_GOLD_SHARE * 2, 0.0, 0.1, 0.0]})
+                           "gold longer than chunk": [0.5, 0.0, 0.1, 0.0],
+                           "gold cut by chunking": [LONG_GOLD_SHARE * 2, 0.0, LONG_GOLD_SHARE, 0.0]})
     table = corpus_measures(shares).set_index("corpus")
+    # a: mean cut share = LONG_GOLD_SHARE (span); b: half of it (containment)
     assert table.loc["a", "measure"] == "span" and table.loc["b", "measure"] == "containment"
+    assert table.loc["a", "gold cut by chunking"] == pytest.approx(LONG_GOLD_SHARE)
+
+
+def test_gold_cut_by_chunking_share():
+    from chunklab_core.post02_long_evidence import long_gold_shares
+    from chunklab_core.retrieval_matrix import MatrixResult
+
+    questions = [Question("q1", "?", "d", (("gamma delta",),)), Question("q2", "?", "d", (("zeta eta",),))]
+    corpus = Corpus("c", [Document("d", TEXT)], questions)
+    chunks = [Chunk(0, "d", 0, 23, 0, 23), Chunk(1, "d", 23, 40, 23, 40), Chunk(2, "d", 40, 46, 40, 46)]
+    shares = long_gold_shares(MatrixResult(pd.DataFrame(), {}, {("c", "s"): chunks}), {"c": corpus})
+    # "gamma delta" [11, 22) is inside chunk 0; "zeta eta" [31, 39) inside chunk 1: nothing cut
+    assert shares.loc[0, "gold cut by chunking"] == 0.0
+    chunks = [Chunk(0, "d", 0, 15, 0, 15), Chunk(1, "d", 15, 46, 15, 46)]
+    shares = long_gold_shares(MatrixResult(pd.DataFrame(), {}, {("c", "s"): chunks}), {"c": corpus})
+    assert shares.loc[0, "gold cut by chunking"] == 0.5  # "gamma delta" straddles 15
