@@ -27,7 +27,7 @@ ifneq ($(strip $(DOCS)),)
 .PHONY: notebooks/02_retrievers.ipynb   # your documents: always re-execute post 02 with them
 endif
 
-.PHONY: help env data models llm-env llm-models llm-run llm-questions all test test-slow bench clean notebooks
+.PHONY: help env data models llm-env llm-models llm-run llm-questions llm-rerank all test test-slow bench clean notebooks
 
 help: ## Show this help
 	@grep -E '^[a-zA-Z0-9_.-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}'
@@ -69,6 +69,11 @@ llm-run: llm-models data ## Record post 05's answers, verdicts and judge probes 
 	$(PY) -m chunklab_core.answer_study --corpus nq --questions 20
 	$(PY) -m chunklab_core.answer_study --probes 24
 	$(PY) -m chunklab_core.answer_study --corpus squad --questions 200
+
+RERANK_CALLS := $(wildcard data/llm_calls/rerank_qwen15.jsonl)
+
+llm-rerank: llm-models data ## Record post 07's LLM reranking (Qwen 1.5B YES/NO on BM25's top 10; resumable)
+	$(PY) -m chunklab_core.rerank_study --corpus squad --strategies fixed_500 recursive_500 --questions 30 --depth 10 --threads 1
 
 llm-questions: llm-models data ## Record post 04's generated questions (Qwen 1.5B, one call per passage; resumable)
 	$(PY) -m chunklab_core.question_gen
