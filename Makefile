@@ -73,7 +73,7 @@ llm-run: llm-models data ## Record post 05's answers, verdicts and judge probes 
 RERANK_CALLS := $(wildcard data/llm_calls/rerank_qwen15.jsonl)
 
 llm-rerank: llm-models data ## Record post 07's LLM reranking (Qwen 1.5B YES/NO on BM25's top 10; resumable)
-	$(PY) -m chunklab_core.rerank_study --corpus squad --strategies fixed_500 recursive_500 --questions 30 --depth 10 --threads 1
+	$(PY) -m chunklab_core.rerank_study --corpus squad --strategies recursive_500 --questions 30 --depth 10 --threads 1
 
 llm-questions: llm-models data ## Record post 04's generated questions (Qwen 1.5B, one call per passage; resumable)
 	$(PY) -m chunklab_core.question_gen
