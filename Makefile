@@ -18,10 +18,12 @@ QUESTIONS  ?=
 MPNET      := .cache/models/all-mpnet-base-v2/model.safetensors
 LLM_CALLS      := $(wildcard data/llm_calls/*.jsonl)
 QUESTION_CALLS := $(wildcard data/llm_calls/questions_qwen15.jsonl)
+RERANK_CALLS   := $(wildcard data/llm_calls/rerank_qwen15.jsonl)
 AUDIT_FILES    := data/audit/post05_sheet.csv data/audit/post05_key.csv data/audit/post05_population.csv
 NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebooks/03_uncertainty.ipynb \
               $(if $(QUESTION_CALLS),notebooks/04_questions.ipynb,) notebooks/05_answers.ipynb \
-              $(if $(wildcard data/audit/post05_sheet.csv),notebooks/06_judge_audit.ipynb,)
+              $(if $(wildcard data/audit/post05_sheet.csv),notebooks/06_judge_audit.ipynb,) \
+              $(if $(RERANK_CALLS),notebooks/07_reranking.ipynb,)
 OWN_DOCS   := $(if $(DOCS),-p DOCS $(abspath $(DOCS)) -p QUESTIONS $(abspath $(QUESTIONS)),)
 ifneq ($(strip $(DOCS)),)
 .PHONY: notebooks/02_retrievers.ipynb   # your documents: always re-execute post 02 with them
@@ -70,10 +72,8 @@ llm-run: llm-models data ## Record post 05's answers, verdicts and judge probes 
 	$(PY) -m chunklab_core.answer_study --probes 24
 	$(PY) -m chunklab_core.answer_study --corpus squad --questions 200
 
-RERANK_CALLS := $(wildcard data/llm_calls/rerank_qwen15.jsonl)
-
 llm-rerank: llm-models data ## Record post 07's LLM reranking (Qwen 1.5B YES/NO on BM25's top 10; resumable)
-	$(PY) -m chunklab_core.rerank_study --corpus squad --strategies recursive_500 --questions 30 --depth 10 --threads 1
+	$(PY) -m chunklab_core.rerank_study --corpus squad --strategies recursive_500 --questions 20 --depth 10 --threads 1
 
 llm-questions: llm-models data ## Record post 04's generated questions (Qwen 1.5B, one call per passage; resumable)
 	$(PY) -m chunklab_core.question_gen
@@ -91,6 +91,10 @@ notebooks/03_uncertainty.ipynb: notebooks/src/03_uncertainty.ipynb notebooks/01_
 	$(PY) scripts/clean_notebook.py $@
 
 notebooks/05_answers.ipynb: notebooks/src/05_answers.ipynb $(LLM_CALLS) $(PKG_SRC) | env
+	$(PAPERMILL) $< $@
+	$(PY) scripts/clean_notebook.py $@
+
+notebooks/07_reranking.ipynb: notebooks/src/07_reranking.ipynb $(RERANK_CALLS) $(PKG_SRC) | env $(MPNET)
 	$(PAPERMILL) $< $@
 	$(PY) scripts/clean_notebook.py $@
 
@@ -114,6 +118,7 @@ bench: env ## Speed benchmarks (ratios against named alternatives, printed)
 	$(PY) scripts/bench_post01.py
 	$(PY) scripts/bench_stats.py
 	$(PY) scripts/bench_replay.py
+	$(PY) scripts/bench_rerank.py
 
 clean: ## Remove caches and build leftovers (keeps committed outputs and the virtualenv)
 	rm -rf .pytest_cache build *.egg-info

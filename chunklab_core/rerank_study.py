@@ -140,6 +140,20 @@ def depth_sweep(runs: dict[tuple[str, str], RetrievalRun], scorer, depths: Seque
     return pd.concat(frames, ignore_index=True)
 
 
+def sweep_corpora(corpora: dict[str, Corpus], strategies: Sequence[str], first_stages: dict[str, Sequence[str]],
+                  depths: Sequence[int], k: int, scorer, progress: bool = False):
+    """First-stage runs of every corpus (``first_stages[corpus]``) and their depth sweep under ``scorer``.
+
+    Returns ``(per_question, runs)`` with runs keyed ``(corpus, strategy, first_stage)``.
+    """
+    frames, all_runs = [], {}
+    for name, corpus in corpora.items():
+        runs = first_stage_runs(corpus, strategies, first_stages[name], max(depths))
+        frames.append(depth_sweep(runs, scorer, depths, k, progress))
+        all_runs.update({(name, *key): run for key, run in runs.items()})
+    return pd.concat(frames, ignore_index=True), all_runs
+
+
 @dataclass
 class LLMSweep:
     """The LLM reranker's per-question metrics, its calls, and how many questions were recorded."""
@@ -178,7 +192,8 @@ def llm_sweep(runs: dict[tuple[str, str], RetrievalRun], scorer, n_questions: in
     calls = pd.DataFrame(scorer.calls)
     frames, coverage = [], []
     for key in keys:
-        coverage.append({"corpus": runs[key].corpus.name, "strategy": key[0], "first_stage": key[1],
+        coverage.append({"corpus": runs[key].corpus.name, "strategy": runs[key].strategy,
+                         "first_stage": runs[key].retriever,
                          "questions_planned": planned, "questions_recorded": done})
         if done:
             matrix = _scores_matrix(scores[key], depth)
