@@ -106,8 +106,14 @@ def main() -> None:
     args = parser.parse_args()
     questions, texts = candidates(args.questions, args.depth)
     bench_embedding(questions, texts, args.embedding_model)
-    if not args.skip_llm:
+    if args.skip_llm:
+        return
+    from chunklab_core.llm.base import BackendUnavailable
+
+    try:
         bench_llm(questions, texts, args.model, args.threads)
+    except BackendUnavailable as err:
+        print(f"LLM part not run: {err}")
 
 
 if __name__ == "__main__":
