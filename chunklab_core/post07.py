@@ -51,6 +51,14 @@ def corpus_table(corpora: dict) -> pd.DataFrame:
                           "characters": c.n_chars, "questions": len(c.questions)} for name, c in corpora.items()])
 
 
+def select_runs(runs: dict, corpus: str, strategies: Sequence[str], first_stage: str) -> dict:
+    """The runs ``(corpus, strategy, first_stage)`` of the slice, in ``strategies`` order."""
+    missing = [s for s in strategies if (corpus, s, first_stage) not in runs]
+    if missing:
+        raise ValueError(f"the slice needs runs of {corpus}/{first_stage} for {missing}; add them to the sweep")
+    return {(corpus, s, first_stage): runs[(corpus, s, first_stage)] for s in strategies}
+
+
 def _paired(after: np.ndarray, before: np.ndarray, resamples: int, seed: int) -> stats.Interval:
     return stats.paired_difference_ci(after, before, resamples, seed)
 
@@ -87,7 +95,7 @@ def display_stage_table(table: pd.DataFrame) -> pd.DataFrame:
     k = int(table["k"].iloc[0]) if len(table) else 0
     return pd.DataFrame({
         "corpus": table["corpus"], "strategy": table["strategy"], "first stage": table["first_stage"],
-        "N": table["depth"], "n": table["questions"],
+        "re-scorer": table["scorer"], "N": table["depth"], "n": table["questions"],
         f"nDCG@{k} before": table["ndcg_before"].round(3), f"after": table["ndcg_after"].round(3),
         "ΔnDCG [95% CI]": [_interval(*r) for r in table[["d_ndcg", "d_ndcg_low", "d_ndcg_high"]].to_numpy()],
         f"MRR@{k} before": table["mrr_before"].round(3), "MRR after": table["mrr_after"].round(3),
@@ -137,30 +145,57 @@ def depth_comparison(per_question: pd.DataFrame, deep: int, shallow: int, resamp
     return pd.DataFrame(rows)
 
 
-def scorer_comparison(llm_rows: pd.DataFrame, embedding_rows: pd.DataFrame, resamples: int, seed: int) -> pd.DataFrame:
-    """nDCG@k after the LLM minus after the embedding re-scorer, on the LLM's questions, per cell."""
+def scorer_comparison(a_rows: pd.DataFrame, b_rows: pd.DataFrame, resamples: int, seed: int) -> pd.DataFrame:
+    """nDCG@k after scorer a minus after scorer b, on the questions a scored, per cell (paired by question)."""
     rows = []
     keys = ["corpus", "strategy", "first_stage", "depth"]
-    for cell, group in llm_rows.groupby(keys, sort=False):
-        match = embedding_rows.set_index(keys + ["qid"])
-        other = match.loc[[(*cell, q) for q in group["qid"]]]
-        diff = _paired(group["ndcg_after"].to_numpy(), other["ndcg_after"].to_numpy(), resamples, seed)
-        rows.append({**dict(zip(keys, cell)), "questions": len(group),
-                     "ndcg_llm": group["ndcg_after"].mean(), "ndcg_embedding": other["ndcg_after"].mean(),
+    other = b_rows.set_index(keys + ["qid"])
+    for cell, group in a_rows.groupby(keys, sort=False):
+        wanted = [(*cell, q) for q in group["qid"]]
+        if not all(w in other.index for w in wanted):
+            continue
+        b = other.loc[wanted]
+        a_name, b_name = group["scorer"].iloc[0], b["scorer"].iloc[0]
+        diff = _paired(group["ndcg_after"].to_numpy(), b["ndcg_after"].to_numpy(), resamples, seed)
+        rows.append({**dict(zip(keys, cell)), "a": a_name, "b": b_name, "questions": len(group),
+                     "ndcg_a": group["ndcg_after"].mean(), "ndcg_b": b["ndcg_after"].mean(),
                      "difference": diff.mean, "low": diff.low, "high": diff.high,
-                     "verdict": verdict("LLM", "embedding re-scorer", diff.low, diff.high)})
+                     "verdict": verdict(a_name, b_name, diff.low, diff.high)})
     return pd.DataFrame(rows)
+
+
+def slice_of(per_question: pd.DataFrame, corpus, strategies: Sequence[str], depth: int,
+             n_questions: int) -> pd.DataFrame:
+    """The sweep's rows for the slice: one corpus (a ``Corpus``), some strategies, one depth, its first
+    ``n_questions`` questions (the seeded order)."""
+    qids = [q.qid for q in corpus.questions[:n_questions]]
+    keep = ((per_question["corpus"] == corpus.name) & per_question["strategy"].isin(list(strategies))
+            & (per_question["depth"] == depth) & per_question["qid"].isin(qids))
+    return per_question[keep]
+
+
+def slice_comparisons(slice_rows: pd.DataFrame, resamples: int, seed: int) -> pd.DataFrame:
+    """Every pair of scorers on the slice (in the order they appear, the later one as b), paired by question,
+    on the questions the first of the two scored."""
+    scorers = list(dict.fromkeys(slice_rows["scorer"]))
+    frames = [scorer_comparison(slice_rows[slice_rows["scorer"] == a], slice_rows[slice_rows["scorer"] == b],
+                                resamples, seed)
+              for i, a in enumerate(scorers) for b in scorers[i + 1:]]
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def time_embedding_scorer(run, scorer_factory, depths: Sequence[int], n_queries: int) -> pd.DataFrame:
     """Wall seconds to re-score N candidates of each of the first ``n_queries`` questions, by N.
 
     Measured in this execution with a fresh in-memory cache per query and depth (nothing served
-    from disk), the model loaded beforehand: it changes from one execution to the next.
+    from disk), after one untimed call that loads the model: it changes from one execution to the next.
     """
     from .rerank_study import candidate_texts
 
     rows = []
+    if n_queries > 0:  # an untimed call loads the model (and warms torch) first
+        scorer_factory().score(run.corpus.questions[0].text, candidate_texts(run, 1, [0])[0])
     for depth in depths:
         for row in range(min(n_queries, run.ranked.shape[0])):
             scorer = scorer_factory()
@@ -168,33 +203,38 @@ def time_embedding_scorer(run, scorer_factory, depths: Sequence[int], n_queries:
             start = time.perf_counter()
             scorer.score(run.corpus.questions[row].text, texts)
             rows.append({"depth": depth, "qid": run.corpus.questions[row].qid, "seconds": time.perf_counter() - start})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["depth", "qid", "seconds"])
 
 
-def cost_table(stage: pd.DataFrame, embedding_seconds: pd.DataFrame, llm_stage: pd.DataFrame,
-               llm_calls: pd.DataFrame, llm_depth: int) -> pd.DataFrame:
-    """Per scorer and depth: tokens read, seconds per query, hit@k and nDCG@k gained per second."""
+def embedding_cost(stage: pd.DataFrame, seconds: pd.DataFrame) -> pd.DataFrame:
+    """Per depth for one embedding re-scorer: tokens read, seconds per query (measured), gains per second."""
     rows = []
-    seconds = embedding_seconds.groupby("depth")["seconds"].mean()
+    per_depth = seconds.groupby("depth")["seconds"].mean()
     for depth, group in stage.groupby("depth"):
-        per_query = float(seconds.get(depth, np.nan))
+        if depth not in per_depth.index:
+            continue
+        per_query = float(per_depth[depth])
         gain = float((group["hit_after"] - group["hit_before"]).mean())
         rows.append({"scorer": group["scorer"].iloc[0], "depth": depth, "cells": len(group),
                      "tokens_read_per_query": group["tokens_read"].mean(), "tokens_unit": "cl100k_base",
                      "seconds_per_query": per_query, "seconds_source": "measured in this execution",
-                     "hit_gain": gain, "hit_gain_per_second": gain / per_query if per_query else np.nan,
-                     "ndcg_gain_per_second": float(group["d_ndcg"].mean()) / per_query if per_query else np.nan})
-    if len(llm_stage) and len(llm_calls):
-        per_question_seconds = llm_calls.groupby("question")["seconds"].sum()
-        per_question_tokens = llm_calls.groupby("question")["prompt_tokens"].sum()
-        seconds_llm = float(per_question_seconds.mean())
-        gain = float((llm_stage["hit_after"] - llm_stage["hit_before"]).mean())
-        rows.append({"scorer": llm_stage["scorer"].iloc[0], "depth": llm_depth, "cells": len(llm_stage),
-                     "tokens_read_per_query": float(per_question_tokens.mean()), "tokens_unit": "Qwen prompt tokens",
-                     "seconds_per_query": seconds_llm, "seconds_source": "recorded with the calls",
-                     "hit_gain": gain, "hit_gain_per_second": gain / seconds_llm,
-                     "ndcg_gain_per_second": float(llm_stage["d_ndcg"].mean()) / seconds_llm})
+                     "hit_gain": gain, "hit_gain_per_second": gain / per_query,
+                     "ndcg_gain_per_second": float(group["d_ndcg"].mean()) / per_query})
     return pd.DataFrame(rows)
+
+
+def llm_cost(llm_stage: pd.DataFrame, calls: pd.DataFrame, depth: int) -> pd.DataFrame:
+    """The LLM re-scorer's cost per question from its recorded calls (seconds, prompt tokens)."""
+    if llm_stage.empty or calls.empty:
+        return pd.DataFrame()
+    seconds = float(calls.groupby("question")["seconds"].sum().mean())
+    gain = float((llm_stage["hit_after"] - llm_stage["hit_before"]).mean())
+    return pd.DataFrame([{
+        "scorer": llm_stage["scorer"].iloc[0], "depth": depth, "cells": len(llm_stage),
+        "tokens_read_per_query": float(calls.groupby("question")["prompt_tokens"].sum().mean()),
+        "tokens_unit": "Qwen prompt tokens", "seconds_per_query": seconds,
+        "seconds_source": "recorded with the calls", "hit_gain": gain, "hit_gain_per_second": gain / seconds,
+        "ndcg_gain_per_second": float(llm_stage["d_ndcg"].mean()) / seconds}])
 
 
 def plot_footprint(table: pd.DataFrame):
@@ -236,7 +276,9 @@ def coverage_text(coverage: pd.DataFrame, calls: pd.DataFrame) -> str:
 
 def reading(stage: pd.DataFrame, depths: pd.DataFrame, llm_stage: pd.DataFrame,
             scorer_vs: pd.DataFrame, k: int) -> str:
-    """The claims this run supports, each worded by the paired-interval rule."""
+    """The claims this run supports, each worded by the paired-interval rule.
+
+    ``llm_stage``: the slice's stage rows (any scorer); ``scorer_vs``: ``scorer_comparison`` rows."""
     lines = []
     for (corpus, stage_name), group in stage.groupby(["corpus", "first_stage"], sort=False):
         words = group["verdict"].value_counts()
@@ -251,14 +293,13 @@ def reading(stage: pd.DataFrame, depths: pd.DataFrame, llm_stage: pd.DataFrame,
         words = depths["verdict"].value_counts()
         lines.append(f"* **Depth**: nDCG@{k} after reranking at the deepest N against the shallowest: "
                      + ", ".join(f"*{w}* in {n}" for w, n in words.items()) + f" of {len(depths)} cells.")
-    if len(scorer_vs):
-        for _, r in scorer_vs.iterrows():
-            lines.append(f"* **LLM against the embedding re-scorer** ({r['corpus']}, {r['strategy']}, N = {r['depth']}, "
-                         f"{r['questions']} questions): nDCG@{k} {r['ndcg_llm']:.3f} against {r['ndcg_embedding']:.3f}, "
-                         f"difference {_interval(r['difference'], r['low'], r['high'])}: *{r['verdict']}*.")
+    for _, r in scorer_vs.iterrows():
+        lines.append(f"* **{r['a']} against {r['b']}** ({r['corpus']}, {r['strategy']}, N = {r['depth']}, "
+                     f"{r['questions']} questions): nDCG@{k} {r['ndcg_a']:.3f} against {r['ndcg_b']:.3f}, "
+                     f"difference {_interval(r['difference'], r['low'], r['high'])}: *{r['verdict']}*.")
     if len(llm_stage):
         for _, r in llm_stage.iterrows():
-            lines.append(f"* **LLM against the first stage** ({r['corpus']}, {r['strategy']}, N = {r['depth']}, "
+            lines.append(f"* **{r['scorer']} against the first stage** ({r['corpus']}, {r['strategy']}, N = {r['depth']}, "
                          f"{r['questions']} questions): ΔnDCG@{k} {_interval(r['d_ndcg'], r['d_ndcg_low'], r['d_ndcg_high'])}: "
                          f"*{r['verdict']}*.")
     return "\n".join(lines)

@@ -118,4 +118,4 @@ def make_llm_scorer(mode: str = "replay", root=None, model: str = "qwen-1.5b", s
 
     store = CallStore.for_stage(stage, root, make_target="llm-rerank")
     recorded = RecordedLLM(lambda: LlamaCppYesNoBackend(model, n_threads=n_threads), store, mode)
-    return LLMRelevanceScorer(recorded, name=stage)
+    return LLMRelevanceScorer(recorded, name=f"{model} YES/NO")

@@ -126,17 +126,21 @@ def sweep_rows(run: RetrievalRun, scores: np.ndarray, depths: Sequence[int], k: 
     return pd.concat(frames, ignore_index=True)
 
 
-def depth_sweep(runs: dict[tuple[str, str], RetrievalRun], scorer, depths: Sequence[int], k: int,
-                progress: bool = False) -> pd.DataFrame:
-    """Every run re-scored by ``scorer`` at max(depths); stage metrics at each depth."""
+def depth_sweep(runs: dict[tuple, RetrievalRun], scorer, depths: Sequence[int], k: int,
+                progress: bool = False, n_questions: int | None = None) -> pd.DataFrame:
+    """Every run re-scored by ``scorer`` at max(depths); stage metrics at each depth.
+
+    ``n_questions``: only the first n questions of each run (the corpus's seeded order).
+    """
     from tqdm import tqdm
 
     deepest = max(depths)
     frames = []
-    for (strategy, stage), run in tqdm(runs.items(), desc=f"rerank / {scorer.name}", disable=not progress):
-        questions = [q.text for q in run.corpus.questions]
-        scores = scorer.score_many(questions, candidate_texts(run, deepest))
-        frames.append(sweep_rows(run, _scores_matrix(scores, deepest), depths, k, scorer.name))
+    for run in tqdm(runs.values(), desc=f"rerank / {scorer.name}", disable=not progress):
+        rows = list(range(run.ranked.shape[0] if n_questions is None else min(n_questions, run.ranked.shape[0])))
+        questions = [run.corpus.questions[r].text for r in rows]
+        scores = scorer.score_many(questions, candidate_texts(run, deepest, rows))
+        frames.append(sweep_rows(run, _scores_matrix(scores, deepest), depths, k, scorer.name, rows=rows))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -161,6 +165,7 @@ class LLMSweep:
     per_question: pd.DataFrame
     calls: pd.DataFrame
     coverage: pd.DataFrame
+    scorer_name: str
 
 
 def llm_sweep(runs: dict[tuple[str, str], RetrievalRun], scorer, n_questions: int, depth: int, k: int,
@@ -199,7 +204,7 @@ def llm_sweep(runs: dict[tuple[str, str], RetrievalRun], scorer, n_questions: in
             matrix = _scores_matrix(scores[key], depth)
             frames.append(sweep_rows(runs[key], matrix, [depth], k, scorer.name, rows=range(done)))
     per_question = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    return LLMSweep(per_question, calls, pd.DataFrame(coverage))
+    return LLMSweep(per_question, calls, pd.DataFrame(coverage), scorer.name)
 
 
 def main(argv: list[str] | None = None) -> int:
