@@ -120,11 +120,12 @@ def plot_depth(table: pd.DataFrame):
             ax.plot(rows["depth"], rows["hit_after"], "o-", color=colors[strategy], label=strategy)
             ax.axhline(rows["hit_before"].iloc[0], color=colors[strategy], lw=0.8, alpha=0.4)
         ax.set_xscale("log")
+        ax.minorticks_off()
         ax.set_xticks(sorted(group["depth"].unique()), [str(d) for d in sorted(group["depth"].unique())])
         ax.set_title(f"{CORPUS_LABELS.get(corpus, corpus)}\nfirst stage: {stage}", fontsize=9)
         ax.set_xlabel("reranking depth N")
         ax.set_ylim(0, 1.02)
-    axes[0][0].set_ylabel(f"hit@{k}: after reranking (solid), ceiling hit@N (dashed)")
+    axes[0][0].set_ylabel(f"hit@{k} after reranking (solid)\nceiling: first-stage hit@N (dashed)")
     axes[0][-1].legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     return fig
