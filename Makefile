@@ -28,6 +28,7 @@ PARAMS     ?=
 MPNET      := .cache/models/all-mpnet-base-v2/model.safetensors
 LLM_CALLS      := $(wildcard data/llm_calls/*.jsonl)
 QUESTION_CALLS := $(wildcard data/llm_calls/questions_qwen15.jsonl)
+RERANK_CALLS   := $(wildcard data/llm_calls/rerank_qwen15.jsonl)
 AUDIT_FILES    := $(wildcard data/audit/post05_v2_sheet.csv data/audit/post05_v2_key.csv \
                     data/audit/post05_v2_population.csv data/audit/post05_sheet.csv \
                     data/audit/post05_key.csv data/audit/post05_population.csv \
@@ -35,13 +36,14 @@ AUDIT_FILES    := $(wildcard data/audit/post05_v2_sheet.csv data/audit/post05_v2
                     data/05_answers.csv)
 NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebooks/03_uncertainty.ipynb \
               $(if $(QUESTION_CALLS),notebooks/04_questions.ipynb,) notebooks/05_answers.ipynb \
-              $(if $(wildcard data/audit/post05_v2_sheet.csv),notebooks/06_judge_audit.ipynb,)
+              $(if $(wildcard data/audit/post05_v2_sheet.csv),notebooks/06_judge_audit.ipynb,) \
+              $(if $(RERANK_CALLS),notebooks/07_reranking.ipynb,)
 OWN_DOCS   := $(if $(DOCS),-p DOCS $(abspath $(DOCS)) -p QUESTIONS $(abspath $(QUESTIONS)),)
 ifneq ($(strip $(DOCS)),)
 .PHONY: notebooks/02_retrievers.ipynb   # your documents: always re-execute post 02 with them
 endif
 
-.PHONY: help env data models llm-env llm-models llm-run llm-questions all test test-slow bench clean notebooks own
+.PHONY: help env data models llm-env llm-models llm-run llm-questions llm-rerank all test test-slow bench clean notebooks own
 
 help: ## Show this help
 	@grep -E '^[a-zA-Z0-9_.-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}'
@@ -83,6 +85,9 @@ llm-run: llm-models data ## Record post 05's answers, verdicts and judge probes 
 	$(PY) -m chunklab_core.answer_study --probes 24
 	$(PY) -m chunklab_core.answer_study --corpus squad --questions 200
 
+llm-rerank: llm-models data ## Record post 07's LLM reranking (Qwen 1.5B YES/NO on BM25's top 10; resumable)
+	$(PY) -m chunklab_core.rerank_study --corpus squad --strategies recursive_500 --questions 20 --depth 10 --threads 1
+
 llm-questions: llm-models data ## Record post 04's generated questions (Qwen 1.5B, one call per passage; resumable)
 	$(PY) -m chunklab_core.question_gen
 
@@ -96,6 +101,9 @@ notebooks/03_uncertainty.ipynb: notebooks/src/03_uncertainty.ipynb notebooks/01_
 	$(PAPERMILL) $< $@ $(PARAMS)
 
 notebooks/05_answers.ipynb: notebooks/src/05_answers.ipynb $(LLM_CALLS) $(PKG_SRC) | env
+	$(PAPERMILL) $< $@ $(PARAMS)
+
+notebooks/07_reranking.ipynb: notebooks/src/07_reranking.ipynb $(RERANK_CALLS) $(PKG_SRC) | env $(MPNET)
 	$(PAPERMILL) $< $@ $(PARAMS)
 
 notebooks/06_judge_audit.ipynb: notebooks/src/06_judge_audit.ipynb $(AUDIT_FILES) $(PKG_SRC) | env
@@ -122,6 +130,7 @@ bench: env ## Speed benchmarks (ratios against named alternatives, printed)
 	$(PY) scripts/bench_stats.py
 	$(PY) scripts/bench_replay.py
 	$(PY) scripts/bench_onnx.py
+	$(PY) scripts/bench_rerank.py
 
 clean: ## Remove caches and build leftovers (keeps committed outputs and the virtualenv)
 	rm -rf .pytest_cache build *.egg-info
