@@ -38,6 +38,7 @@ endif
 #: QUESTIONS    your questions file (YAML or JSONL), used with DOCS
 #: TORCH_INDEX  where pip gets CPU-only torch (default the PyTorch CPU index; empty when pip finds the wheel without an index)
 #: LOCK_ARGS    extra arguments of `uv pip compile` in `make lock` (e.g. --upgrade)
+#: LAB_ARGS     extra arguments of `make lab` (e.g. --no-browser --port 8899)
 #: SITE_DIR     output folder of `make site` (default site, gitignored)
 #: CI           set (CI=true, as .ci/run's machine does): papermill's progress bar off
 
@@ -145,8 +146,11 @@ bench: env ## Speed benchmarks (ratios against named alternatives, printed)
 SITE_DIR  ?= site
 POSTS      = $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 
+LAB_ARGS  ?=
+
 lab: env ## Open JupyterLab on the notebooks, with the series' kernel (chunklab)
-	$(PY) -m jupyterlab --ServerApp.root_dir="$(CURDIR)" --ServerApp.default_url=/lab/tree/notebooks
+	$(PY) -m jupyterlab --ServerApp.root_dir="$(CURDIR)" --ServerApp.default_url=/lab/tree/notebooks \
+	  $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS)
 
 site: env ## Render the executed posts to static HTML in SITE_DIR (no code, an index, works offline)
 	$(PY) -m chunklab_core.website --out $(SITE_DIR) $(POSTS)
