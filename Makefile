@@ -19,10 +19,14 @@ QUESTIONS  ?=
 MPNET      := .cache/models/all-mpnet-base-v2/model.safetensors
 LLM_CALLS      := $(wildcard data/llm_calls/*.jsonl)
 QUESTION_CALLS := $(wildcard data/llm_calls/questions_qwen15.jsonl)
-AUDIT_FILES    := data/audit/post05_sheet.csv data/audit/post05_key.csv data/audit/post05_population.csv
+AUDIT_FILES    := $(wildcard data/audit/post05_v2_sheet.csv data/audit/post05_v2_key.csv \
+                    data/audit/post05_v2_population.csv data/audit/post05_sheet.csv \
+                    data/audit/post05_key.csv data/audit/post05_population.csv \
+                    data/llm_calls/judge_retest_*.jsonl data/05_probes.csv \
+                    data/05_answers.csv)
 NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebooks/03_uncertainty.ipynb \
               $(if $(QUESTION_CALLS),notebooks/04_questions.ipynb,) notebooks/05_answers.ipynb \
-              $(if $(wildcard data/audit/post05_sheet.csv),notebooks/06_judge_audit.ipynb,)
+              $(if $(wildcard data/audit/post05_v2_sheet.csv),notebooks/06_judge_audit.ipynb,)
 OWN_DOCS   := $(if $(DOCS),-p DOCS $(abspath $(DOCS)) -p QUESTIONS $(abspath $(QUESTIONS)),)
 ifneq ($(strip $(DOCS)),)
 .PHONY: notebooks/02_retrievers.ipynb   # your documents: always re-execute post 02 with them

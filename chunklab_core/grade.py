@@ -13,7 +13,7 @@ answer) and takes one key per verdict:
 
 On a terminal a single keypress is enough (no Enter); when stdin is not a terminal (a pipe,
 a script) it reads one line per key instead. Every verdict is saved at once, with the grader
-and an ISO-8601 UTC timestamp, by an atomic replace of the sheet (temporary file in the same
+(kind ``human``: this program is for people) and an ISO-8601 UTC timestamp, by an atomic replace of the sheet (temporary file in the same
 folder, fsync, ``os.replace``), so quitting, Ctrl-C, a closed window or a crash loses
 nothing already graded and never leaves a half-written sheet. Running it again resumes at
 the first ungraded item (``--start N`` opens item N instead, e.g. to review). Going back to a
@@ -185,7 +185,7 @@ class Session:
                 self.say(f"kept {old}")
                 return False
         stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        self.rows[i].update(grade=label, grader=self.grader, graded_at=stamp)
+        self.rows[i].update(grade=label, grader=self.grader, grader_kind="human", graded_at=stamp)
         write_sheet_rows(self.path, self.fieldnames, self.rows)
         self.graded_now += 1
         self.say(f"saved: {label}")
