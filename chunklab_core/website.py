@@ -50,7 +50,7 @@ a { color: #0969da; }
 h1 { font-size: 2em; line-height: 1.25; margin: 1em 0 0.4em; }
 h2 { font-size: 1.45em; margin-top: 1.8em; border-bottom: 1px solid #d8dee4; padding-bottom: 0.2em; }
 img { max-width: 100%; height: auto; display: block; margin: 12px auto; }
-table { display: block; max-width: 100%; overflow-x: auto; border-collapse: collapse; font-size: 14px;
+table { display: block; width: max-content; max-width: 100%; overflow-x: auto; border-collapse: collapse; font-size: 14px;
         margin: 12px 0; }
 th, td { border: 1px solid #d8dee4; padding: 4px 8px; text-align: right; vertical-align: top; }
 th { background: #f6f8fa; }
