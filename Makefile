@@ -9,12 +9,19 @@ PYTHON_SYS ?= python3.11
 VENV       ?= .venv
 PY         := $(VENV)/bin/python
 KERNEL     := chunklab
-# papermill's progress bar on a terminal, off under CI (CI=true)
-PAPERMILL  := $(PY) -m papermill --kernel $(KERNEL) $(if $(CI),--no-progress-bar,--progress-bar)
+# Every notebook rule runs papermill through this one command (chunklab_core.notebook_run):
+# unknown parameter names fail before execution, and the output is executed into a hidden
+# temporary file, cleaned, and moved over the target only on success -- a failed run never
+# replaces a committed post. Rules added later get the same by using $(PAPERMILL) $< $@.
+# papermill's progress bar on a terminal, off under CI (CI=true; notebook_run passes --progress-bar on)
+PAPERMILL  := $(PY) -m chunklab_core.notebook_run --kernel $(KERNEL) $(if $(CI),,--progress-bar)
 PKG_SRC    := $(wildcard chunklab_core/*.py chunklab_core/*/*.py)
 # Optional papermill parameters for post 02 (your own documents): make all DOCS=dir QUESTIONS=file
 DOCS       ?=
 QUESTIONS  ?=
+# Extra papermill parameters for the notebook targets named on the command line, checked
+# against each notebook's parameters cell: make notebooks/01_chunking.ipynb PARAMS='-p RESAMPLES 500'
+PARAMS     ?=
 
 MPNET      := .cache/models/all-mpnet-base-v2/model.safetensors
 LLM_CALLS      := $(wildcard data/llm_calls/*.jsonl)
@@ -81,8 +88,7 @@ data: env ## Download every registered data set (or read the folder CHUNKLAB_DAT
 	$(PY) -m chunklab_core.datasets
 
 notebooks/01_chunking.ipynb: notebooks/src/01_chunking.ipynb $(PKG_SRC) | env
-	$(PAPERMILL) $< $@
-	$(PY) scripts/clean_notebook.py $@
+	$(PAPERMILL) $< $@ $(PARAMS)
 
 $(MPNET): | env
 	$(PY) -m chunklab_core.models_assembly mpnet
@@ -110,24 +116,19 @@ llm-questions: llm-models data ## Record post 04's generated questions (Qwen 1.5
 	$(PY) -m chunklab_core.question_gen
 
 notebooks/04_questions.ipynb: notebooks/src/04_questions.ipynb $(QUESTION_CALLS) $(PKG_SRC) | env
-	$(PAPERMILL) $< $@
-	$(PY) scripts/clean_notebook.py $@
+	$(PAPERMILL) $< $@ $(PARAMS)
 
 notebooks/02_retrievers.ipynb: notebooks/src/02_retrievers.ipynb $(PKG_SRC) | env $(MPNET)
-	$(PAPERMILL) $< $@ $(OWN_DOCS)
-	$(PY) scripts/clean_notebook.py $@
+	$(PAPERMILL) $< $@ $(OWN_DOCS) $(PARAMS)
 
 notebooks/03_uncertainty.ipynb: notebooks/src/03_uncertainty.ipynb notebooks/01_chunking.ipynb $(PKG_SRC) | env
-	$(PAPERMILL) $< $@
-	$(PY) scripts/clean_notebook.py $@
+	$(PAPERMILL) $< $@ $(PARAMS)
 
 notebooks/05_answers.ipynb: notebooks/src/05_answers.ipynb $(LLM_CALLS) $(PKG_SRC) | env
-	$(PAPERMILL) $< $@
-	$(PY) scripts/clean_notebook.py $@
+	$(PAPERMILL) $< $@ $(PARAMS)
 
 notebooks/06_judge_audit.ipynb: notebooks/src/06_judge_audit.ipynb $(AUDIT_FILES) $(PKG_SRC) | env
-	$(PAPERMILL) $< $@
-	$(PY) scripts/clean_notebook.py $@
+	$(PAPERMILL) $< $@ $(PARAMS)
 
 notebooks: $(NOTEBOOKS) ## Execute the numbered notebooks that are out of date, in order
 

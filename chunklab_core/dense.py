@@ -99,14 +99,14 @@ class DenseRetriever:
         if query_block < 1:
             raise ValueError(f"query_block must be >= 1, got {query_block}")
         self.label, self.model_folder = resolve_model(model)
-        self.identity = model_identity(self.label, self.model_folder)
+        root = (Path(cache_dir) if cache_dir is not None else paths.CACHE_DIR / "embeddings") if cache else None
+        self.identity = model_identity(self.label, self.model_folder, root)
         auto_query, auto_passage = default_prefixes(self.label, self.model_folder)
         self.query_prefix = auto_query if query_prefix is None else query_prefix
         self.passage_prefix = auto_passage if passage_prefix is None else passage_prefix
         self.batch_size, self.device, self.query_block = batch_size, device, query_block
         self.num_threads = num_threads or os.cpu_count() or 1
         self.show_progress = show_progress
-        root = (Path(cache_dir) if cache_dir is not None else paths.CACHE_DIR / "embeddings") if cache else None
         self.cache = EmbeddingCache(root, self.identity, flush_rows=flush_rows)
         self._passages: np.ndarray | None = None
 

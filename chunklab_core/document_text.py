@@ -76,18 +76,35 @@ def pdf_to_text(path: Path) -> str:
 
     try:
         reader = PdfReader(path)
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise ValueError("the PDF is encrypted")
-        return "\n\n".join(page.extract_text() or "" for page in reader.pages)
+        encrypted = reader.is_encrypted
     except Exception as exc:  # corrupt PDFs raise assorted exception types from pypdf
+        raise ValueError(f"not a readable PDF ({type(exc).__name__}: {exc})") from None
+    if encrypted:
+        try:
+            opened = bool(reader.decrypt(""))  # many "protected" PDFs open with an empty password
+        except Exception as exc:  # e.g. AES without the optional ``cryptography`` package
+            raise ValueError(f"the PDF is encrypted and cannot be opened here ({type(exc).__name__}: {exc}); "
+                             "save an unprotected copy (print to PDF, or remove the password)") from None
+        if not opened:
+            raise ValueError("the PDF is encrypted with a password; save an unprotected copy "
+                             "(print to PDF, or remove the password) and use that")
+    try:
+        return "\n\n".join(page.extract_text() or "" for page in reader.pages)
+    except Exception as exc:
         raise ValueError(f"not a readable PDF ({type(exc).__name__}: {exc})") from None
 
 
 def docx_to_text(path: Path) -> str:
     """Body paragraphs one per line and table rows as ``cell | cell``, in document order."""
+    import zipfile
+
     import docx
     from docx.table import Table
 
+    if not zipfile.is_zipfile(path):
+        raise ValueError("is not a .docx document: a .docx file is a zip archive and this one is not "
+                         "(an old .doc, or another format, renamed to .docx?); open it in a word "
+                         "processor and save it as .docx")
     try:
         document = docx.Document(str(path))
         lines: list[str] = []

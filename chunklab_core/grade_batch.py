@@ -7,8 +7,10 @@ every row must name an item of the sheet that is not graded yet (a finished grad
 overwritten), every grade is ``correct``/``partial``/``wrong``; the grader id and kind
 (``human`` or ``model:<name>``) are required and stamped on every row with the time of the
 write (UTC, ISO-8601). All problems are listed at once and nothing is written when there is
-one; the sheet is replaced atomically (:func:`chunklab_core.sheets.write_sheet_rows`), so a
-failed write leaves the previous sheet.
+one; the sheet is saved through :mod:`chunklab_core.sheet_file` while holding its grader
+lock: atomically (a failed write leaves the previous sheet), never while another grader has
+it open, never over a version changed on disk meanwhile, and keeping unknown cells and
+columns, the BOM, line endings and file mode.
 
 CLI: ``python -m chunklab_core.grade_batch SHEET BATCH --grader ID --grader-kind KIND``.
 
@@ -23,8 +25,9 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .sheet_file import SheetChanged, SheetFile, SheetLock, SheetLocked
 from .sheets import (GRADE_COLUMNS, SheetError, grader_kind_problem, normalize_label, read_sheet,
-                     sheet_problems, write_sheet_rows)
+                     sheet_problems)
 
 
 def apply_grades(sheet_path: str | os.PathLike, batch: list[dict[str, str]], grader: str,
@@ -33,9 +36,15 @@ def apply_grades(sheet_path: str | os.PathLike, batch: list[dict[str, str]], gra
 
     Returns the number of grades written. Raises :class:`SheetError` listing every problem
     (unknown or repeated ids, items already graded, bad labels, a missing grader or a bad
-    kind); nothing is written then.
+    kind); nothing is written then. ``SheetLocked`` while a grader has the sheet open.
     """
-    fieldnames, rows = read_sheet(sheet_path)
+    with SheetLock(sheet_path):
+        return _apply_locked(sheet_path, batch, grader, grader_kind, now)
+
+
+def _apply_locked(sheet_path, batch, grader, grader_kind, now) -> int:
+    sheet = SheetFile.read(sheet_path)
+    rows = sheet.rows
     problems = []
     if not (grader or "").strip():
         problems.append("a grader id is needed")
@@ -63,10 +72,7 @@ def apply_grades(sheet_path: str | os.PathLike, batch: list[dict[str, str]], gra
     if problems:
         raise SheetError(sheet_path, problems)
     stamp = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds")
-    fieldnames += [c for c in GRADE_COLUMNS if c not in fieldnames]
-    for row in rows:
-        for column in GRADE_COLUMNS:
-            row.setdefault(column, "")
+    sheet.add_columns(GRADE_COLUMNS)
     for entry in batch:
         row = rows[position[entry["item_id"].strip()]]
         row.update(grade=normalize_label(entry["grade"]), grader=grader.strip(),
@@ -75,7 +81,7 @@ def apply_grades(sheet_path: str | os.PathLike, batch: list[dict[str, str]], gra
     problems = sheet_problems(rows, require_kind=True)
     if problems:  # cannot happen after the checks above; never write a sheet that fails import
         raise SheetError(sheet_path, problems)
-    write_sheet_rows(sheet_path, fieldnames, rows)
+    sheet.save()
     return len(batch)
 
 
@@ -89,7 +95,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="'human' for a person, 'model:<name>' for a model or script")
     args = parser.parse_args(argv)
     _, batch = read_sheet(args.batch)
-    written = apply_grades(args.sheet, batch, args.grader, args.grader_kind)
+    try:
+        written = apply_grades(args.sheet, batch, args.grader, args.grader_kind)
+    except (SheetLocked, SheetChanged) as err:
+        print(err)
+        return 3
     _, rows = read_sheet(args.sheet)
     done = sum(normalize_label(r.get("grade")) is not None for r in rows)
     print(f"{written} grades written to {args.sheet}: {done}/{len(rows)} graded")

@@ -169,7 +169,7 @@ def test_slot_convention_rejects(snippets, problem):
     ({"id": "q7", "query": "x", "gold_snippets": "fog horn", "doc": "a.text"},
      "q.yaml: id q7: doc 'a.text' is not a document in the folder (did you mean 'a.txt'?)"),
     ({"id": "q7", "query": "x", "gold_snippets": "fog horn", "tag": "t"}, "q.yaml: id q7: unknown field(s) tag"),
-    ({"query": "x", "gold_snippets": "fog horn"}, "q.yaml: entry 2: missing or invalid id"),
+    ({"query": "x", "gold_snippets": "fog horn"}, "q.yaml: entry 2: missing id"),
 ])
 def test_each_question_problem_names_file_and_id(folder, tmp_path, entry, expected):
     path = _write_questions(tmp_path / "q.yaml", [GOOD, entry])
@@ -208,7 +208,7 @@ def test_unreadable_files_are_named(folder, tmp_path):
     problems = info.value.problems
     assert [p.split(":")[0] for p in problems] == ["bad.txt", "broken.docx", "broken.pdf", "empty.md", "scan.pdf"]
     assert problems[0] == "bad.txt: not valid UTF-8 (byte 0xff at byte offset 3); save it as UTF-8"
-    assert "not a readable .docx" in problems[1] and "not a readable PDF" in problems[2]
+    assert "is not a .docx document" in problems[1] and "not a readable PDF" in problems[2]
     assert problems[3] == "empty.md: has no text"
     assert "scan.pdf: no extractable text" in problems[4]
 
