@@ -13,8 +13,8 @@ KERNEL     := chunklab
 # unknown parameter names fail before execution, and the output is executed into a hidden
 # temporary file, cleaned, and moved over the target only on success -- a failed run never
 # replaces a committed post. Rules added later get the same by using $(PAPERMILL) $< $@.
-# papermill's progress bar on a terminal, off under CI (CI=true; notebook_run passes --progress-bar on)
-PAPERMILL  := $(PY) -m chunklab_core.notebook_run --kernel $(KERNEL) $(if $(CI),,--progress-bar)
+# (papermill's progress bar is on, and off when the variable CI is set: chunklab_core.notebook_run)
+PAPERMILL  := $(PY) -m chunklab_core.notebook_run --kernel $(KERNEL)
 PKG_SRC    := $(wildcard chunklab_core/*.py chunklab_core/*/*.py)
 # Optional papermill parameters for post 02 (your own documents): make all DOCS=dir QUESTIONS=file
 DOCS       ?=
