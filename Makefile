@@ -47,6 +47,7 @@ endif
 #: VENV         the virtualenv folder (default .venv)
 #: DOCS         your documents (a folder): make all DOCS=dir QUESTIONS=file re-runs post 02 with them
 #: QUESTIONS    your questions file (YAML or JSONL), used with DOCS
+#: PARAMS       extra papermill parameters of a notebook target: make notebooks/01_chunking.ipynb PARAMS='-p RESAMPLES 500'
 #: TORCH_INDEX  where pip gets CPU-only torch (default the PyTorch CPU index; empty when pip finds the wheel without an index)
 #: LOCK_ARGS    extra arguments of `uv pip compile` in `make lock` (e.g. --upgrade)
 #: LAB_ARGS     extra arguments of `make lab` (e.g. --no-browser --port 8899)
