@@ -19,6 +19,9 @@ PKG_SRC    := $(wildcard chunklab_core/*.py chunklab_core/*/*.py)
 # Optional papermill parameters for post 02 (your own documents): make all DOCS=dir QUESTIONS=file
 DOCS       ?=
 QUESTIONS  ?=
+# make own: the output folder (gitignored by default) and an optional YAML config
+OUT        ?= own_results
+CONFIG     ?=
 # Extra papermill parameters for the notebook targets named on the command line, checked
 # against each notebook's parameters cell: make notebooks/01_chunking.ipynb PARAMS='-p RESAMPLES 500'
 PARAMS     ?=
@@ -39,7 +42,7 @@ ifneq ($(strip $(DOCS)),)
 .PHONY: notebooks/02_retrievers.ipynb   # your documents: always re-execute post 02 with them
 endif
 
-.PHONY: help env data models llm-env llm-models llm-run llm-questions all test test-slow bench clean notebooks
+.PHONY: help env data models llm-env llm-models llm-run llm-questions all test test-slow bench clean notebooks own
 .PHONY: lock lab site site-check
 
 # Variables that `make help` lists (one `#: NAME description` line each):
@@ -131,6 +134,10 @@ notebooks/05_answers.ipynb: notebooks/src/05_answers.ipynb $(LLM_CALLS) $(PKG_SR
 notebooks/06_judge_audit.ipynb: notebooks/src/06_judge_audit.ipynb $(AUDIT_FILES) $(PKG_SRC) | env
 	$(PAPERMILL) $< $@ $(PARAMS)
 
+own: | env ## Your documents: make own DOCS=dir QUESTIONS=file [OUT=dir] [CONFIG=file] -> report in OUT
+	@test -n "$(DOCS)" -a -n "$(QUESTIONS)" || { echo "usage: make own DOCS=folder QUESTIONS=file [OUT=dir] [CONFIG=file]" >&2; exit 2; }
+	$(PY) -m chunklab_core.own run "$(DOCS)" "$(QUESTIONS)" --out "$(OUT)" $(if $(CONFIG),--config "$(CONFIG)",)
+
 notebooks: $(NOTEBOOKS) ## Execute the numbered notebooks that are out of date, in order
 
 all: env data ## Environment, data, then every numbered notebook in order (papermill, pinned kernel)
@@ -147,6 +154,7 @@ bench: env ## Speed benchmarks (ratios against named alternatives, printed)
 	$(PY) scripts/bench_post01.py
 	$(PY) scripts/bench_stats.py
 	$(PY) scripts/bench_replay.py
+	$(PY) scripts/bench_onnx.py
 
 # ---- reading the series (issue 17): JupyterLab and the static website
 SITE_DIR  ?= site

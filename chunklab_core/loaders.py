@@ -31,7 +31,8 @@ to quote them. A snippet must be found in the
 question's ``doc`` (or, without ``doc``, in some document) by the matcher the metrics use,
 ``textmatch.match_gold`` (``text.normalize`` plus number rules, whole words, fuzzy at 0.90
 with a number guard), so every gold that passes can be scored -- and *every* alternative
-must pass, since one that can never match is almost always a typo. A snippet found only
+must pass, since one that can never match is almost always a typo; the message of a snippet
+found nowhere shows the closest passage and its score (``gold_diagnosis``). A snippet found only
 fuzzily is accepted and listed in one warning with the text it matched. Nothing is written.
 
 Not handled: OCR, other encodings than UTF-8, .doc/.odt/.rtf, evidence spans for user gold.
@@ -52,6 +53,7 @@ import yaml
 from .corpus import Corpus, Document, Question
 from .document_text import (HTML_SUFFIXES, SUPPORTED_SUFFIXES, TEXT_SUFFIXES,  # noqa: F401
                             decode_utf8, docx_to_text, extract_text, html_to_text, pdf_to_text)
+from .gold_diagnosis import closest_hint
 from .question_file import parse_json_line, parse_yaml, raw_id_problem
 from .textmatch import match_gold
 
@@ -319,7 +321,8 @@ def _parse_questions(
                 if not found:
                     place = (f"does not occur in {scope}" if scope else
                              "occurs in no readable document" if unreadable else "occurs in no document")
-                    own.append(f'gold snippet "{_short(snippet)}" {place}')
+                    nearby = {scope: texts[scope]} if scope else texts
+                    own.append(f'gold snippet "{_short(snippet)}" {place}{closest_hint(snippet, nearby)}')
                 elif note:
                     notes.append(f'{where}: gold snippet "{_short(snippet)}" {note}')
         problems += [f"{where}: {p}" for p in own]

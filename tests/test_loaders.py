@@ -230,7 +230,8 @@ def test_all_problems_are_reported_at_once(folder, tmp_path):
         "questions.jsonl: id q1: duplicate id (2 questions share it)",
         "questions.jsonl: id q3: empty query",
         "questions.jsonl: id q3: no gold snippets",
-        'questions.jsonl: id q4: gold snippet "nope" occurs in no readable document',
+        'questions.jsonl: id q4: gold snippet "nope" occurs in no readable document; '
+        'closest passage (score 0.67, in b.md): "notes"',
         "questions.jsonl: id q6: doc 'c.txt' is not a document in the folder (did you mean 'a.txt'?)",
     ]
     message = str(info.value)

@@ -2,7 +2,8 @@
 
 Handles: the registry ``STRATEGIES`` (name -> ``StrategySpec``: function, default
 parameters, label, whether it is one of post 01's default strategies, its size ceiling),
-parameter overrides, and the span contract every strategy honours:
+parameter overrides, variants registered at run time with a user's sizes
+(``register_variant``), and the span contract every strategy honours:
 
 - offsets only: a chunk's text is always ``doc.text[start:end]``; its context
   ``[ctx_start, ctx_end)`` contains it (they differ for sentence-window and parent-document);
@@ -14,7 +15,7 @@ parameter overrides, and the span contract every strategy honours:
 
 Each strategy is a function ``(text, **params) -> [(start, end, ctx_start, ctx_end), ...]``
 in a submodule: ``characters`` (fixed, recursive, parent document, whole document),
-``token_windows`` (fixed token counts), ``sentences`` (sentence window), ``semantic``
+``token_windows`` (fixed token counts, recursive splitting under a token ceiling), ``sentences`` (sentence window), ``semantic``
 (TF-IDF proxy and embedding), ``structure`` (Markdown / NQ-HTML blocks). Unknown names or
 parameters and bad values raise ``ValueError``.
 
@@ -34,11 +35,11 @@ from .semantic import semantic_embedding, semantic_tfidf
 from .sentences import sentence_window
 from .spans import ChunkSpan, absorb_blank_spans, check_spans
 from .structure import TableCount, structure_aware, structure_blocks, tables_intact
-from .token_windows import fixed_tokens
+from .token_windows import fixed_tokens, recursive_tokens
 
 __all__ = [
     "STRATEGIES", "StrategySpec", "TableCount", "chunk_corpus", "chunk_document",
-    "document_spans", "strategy_label", "strategy_names", "structure_blocks", "tables_intact",
+    "document_spans", "register_variant", "strategy_label", "strategy_names", "structure_blocks", "tables_intact",
 ]
 
 
@@ -82,6 +83,8 @@ _SPECS = [
     # Post 02.
     _spec("fixed_tokens_256", fixed_tokens, {"size": 256}, "Fixed 256 tokens", False, max_tokens=256),
     _spec("fixed_tokens_512", fixed_tokens, {"size": 512}, "Fixed 512 tokens", False, max_tokens=512),
+    _spec("recursive_tokens_512", recursive_tokens, {"max_tokens": 512}, "Recursive 512 tokens", False,
+          max_tokens=512),
     _spec("structure_aware", structure_aware, {"max_tokens": 512}, "Structure-aware (≤512 tokens)",
           False, max_tokens=512),
     _spec("semantic_embedding", semantic_embedding,
@@ -92,7 +95,33 @@ _SPECS = [
           "Semantic (embedding, no floor)", False, max_chars=1000),
     _spec("whole_document", whole_document, {}, "Whole document", False),
 ]
-STRATEGIES: Mapping[str, StrategySpec] = MappingProxyType({s.name: s for s in _SPECS})
+_REGISTRY: dict[str, StrategySpec] = {s.name: s for s in _SPECS}
+STRATEGIES: Mapping[str, StrategySpec] = MappingProxyType(_REGISTRY)
+
+
+def register_variant(name: str, base: str, params: Mapping[str, Any], label: str, **extra: Any) -> str:
+    """Register ``name`` as strategy ``base`` with ``params`` replacing its defaults (for a user's
+    sizes, e.g. ``fixed_chars_800_o200``); return ``name``.
+
+    Registering the same name again with the same function and parameters is a no-op; a
+    different definition under a taken name raises ``ValueError``. The parameters are checked
+    on a short text at once, so a bad size fails here rather than mid-run.
+    """
+    spec = _lookup(base)
+    unknown = sorted(set(params) - set(spec.params))
+    if unknown:
+        raise ValueError(f"strategy {base!r} has no parameter(s) {unknown}; it takes: {sorted(spec.params)}")
+    variant = _spec(name, spec.func, {**spec.params, **params}, label, False,
+                    tiles=spec.tiles and not params.get("overlap", 0), **extra)
+    if name in _REGISTRY:
+        old = _REGISTRY[name]
+        if old.func is variant.func and dict(old.params) == dict(variant.params):
+            return name
+        raise ValueError(f"strategy name {name!r} is taken by a different definition")
+    if variant.params.get("embed", 0) is not None:  # the embedding strategies are checked when run
+        spec.func("A short check. Of the parameters.", **variant.params)
+    _REGISTRY[name] = variant
+    return name
 
 
 def _lookup(strategy: str) -> StrategySpec:

@@ -55,9 +55,10 @@ RECORD_FIELDS: dict[str, tuple[str, Any]] = {
     "key": ("a 64-character lowercase sha256 hex string", lambda v: isinstance(v, str) and _HEX64.fullmatch(v)),
     "backend": ("a non-empty string", lambda v: isinstance(v, str) and v.strip()),
     "model": ("a non-empty string", lambda v: isinstance(v, str) and v.strip()),
-    "identity": ("an object of strings with 'backend' and 'model'",
+    "identity": ("an object with string 'backend' and 'model' (a server backend adds what the "
+                 "server reports about the model, e.g. 'served')",
                  lambda v: isinstance(v, dict) and {"backend", "model"} <= set(v)
-                 and all(isinstance(x, str) for x in v.values())),
+                 and isinstance(v["backend"], str) and isinstance(v["model"], str)),
     "options": ("an object", lambda v: isinstance(v, dict)),
     "attempt": ("an integer >= 1", lambda v: _is_int(v) and v >= 1),
     "output": ("a string (the model's reply text)", lambda v: isinstance(v, str)),

@@ -14,13 +14,22 @@ never loads a model) and records new ones (``"record"``, ``"replay_or_record"``)
 
 A record holds: key, backend, model, digest or sha256, the effective options, attempt, the
 output text, latency in seconds, prompt and completion token counts, a UTC timestamp and the
-runtime (library version, host...). The prompt itself is not stored, only its hash (the key):
-the tables that use the calls hold the questions and contexts. When a key is recorded more
+runtime (library version, host...), and for a server backend what the server reported about
+the call (``served``: the model in its response, ``system_fingerprint``, retries made). The
+prompt itself is not stored, only its hash (the key): the tables that use the calls hold the
+questions and contexts. When a key is recorded more
 than once (``mode="record"`` re-records), the last record wins.
 
 A records folder that does not exist is an error in every mode (a mistyped folder would
 otherwise replay nothing, or record hours of calls somewhere unexpected); create it to record
 into a new one.
+
+Concurrency (``llm.pool`` runs calls in threads): ``CallStore.append`` holds a thread lock and
+an exclusive ``flock`` of the file, so each record stays one whole fsynced line whatever the
+completion order or the number of writing processes; ``RecordedLLM`` counts under a lock and
+makes a call whose key is already in flight in another thread wait for that call's result
+instead of running it twice. The key never depends on order, so the records of a run replay to
+the same tables whatever its concurrency was.
 
 Not handled: sharing an in-memory index between processes (two processes recording the same
 stage may each make a call the other already made; both records are valid, the last wins),
@@ -29,9 +38,11 @@ locking on filesystems without ``flock`` (then: one writer per stage file).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
+import threading
 import time
 import warnings
 from datetime import datetime, timezone
@@ -95,6 +106,7 @@ class CallStore:
         self.mode: str | None = None  # set by RecordedLLM; words the messages
         self.torn_lines = 0  # torn last lines seen on load (0 or 1)
         self._index: dict[str, dict] | None = None
+        self._append_lock = threading.Lock()
 
     @classmethod
     def for_stage(cls, stage: str, root: str | Path | None = None, **kwargs) -> "CallStore":
@@ -145,25 +157,27 @@ class CallStore:
     def append(self, record: dict) -> None:
         """Write ``record`` as one line and fsync it before returning.
 
-        Under an exclusive ``flock`` of the file: a torn last line (left by a killed writer) is
-        first copied to ``<file>.torn-<time>`` and cut off, so it never ends up mid-file.
+        Under a thread lock (threads of ``llm.pool``) and an exclusive ``flock`` of the file
+        (other processes): a torn last line (left by a killed writer) is first copied to
+        ``<file>.torn-<time>`` and cut off, so it never ends up mid-file.
         """
         problems = record_problems(record)
         if problems:
             raise ValueError(f"refusing to record a bad call in {self.path}: " + "; ".join(problems))
-        self._load()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         line = (canonical_json(record) + "\n").encode("utf-8")
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            self._set_aside_torn_tail(fd)
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)  # releases the flock
-        self._index[record["key"]] = record
+        with self._append_lock:
+            self._load()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                if fcntl is not None:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                self._set_aside_torn_tail(fd)
+                os.write(fd, line)
+                os.fsync(fd)
+            finally:
+                os.close(fd)  # releases the flock
+            self._index[record["key"]] = record
 
     def _set_aside_torn_tail(self, fd: int) -> None:
         """Move an unterminated last line to a side file and truncate it off (lock held)."""
@@ -203,6 +217,14 @@ class CallStore:
                 "or use mode='replay_or_record' with a model available.")
 
 
+class _InFlight:
+    """A call running in one thread that others with the same key wait for."""
+
+    def __init__(self):
+        self.done = threading.Event()
+        self.result: Completion | None = None
+
+
 class RecordedLLM:
     """A backend wrapped so every call is recorded in ``store`` and served from it when known.
 
@@ -225,6 +247,8 @@ class RecordedLLM:
         self.hits = 0
         self.new_calls = 0
         self._identity: dict[str, str] | None = None
+        self._lock = threading.Lock()  # counters, identity and the in-flight table
+        self._in_flight: dict[str, _InFlight] = {}
 
     @property
     def backend(self) -> LLM:
@@ -238,6 +262,10 @@ class RecordedLLM:
     def identity(self) -> dict[str, str]:
         """The backend's model identity; when it cannot tell (server down, file absent) and the
         mode replays, the single identity recorded for that backend and model."""
+        with self._lock:
+            return self._resolve_identity()
+
+    def _resolve_identity(self) -> dict[str, str]:
         if self._identity is None:
             try:
                 self._identity = self.backend.identity()
@@ -261,14 +289,35 @@ class RecordedLLM:
         effective = self.backend.normalize_options(model_options)
         identity = self.identity()
         key = call_key(clean, schema, {**effective, **key_only}, identity)
-        record = self.store.get(key) if self.mode != "record" else None
-        if record is not None:
-            self.hits += 1
-            return Completion(record["output"], record.get("prompt_tokens"),
-                              record.get("completion_tokens"), record.get("latency_s"),
-                              key=key, replayed=True)
-        if self.mode == "replay":
-            raise ReplayMiss(self.store.miss_message(key))
+        while True:
+            with self._lock:
+                record = self.store.get(key) if self.mode != "record" else None
+                if record is not None:
+                    self.hits += 1
+                    return Completion(record["output"], record.get("prompt_tokens"),
+                                      record.get("completion_tokens"), record.get("latency_s"),
+                                      key=key, replayed=True)
+                if self.mode == "replay":
+                    raise ReplayMiss(self.store.miss_message(key))
+                waiting = self._in_flight.get(key)
+                if waiting is None:  # this thread makes the call
+                    mine = self._in_flight[key] = _InFlight()
+                    break
+            waiting.done.wait()  # the same call runs in another thread: take its result
+            if waiting.result is not None:
+                with self._lock:
+                    self.hits += 1
+                return dataclasses.replace(waiting.result, replayed=True)
+            # that call failed: loop, and make it here unless it is recorded by now
+        try:
+            mine.result = self._run_and_record(key, clean, schema, effective, key_only, identity)
+            return mine.result
+        finally:
+            with self._lock:
+                self._in_flight.pop(key)
+            mine.done.set()
+
+    def _run_and_record(self, key, clean, schema, effective, key_only, identity) -> Completion:
         start = time.perf_counter()
         reply = self.backend._generate(clean, schema, effective)
         latency = round(time.perf_counter() - start, 4)  # as stored, so replay returns the same
@@ -279,8 +328,10 @@ class RecordedLLM:
             "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
             "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "runtime": self.backend.runtime(),
+            **({"served": reply.served} if reply.served is not None else {}),
         })
-        self.new_calls += 1
+        with self._lock:
+            self.new_calls += 1
         return Completion(reply.text, reply.prompt_tokens, reply.completion_tokens, latency,
                           key=key, replayed=False)
 
