@@ -48,8 +48,10 @@ endif
 # Variables that `make help` lists (one `#: NAME description` line each):
 #: PYTHON_SYS   the Python 3.11 that creates the virtualenv (default python3.11)
 #: VENV         the virtualenv folder (default .venv)
-#: DOCS         your documents (a folder): make all DOCS=dir QUESTIONS=file re-runs post 02 with them
-#: QUESTIONS    your questions file (YAML or JSONL), used with DOCS
+#: DOCS         your documents (a folder): make all DOCS=dir QUESTIONS=file re-runs post 02 with them; make own DOCS=dir QUESTIONS=file
+#: QUESTIONS    your questions file (YAML or JSONL), used with DOCS (make all, make own)
+#: OUT          make own: the output folder (default own_results)
+#: CONFIG       make own: an optional YAML config
 #: PARAMS       extra papermill parameters of a notebook target: make notebooks/01_chunking.ipynb PARAMS='-p RESAMPLES 500'
 #: TORCH_INDEX  where pip gets CPU-only torch (default the PyTorch CPU index; empty when pip finds the wheel without an index)
 #: LOCK_ARGS    extra arguments of `uv pip compile` in `make lock` (e.g. --upgrade)
