@@ -33,7 +33,10 @@ question's ``doc`` (or, without ``doc``, in some document) by the matcher the me
 with a number guard), so every gold that passes can be scored -- and *every* alternative
 must pass, since one that can never match is almost always a typo; the message of a snippet
 found nowhere shows the closest passage and its score (``gold_diagnosis``). A snippet found only
-fuzzily is accepted and listed in one warning with the text it matched. Nothing is written.
+fuzzily is accepted and listed in one warning quoting the document's own text of the match
+(paste-ready). ``load_user_corpus`` then warns with ``gold_advice.corpus_advice``: documents
+without headings, gold of one short word or a bare number, gold found in several documents
+(suggesting ``doc:``). Nothing is written.
 
 Not handled: OCR, other encodings than UTF-8, .doc/.odt/.rtf, evidence spans for user gold.
 """
@@ -52,8 +55,11 @@ import yaml
 
 from .corpus import Corpus, Document, Question
 from .document_text import (HTML_SUFFIXES, SUPPORTED_SUFFIXES, TEXT_SUFFIXES,  # noqa: F401
-                            decode_utf8, docx_to_text, extract_text, html_to_text, pdf_to_text)
+                            decode_utf8, docx_to_text, extract_document, extract_text, html_to_text,
+                            pdf_to_text)
+from .gold_advice import document_quote, warn_advice
 from .gold_diagnosis import closest_hint
+from .headings import as_meta
 from .question_file import parse_json_line, parse_yaml, raw_id_problem
 from .textmatch import match_gold
 
@@ -141,12 +147,13 @@ def _scan_folder(
             skipped.append(rel)
             continue
         try:
-            text = extract_text(path)
+            text, headings = extract_document(path)
         except ValueError as exc:
             problems.append(f"{rel}: {exc}")
             unreadable.add(rel)
             continue
-        documents.append(Document(rel, text, path.stem, {"path": rel, "format": path.suffix.lower().lstrip(".")}))
+        documents.append(Document(rel, text, path.stem, {"path": rel, "format": path.suffix.lower().lstrip("."),
+                                                         "headings": as_meta(headings)}))
     if not documents and not problems:
         problems.append(f"{folder}: no supported documents ({', '.join(SUPPORTED_SUFFIXES)})")
     return documents, problems, skipped, unreadable
@@ -250,17 +257,19 @@ def _short(snippet: str, width: int = 80) -> str:
 
 
 def _find_snippet(snippet: str, texts: list[str]) -> tuple[bool, str]:
-    """(found, note): exact anywhere, else the best fuzzy match (note says what it matched)."""
-    best = None
+    """(found, note): exact anywhere, else the best fuzzy match (note quotes the document's
+    own text of the match, ready to paste: ``gold_advice.document_quote``)."""
+    best, best_text = None, ""
     for text in texts:
         match = match_gold(text, snippet)
         if match.found and match.method == "exact":
             return True, ""
         if match.found and (best is None or match.score > best.score):
-            best = match
+            best, best_text = match, text
     if best is None:
         return False, ""
-    return True, f'found only approximately (score {best.score:.2f}): "{_short(best.region)}"'
+    quote = document_quote(best_text, snippet) or best.region
+    return True, f'found only approximately (score {best.score:.2f}); the document says: "{quote}"'
 
 
 def _parse_questions(
@@ -364,4 +373,6 @@ def load_user_corpus(docs_dir: str | Path, questions_path: str | Path, name: str
         raise ValidationError(problems, f" in {docs_dir} and {questions_path}", _skipped_note(skipped))
     _warn_skipped(docs_dir, skipped)
     _warn_approximate(notes)
-    return Corpus(name, documents, questions)
+    corpus = Corpus(name, documents, questions)
+    warn_advice(corpus)  # headings, short gold, gold in several documents (gold_advice)
+    return corpus

@@ -47,13 +47,34 @@ def load_with_notes(docs: str, questions: str):
     """``(corpus, approximate-match table, skipped-files note)`` of the user's folder and questions.
 
     The loader's warnings are caught: each approximate gold match becomes a row with its score.
+    Its advice (``gold_advice.GoldAdvice``: headings, short gold, gold in several documents) is
+    left out of the notes: :func:`advice_section` shows it in a section of its own.
     """
+    from .gold_advice import GoldAdvice
     from .loaders import load_user_corpus
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         corpus = load_user_corpus(docs, questions)
-    return corpus, *approximate_matches([str(w.message) for w in caught])
+    messages = [str(w.message) for w in caught if not issubclass(w.category, GoldAdvice)]
+    return corpus, *approximate_matches(messages)
+
+
+def advice_section(corpus) -> tuple[str, pd.DataFrame]:
+    """Markdown advice on the user's corpus and the per-document heading table.
+
+    The advice lines are ``gold_advice.corpus_advice`` (documents without headings, where
+    structure-aware chunking falls back to paragraphs; gold of one short word or a bare number;
+    gold found in several documents); the table is ``headings.heading_report``.
+    """
+    from .gold_advice import corpus_advice
+    from .headings import heading_report
+
+    lines = corpus_advice(corpus)
+    text = ("No advice: every document has headings, and no gold snippet is a single short word, a bare "
+            "number or found in several documents." if not lines
+            else f"{len(lines)} piece(s) of advice:\n\n" + "\n".join(f"- {line}" for line in lines))
+    return text, heading_report(corpus.documents)
 
 
 def approximate_matches(messages: list[str]) -> tuple[pd.DataFrame, str]:

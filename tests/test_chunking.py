@@ -121,6 +121,7 @@ def test_registry_names_labels_and_defaults():
     ]
     assert set(strategy_names(default_only=False)) - set(strategy_names()) == {
         "fixed_tokens_256", "fixed_tokens_512", "recursive_tokens_512", "structure_aware",
+        "structure_sections",
         "semantic_embedding", "semantic_no_floor", "whole_document",
     }
     assert strategy_label("semantic_tfidf") == "Semantic (TF-IDF proxy)"

@@ -12,6 +12,7 @@ import pytest
 from pypdf import PdfWriter
 
 from chunklab_core import loaders
+from chunklab_core.gold_advice import GoldAdvice
 from chunklab_core.loaders import ValidationError, load_folder, load_questions, load_user_corpus
 from chunklab_core.paths import PROJ_ROOT
 
@@ -21,9 +22,14 @@ EXAMPLE = PROJ_ROOT / "examples" / "own_docs"
 # --- the committed example -------------------------------------------------------------------
 
 def test_example_folder_loads_all_five_formats():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # questions.yaml is excluded, nothing is skipped
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # questions.yaml is excluded, nothing is skipped
         corpus = load_user_corpus(EXAMPLE, EXAMPLE / "questions.yaml")
+    # the only message: advice that lens-year's gold (two phrasings, on purpose) is in two documents
+    assert [w.category for w in caught] == [GoldAdvice]
+    assert str(caught[0].message).splitlines()[1:] == [
+        "lens-year: its gold is found in 2 documents (handbook.md, history.pdf); add `doc: handbook.md` "
+        "(or the right one) so only that document counts"]
     assert [d.doc_id for d in corpus.documents] == [
         "archive/maintenance_log.txt", "handbook.md", "history.pdf", "inventory.docx", "visitors.html"]
     assert {d.meta["format"] for d in corpus.documents} == {"txt", "md", "pdf", "docx", "html"}
@@ -182,7 +188,7 @@ def test_each_question_problem_names_file_and_id(folder, tmp_path, entry, expect
 def test_fuzzy_only_gold_is_accepted_with_a_warning(folder, tmp_path):
     path = _write_questions(tmp_path / "q.yaml", [dict(GOOD, gold_snippets="the keeper lit the lamp at dusc")])
     with pytest.warns(UserWarning, match=r'q.yaml: id q1: gold snippet "the keeper lit the lamp at dusc" '
-                                         r'found only approximately \(score 0.9\d\): "the keeper lit the lamp at dusk'):
+                                         r'found only approximately \(score 0.9\d\); the document says: "The keeper lit the lamp at dusk"'):
         questions = load_user_corpus(folder, path).questions
     assert questions[0].gold_slots == (("the keeper lit the lamp at dusc",),)
 

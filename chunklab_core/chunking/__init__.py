@@ -16,7 +16,10 @@ parameter overrides, variants registered at run time with a user's sizes
 Each strategy is a function ``(text, **params) -> [(start, end, ctx_start, ctx_end), ...]``
 in a submodule: ``characters`` (fixed, recursive, parent document, whole document),
 ``token_windows`` (fixed token counts, recursive splitting under a token ceiling), ``sentences`` (sentence window), ``semantic``
-(TF-IDF proxy and embedding), ``structure`` (Markdown / NQ-HTML blocks). Unknown names or
+(TF-IDF proxy and embedding), ``structure`` (headings of every format and blocks; packed
+or one chunk per section). Strategies marked ``uses_headings`` also receive the document's
+headings (``headings.document_headings``) from ``chunk_document`` / ``chunk_corpus``, or
+``headings=`` in ``document_spans`` (``None``: found in the text). Unknown names or
 parameters and bad values raise ``ValueError``.
 
 Not handled: embedding sentences (``dense`` passes ``embed=`` to the semantic strategies),
@@ -30,6 +33,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
 from ..corpus import Chunk, Document
+from ..headings import Heading, document_headings
 from .characters import fixed_characters, parent_document, recursive_characters, whole_document
 from .semantic import semantic_embedding, semantic_tfidf
 from .sentences import sentence_window
@@ -60,6 +64,7 @@ class StrategySpec:
     max_chars: int | None = None
     max_tokens: int | None = None
     description: str = field(default="", compare=False)
+    uses_headings: bool = False
 
 
 def _spec(name, func, params, label, default, **extra) -> StrategySpec:
@@ -85,8 +90,10 @@ _SPECS = [
     _spec("fixed_tokens_512", fixed_tokens, {"size": 512}, "Fixed 512 tokens", False, max_tokens=512),
     _spec("recursive_tokens_512", recursive_tokens, {"max_tokens": 512}, "Recursive 512 tokens", False,
           max_tokens=512),
-    _spec("structure_aware", structure_aware, {"max_tokens": 512}, "Structure-aware (≤512 tokens)",
-          False, max_tokens=512),
+    _spec("structure_aware", structure_aware, {"max_tokens": 512, "mode": "pack"}, "Structure-aware (≤512 tokens)",
+          False, max_tokens=512, uses_headings=True),
+    _spec("structure_sections", structure_aware, {"max_tokens": 512, "mode": "section"},
+          "Structure-aware, one chunk per section (≤512 tokens)", False, max_tokens=512, uses_headings=True),
     _spec("semantic_embedding", semantic_embedding,
           {"embed": None, "percentile": 80.0, "min_chars": 200, "max_chars": 1000},
           "Semantic (embedding, floor 200)", False, max_chars=1000),
@@ -141,9 +148,11 @@ def strategy_label(name: str) -> str:
     return _lookup(name).label
 
 
-def document_spans(text: str, strategy: str, **overrides: Any) -> list[ChunkSpan]:
+def document_spans(text: str, strategy: str, *, headings: list[Heading] | None = None,
+                   **overrides: Any) -> list[ChunkSpan]:
     """``(start, end, ctx_start, ctx_end)`` spans of ``text`` under ``strategy``, with
-    ``overrides`` replacing default parameters; checked against the span contract."""
+    ``overrides`` replacing default parameters; checked against the span contract.
+    ``headings`` reach strategies that use them (``None``: found in the text)."""
     spec = _lookup(strategy)
     unknown = sorted(set(overrides) - set(spec.params))
     if unknown:
@@ -153,6 +162,8 @@ def document_spans(text: str, strategy: str, **overrides: Any) -> list[ChunkSpan
     if not isinstance(text, str):
         raise ValueError(f"text must be a str, got {type(text).__name__}")
     params = {**spec.params, **overrides}
+    if spec.uses_headings:
+        params["headings"] = headings
     spans = absorb_blank_spans(text, spec.func(text, **params))  # func validates params first
     tiles = spec.tiles and not params.get("overlap", 0)
     check_spans(text, spans, tiles=tiles)
@@ -165,12 +176,17 @@ def _chunks(doc: Document, spans: list[ChunkSpan], first_id: int) -> list[Chunk]
 
 def chunk_document(doc: Document, strategy: str, **overrides: Any) -> list[Chunk]:
     """The chunks of one document, ids ``0 .. n-1`` in text order."""
-    return _chunks(doc, document_spans(doc.text, strategy, **overrides), 0)
+    return _chunks(doc, _document_spans(doc, strategy, overrides), 0)
 
 
 def chunk_corpus(documents: Iterable[Document], strategy: str, **overrides: Any) -> list[Chunk]:
     """The chunks of every document in order, ids ``0 .. n-1`` across the whole corpus."""
     chunks: list[Chunk] = []
     for doc in documents:
-        chunks.extend(_chunks(doc, document_spans(doc.text, strategy, **overrides), len(chunks)))
+        chunks.extend(_chunks(doc, _document_spans(doc, strategy, overrides), len(chunks)))
     return chunks
+
+
+def _document_spans(doc: Document, strategy: str, overrides: dict[str, Any]) -> list[ChunkSpan]:
+    headings = document_headings(doc) if _lookup(strategy).uses_headings else None
+    return document_spans(doc.text, strategy, headings=headings, **overrides)
