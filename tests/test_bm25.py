@@ -217,7 +217,7 @@ def _squad_sample() -> tuple[list[str], list[str]]:
 
 
 def _assert_equal_to_bm25s(docs: list[str], queries: list[str], k: int = 10) -> None:
-    bm25s = pytest.importorskip("bm25s")
+    import bm25s  # reference library (dev extra): missing = failure, not a skip
     reference = bm25s.BM25(method="lucene", k1=1.2, b=0.75, dtype="float64")
     reference.index([tokenize(d) for d in docs], show_progress=False)
     query_tokens = [tokenize(q) for q in queries]
@@ -257,7 +257,7 @@ def test_cross_check_with_rank_bm25_given_the_lucene_idf():
     term-frequency, document-length and summation code must give exactly (k1 + 1) x our
     scores, hence the same ranking: this pins the claim that the dropped factor is a constant.
     """
-    rank_bm25 = pytest.importorskip("rank_bm25")
+    import rank_bm25  # reference library (dev extra): missing = failure, not a skip
 
     class LuceneIdfOkapi(rank_bm25.BM25Okapi):
         def _calc_idf(self, nd):

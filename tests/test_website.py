@@ -1,0 +1,103 @@
+"""`make site`: pages without code, index, links, figures as files; the browser check (slow)."""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import shutil
+import struct
+import zlib
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from chunklab_core.paths import PROJ_ROOT
+from chunklab_core.website import build_site, discover_posts, read_post
+
+
+def _png(width: int = 4, height: int = 3) -> bytes:
+    """A valid RGB PNG, written by hand (no imaging library needed)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    raw = b"".join(b"\x00" + b"\x80\x20\x20" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+
+def _post(path, title: str, question: str, figure: bool = True):
+    cells = [new_markdown_cell(f"# {title}\n\n{question}\n\nMore prose."),
+             new_code_cell("SECRET_CODE = 1", outputs=[new_output("stream", name="stderr", text="warning!\n")]),
+             new_markdown_cell("## A section")]
+    if figure:
+        cells.append(new_code_cell("plot()", outputs=[new_output(
+            "display_data", data={"image/png": base64.b64encode(_png()).decode(), "text/plain": "<Figure>"})]))
+    nbformat.write(new_notebook(cells=cells), path)
+
+
+def test_pages_index_and_links(tmp_path):
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    _post(folder / "01_first.ipynb", "01 · First post", "*Does the first thing work?*")
+    _post(folder / "02_second.ipynb", "02 · Second post", "Is the second one better?", figure=False)
+    _post(folder / "07_seventh.ipynb", "07 · Seventh", "And a post added later?")
+    (folder / "notes.ipynb").write_text((folder / "01_first.ipynb").read_text())  # not a post
+    assert [p.name for p in discover_posts(folder)] == ["01_first.ipynb", "02_second.ipynb", "07_seventh.ipynb"]
+    out = tmp_path / "site"
+    pages = build_site(out, discover_posts(folder))
+    assert sorted(p.name for p in pages) == ["01_first.html", "02_second.html", "07_seventh.html", "index.html"]
+    first, second = (out / "01_first.html").read_text(), (out / "02_second.html").read_text()
+    assert "SECRET_CODE" not in first and "warning!" not in first  # no code, no stderr
+    assert 'href="02_second.html"' in first and 'href="index.html"' in first
+    assert 'href="01_first.html"' in second and 'href="07_seventh.html"' in second
+    images = sorted(p.name for p in (out / "img").iterdir())
+    assert images == ["01_first_3_0.png", "07_seventh_3_0.png"]
+    assert (out / "img" / images[0]).read_bytes() == _png()
+    index = (out / "index.html").read_text()
+    assert "<em>Does the first thing work?</em>" in index and "Is the second one better?" in index
+    assert index.count("<img") == 2 and 'src="img/01_first_3_0.png"' in index
+    assert "http://" not in index and "https://" not in first  # nothing fetched from elsewhere
+
+
+def test_a_failed_build_keeps_the_old_site(tmp_path):
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    _post(folder / "01_first.ipynb", "01 · First", "Q?")
+    out = tmp_path / "site"
+    build_site(out, discover_posts(folder))
+    nbformat.write(new_notebook(cells=[new_markdown_cell("no heading here")]), folder / "02_bad.ipynb")
+    with pytest.raises(ValueError, match="02_bad.ipynb: no markdown heading"):
+        build_site(out, discover_posts(folder))
+    assert sorted(p.name for p in out.glob("*.html")) == ["01_first.html", "index.html"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".site")]
+
+
+def test_titles_come_from_the_first_heading_of_every_post():
+    for path in discover_posts():
+        post, _ = read_post(path)
+        assert post.title.startswith(path.name[:2]) and post.question_html
+
+
+def _check_site():
+    spec = importlib.util.spec_from_file_location("check_site", PROJ_ROOT / "scripts" / "check_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_the_series_site_passes_the_browser_check(tmp_path):
+    check = _check_site()
+    chromium = check.find_chromium(None)  # fails (SystemExit) without Debian's chromium
+    out = tmp_path / "site"
+    build_site(out)
+    assert check.check_site(out, chromium) == []
+    # The check can fail: a broken image and a too-wide block are reported.
+    shutil.copy(out / "index.html", out / "broken.html")
+    page = (out / "broken.html").read_text()
+    page = page.replace("</main>", '<img src="img/missing.png"><div style="width:3000px">wide</div></main>')
+    (out / "broken.html").write_text(page)
+    problems = check.check_site(out, chromium)
+    assert any("broken.html: image img/missing.png did not render" in p for p in problems)
+    assert any("broken.html: horizontal scroll" in p for p in problems)
+    assert any("broken.html: link to a missing file img/missing.png" in p for p in problems)
