@@ -21,7 +21,13 @@ QUESTION_CALLS := $(wildcard data/llm_calls/questions_qwen15.jsonl)
 AUDIT_FILES    := data/audit/post05_sheet.csv data/audit/post05_key.csv data/audit/post05_population.csv
 NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebooks/03_uncertainty.ipynb \
               $(if $(QUESTION_CALLS),notebooks/04_questions.ipynb,) notebooks/05_answers.ipynb \
-              $(if $(wildcard data/audit/post05_sheet.csv),notebooks/06_judge_audit.ipynb,)
+              $(if $(wildcard data/audit/post05_sheet.csv),notebooks/06_judge_audit.ipynb,) \
+              notebooks/00_findings.ipynb
+# The findings post reads the tables the other posts write, so it runs after them.
+FINDINGS_TABLES := data/01_results.csv data/01_per_question.csv data/02_matrix.csv data/02_per_question.csv.gz \
+              data/03_paired_vs_leader.csv data/03_clustered.csv data/03_calibration.csv data/04_retrieval.csv \
+              data/04_checks.csv data/05_answers.csv data/05_strategy_differences.csv data/05_agreement.csv \
+              data/06_accuracy.csv data/audit/post05_sheet.csv
 OWN_DOCS   := $(if $(DOCS),-p DOCS $(abspath $(DOCS)) -p QUESTIONS $(abspath $(QUESTIONS)),)
 ifneq ($(strip $(DOCS)),)
 .PHONY: notebooks/02_retrievers.ipynb   # your documents: always re-execute post 02 with them
@@ -90,6 +96,11 @@ notebooks/05_answers.ipynb: notebooks/src/05_answers.ipynb $(LLM_CALLS) $(PKG_SR
 	$(PY) scripts/clean_notebook.py $@
 
 notebooks/06_judge_audit.ipynb: notebooks/src/06_judge_audit.ipynb $(AUDIT_FILES) $(PKG_SRC) | env
+	$(PAPERMILL) $< $@
+	$(PY) scripts/clean_notebook.py $@
+
+notebooks/00_findings.ipynb: notebooks/src/00_findings.ipynb $(FINDINGS_TABLES) $(PKG_SRC) \
+                             $(filter-out notebooks/00_findings.ipynb,$(NOTEBOOKS)) | env
 	$(PAPERMILL) $< $@
 	$(PY) scripts/clean_notebook.py $@
 
