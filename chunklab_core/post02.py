@@ -23,6 +23,7 @@ from .chunk_health import chunk_health_table
 from .chunking import strategy_label
 from .ranking_stability import kendall_tau_ci, strategy_scores
 from .retrieval_matrix import CORPUS_LABELS, MatrixResult, cell_summary
+from .plots import strategy_styles
 from .selection import select_winner
 
 KEYS = ["corpus", "model", "strategy", "retriever"]
@@ -188,14 +189,18 @@ def balanced_matrix(summary: pd.DataFrame, k: int, lam: float) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)[columns]
 
 
+def _with_model(row) -> str:
+    return row["retriever"] if row["model"] in ("—", "") else f"{row['retriever']} ({row['model']})"
+
+
 def describe_balanced(balanced: pd.DataFrame, k: int) -> str:
     parts = []
     for corpus, group in balanced.groupby("corpus", sort=False):
         best_recall = group.sort_values(f"recall@{k}", ascending=False).iloc[0]
         best = group.iloc[0]
         parts.append(f"**{CORPUS_LABELS.get(corpus, corpus)}**: recall@{k} is highest for {best_recall['label']} / "
-                     f"{best_recall['retriever']} ({best_recall[f'recall@{k}']:.3f} at {best_recall['tokens / T_min']:.1f}× "
-                     f"the cheapest cell's tokens); the balanced leader is {best['label']} / {best['retriever']} "
+                     f"{_with_model(best_recall)} ({best_recall[f'recall@{k}']:.3f} at {best_recall['tokens / T_min']:.1f}× "
+                     f"the cheapest cell's tokens); the balanced leader is {best['label']} / {_with_model(best)} "
                      f"({best[f'recall@{k}']:.3f} at {best['tokens / T_min']:.1f}×).")
     return " ".join(parts)
 
@@ -231,8 +236,8 @@ def plot_budget_curves(matrix: MatrixResult, model: str, ks: Sequence[int]):
     retrievers = list(dict.fromkeys(data["retriever"]))
     fig, axes = plt.subplots(len(corpora), len(retrievers), figsize=(3.4 * len(retrievers), 2.8 * len(corpora)),
                              squeeze=False, sharey="row")
-    colors = plt.get_cmap("tab20")
     strategies = list(dict.fromkeys(data["strategy"]))
+    styles = strategy_styles(strategies)  # colour by family (plots.FAMILY_COLOURS)
     for i, corpus in enumerate(corpora):
         for j, retriever in enumerate(retrievers):
             ax = axes[i][j]
@@ -240,8 +245,8 @@ def plot_budget_curves(matrix: MatrixResult, model: str, ks: Sequence[int]):
             for s_index, strategy in enumerate(strategies):
                 line = panel[panel["strategy"] == strategy]
                 if len(line):
-                    ax.plot(line["mean_tokens"], line["recall"], marker=".", markersize=3, linewidth=1,
-                            color=colors(s_index % 20), label=strategy_label(strategy))
+                    ax.plot(line["mean_tokens"], line["recall"], markersize=3, linewidth=1,
+                            label=strategy_label(strategy), **styles[strategy])
             ax.set_xscale("log")
             ax.set_title(f"{CORPUS_LABELS.get(corpus, corpus)} · {retriever}", fontsize=8)
             if i == len(corpora) - 1:
