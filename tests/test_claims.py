@@ -90,3 +90,10 @@ def test_select_winner_uses_the_rule_on_its_own_intervals():
     assert set(verdict.ruled_out) == {n for n, w in expected.items() if w == "ruled out"}
     frame = verdict.to_frame()
     assert frame.loc[verdict.leader, "status"] == expected[verdict.leader]
+
+
+def test_questions_needed_ignores_float_noise_in_a_difference_of_means():
+    from chunklab_core.stats import questions_needed
+
+    # post 03: 0.945 - 0.9425 is stored as 0.0024999999999999467; the interval is +-0.015 around it
+    assert questions_needed(800, 0.945 - 0.9425, (-0.012500000000000067, 0.01750000000000007)) == 28_800
