@@ -33,6 +33,7 @@ REFERENCE = {
     "calibration_second_band": 0.82,  # picks reported at 80–90% right 82% of the time
     "leader_probability": ((20, 0.60), (1600, 0.99)),  # true 0.60 vs 0.55
     "question_overlap": (0.409, 0.271),  # generated vs human questions' word overlap (reference measure)
+    "post01_questions": 800,          # the reference run's sample size (post 01's design)
 }
 
 
@@ -122,3 +123,45 @@ def leader_curve_text(curve: pd.DataFrame) -> str:
              if n in ours.index]
     return ("With a true gap of 0.60 against 0.55 the better candidate's mean probability of being best is "
             + " and ".join(parts) + ".") if parts else "The curve does not reach the reference's question counts."
+
+
+def two_sample_reference(results: pd.DataFrame, reference_run: dict, n_reference: int = REFERENCE["post01_questions"],
+                         confidence: float = 0.95) -> pd.DataFrame:
+    """Ours − reference per quoted value, with a two-sample band: both are estimates from a sample.
+
+    ``se_ours`` comes from our percentile interval ((high − low) / 2z). The reference's standard
+    error: for a hit rate, the binomial ``sqrt(p(1 − p)/n_reference)``; for MRR or nDCG (not
+    binomial) it is taken equal to ours (same design, same sample size — an assumption, stated
+    in the ``reference se`` column). Band: ``z·sqrt(se_ours² + se_ref²)``; the verdict is
+    "cannot be told apart" when |ours − reference| is inside it.
+    """
+    z = float(norm.ppf(0.5 + confidence / 2))
+    ours = results.set_index("strategy")
+    rows = []
+    for strategy, values in reference_run.items():
+        if strategy not in ours.index:
+            continue
+        for metric, reference in values.items():
+            mean = float(ours.loc[strategy, metric])
+            se_ours = float(ours.loc[strategy, f"{metric}_high"] - ours.loc[strategy, f"{metric}_low"]) / (2 * z)
+            binomial = metric.startswith("hit@")
+            se_ref = float(np.sqrt(reference * (1 - reference) / n_reference)) if binomial else se_ours
+            band = z * float(np.hypot(se_ours, se_ref))
+            diff = mean - reference
+            rows.append({"strategy": strategy_label(strategy), "metric": metric, "ours": mean, "reference": reference,
+                         "ours − reference": diff, "two-sample band (±)": band,
+                         "reference se": "binomial" if binomial else "assumed equal to ours",
+                         "verdict": "cannot be told apart" if abs(diff) <= band else
+                         ("ours higher" if diff > 0 else "ours lower")})
+    return pd.DataFrame(rows)
+
+
+def two_sample_text(table: pd.DataFrame) -> str:
+    apart = table[table["verdict"] != "cannot be told apart"]
+    text = (f"{len(table) - len(apart)} of {len(table)} reference values cannot be told apart from ours once both "
+            "samples' noise is counted")
+    if len(apart):
+        text += ("; beyond the two-sample band: " + "; ".join(
+            f"{r['strategy']} {r['metric']} (ours {r['ours']:.3f}, reference {r['reference']:.3f}, "
+            f"difference {r['ours − reference']:+.3f}, band ±{r['two-sample band (±)']:.3f})" for _, r in apart.iterrows()))
+    return text + "."

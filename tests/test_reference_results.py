@@ -44,3 +44,13 @@ def test_clustered_verdicts_follow_the_rule_under_both_resamplings():
         column = "verdict (questions)" if kind == "plain" else "verdict (articles)"
         assert [words[s] for s in table["strategy"]] == table[column].tolist()
     assert "Fixed 1000" in uncertainty_claims.clustered_verdict_text(table)
+
+
+def test_two_sample_band_adds_both_samples_noise():
+    z = 1.959963984540054
+    results = pd.DataFrame({"strategy": ["fixed_500"], "hit@10": [0.8975], "hit@10_low": [0.8975 - 0.02],
+                            "hit@10_high": [0.8975 + 0.02]})
+    table = rr.two_sample_reference(results, {"fixed_500": {"hit@10": 0.8725}}, n_reference=800)
+    se_ours, se_ref = 0.02 / z, math.sqrt(0.8725 * 0.1275 / 800)
+    assert table["two-sample band (±)"].iloc[0] == pytest.approx(z * math.hypot(se_ours, se_ref))
+    assert table["verdict"].iloc[0] == "cannot be told apart"  # 0.025 < band ≈ 0.031, outside our own ±0.02
