@@ -62,7 +62,7 @@ def show_figure(fig, name: str, write: bool = True, folder: Path | None = None) 
 FAMILY_COLOURS = {
     "fixed": ("#08306b", "#2171b5", "#6baed6", "#4292c6", "#084594"),
     "tokens": ("#00441b", "#41ab5d"),
-    "recursive": ("#7f2704",),
+    "recursive": ("#e7298a",),
     "sentence": ("#d94801",),
     "structure": ("#6a51a3",),
     "parent": ("#b8860b",),

@@ -248,14 +248,15 @@ def plot_budget_curves(matrix: MatrixResult, model: str, ks: Sequence[int]):
                     ax.plot(line["mean_tokens"], line["recall"], markersize=3, linewidth=1,
                             label=strategy_label(strategy), **styles[strategy])
             ax.set_xscale("log")
+            ax.xaxis.set_minor_formatter(plt.NullFormatter())  # minor labels collide on short log ranges
             ax.set_title(f"{CORPUS_LABELS.get(corpus, corpus)} · {retriever}", fontsize=8)
             if i == len(corpora) - 1:
                 ax.set_xlabel("mean returned tokens")
             if j == 0:
                 ax.set_ylabel("slot recall")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7, bbox_to_anchor=(0.5, -0.02 - 0.01 * len(corpora)))
-    fig.tight_layout()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7, bbox_to_anchor=(0.5, 0.0))
+    fig.tight_layout(rect=(0, 0.035 + 0.3 / (2.8 * len(corpora)), 1, 1))  # room for the legend below the panels
     return fig
 
 
