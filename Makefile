@@ -9,19 +9,35 @@ PYTHON_SYS ?= python3.11
 VENV       ?= .venv
 PY         := $(VENV)/bin/python
 KERNEL     := chunklab
-PAPERMILL  := $(PY) -m papermill --kernel $(KERNEL) --no-progress-bar
+# Every notebook rule runs papermill through this one command (chunklab_core.notebook_run):
+# unknown parameter names fail before execution, and the output is executed into a hidden
+# temporary file, cleaned, and moved over the target only on success -- a failed run never
+# replaces a committed post. Rules added later get the same by using $(PAPERMILL) $< $@.
+PAPERMILL  := $(PY) -m chunklab_core.notebook_run --kernel $(KERNEL)
 PKG_SRC    := $(wildcard chunklab_core/*.py chunklab_core/*/*.py)
 # Optional papermill parameters for post 02 (your own documents): make all DOCS=dir QUESTIONS=file
 DOCS       ?=
 QUESTIONS  ?=
+# make own: the output folder (gitignored by default) and an optional YAML config
+OUT        ?= own_results
+CONFIG     ?=
+# Extra papermill parameters for the notebook targets named on the command line, checked
+# against each notebook's parameters cell: make notebooks/01_chunking.ipynb PARAMS='-p RESAMPLES 500'
+PARAMS     ?=
 
 MPNET      := .cache/models/all-mpnet-base-v2/model.safetensors
 LLM_CALLS      := $(wildcard data/llm_calls/*.jsonl)
 QUESTION_CALLS := $(wildcard data/llm_calls/questions_qwen15.jsonl)
-AUDIT_FILES    := data/audit/post05_sheet.csv data/audit/post05_key.csv data/audit/post05_population.csv
+RERANK_CALLS   := $(wildcard data/llm_calls/rerank_qwen15.jsonl)
+AUDIT_FILES    := $(wildcard data/audit/post05_v2_sheet.csv data/audit/post05_v2_key.csv \
+                    data/audit/post05_v2_population.csv data/audit/post05_sheet.csv \
+                    data/audit/post05_key.csv data/audit/post05_population.csv \
+                    data/llm_calls/judge_retest_*.jsonl data/05_probes.csv \
+                    data/05_answers.csv)
 NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebooks/03_uncertainty.ipynb \
               $(if $(QUESTION_CALLS),notebooks/04_questions.ipynb,) notebooks/05_answers.ipynb \
-              $(if $(wildcard data/audit/post05_sheet.csv),notebooks/06_judge_audit.ipynb,) \
+              $(if $(wildcard data/audit/post05_v2_sheet.csv),notebooks/06_judge_audit.ipynb,) \
+              $(if $(RERANK_CALLS),notebooks/07_reranking.ipynb,) \
               notebooks/00_findings.ipynb
 # The findings post reads the tables the other posts write, so it runs after them.
 FINDINGS_TABLES := data/01_results.csv data/01_per_question.csv data/02_matrix.csv data/02_per_question.csv.gz \
@@ -33,7 +49,7 @@ ifneq ($(strip $(DOCS)),)
 .PHONY: notebooks/02_retrievers.ipynb   # your documents: always re-execute post 02 with them
 endif
 
-.PHONY: help env data models llm-env llm-models llm-run llm-questions all test test-slow bench clean notebooks
+.PHONY: help env data models llm-env llm-models llm-run llm-questions llm-rerank all test test-slow bench clean notebooks own
 
 help: ## Show this help
 	@grep -E '^[a-zA-Z0-9_.-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}'
@@ -51,8 +67,7 @@ data: env ## Download every registered data set (or read $$CHUNKLAB_DATA_MIRROR)
 	$(PY) -m chunklab_core.datasets
 
 notebooks/01_chunking.ipynb: notebooks/src/01_chunking.ipynb $(PKG_SRC) | env
-	$(PAPERMILL) $< $@
-	$(PY) scripts/clean_notebook.py $@
+	$(PAPERMILL) $< $@ $(PARAMS)
 
 $(MPNET): | env
 	$(PY) -m chunklab_core.models_assembly mpnet
@@ -76,33 +91,37 @@ llm-run: llm-models data ## Record post 05's answers, verdicts and judge probes 
 	$(PY) -m chunklab_core.answer_study --probes 24
 	$(PY) -m chunklab_core.answer_study --corpus squad --questions 200
 
+llm-rerank: llm-models data ## Record post 07's LLM reranking (Qwen 1.5B YES/NO on BM25's top 10; resumable)
+	$(PY) -m chunklab_core.rerank_study --corpus squad --strategies recursive_500 --questions 20 --depth 10 --threads 1
+
 llm-questions: llm-models data ## Record post 04's generated questions (Qwen 1.5B, one call per passage; resumable)
 	$(PY) -m chunklab_core.question_gen
 
 notebooks/04_questions.ipynb: notebooks/src/04_questions.ipynb $(QUESTION_CALLS) $(PKG_SRC) | env
-	$(PAPERMILL) $< $@
-	$(PY) scripts/clean_notebook.py $@
+	$(PAPERMILL) $< $@ $(PARAMS)
 
 notebooks/02_retrievers.ipynb: notebooks/src/02_retrievers.ipynb $(PKG_SRC) | env $(MPNET)
-	$(PAPERMILL) $< $@ $(OWN_DOCS)
-	$(PY) scripts/clean_notebook.py $@
+	$(PAPERMILL) $< $@ $(OWN_DOCS) $(PARAMS)
 
 notebooks/03_uncertainty.ipynb: notebooks/src/03_uncertainty.ipynb notebooks/01_chunking.ipynb $(PKG_SRC) | env
-	$(PAPERMILL) $< $@
-	$(PY) scripts/clean_notebook.py $@
+	$(PAPERMILL) $< $@ $(PARAMS)
 
 notebooks/05_answers.ipynb: notebooks/src/05_answers.ipynb $(LLM_CALLS) $(PKG_SRC) | env
-	$(PAPERMILL) $< $@
-	$(PY) scripts/clean_notebook.py $@
+	$(PAPERMILL) $< $@ $(PARAMS)
+
+notebooks/07_reranking.ipynb: notebooks/src/07_reranking.ipynb $(RERANK_CALLS) $(PKG_SRC) | env $(MPNET)
+	$(PAPERMILL) $< $@ $(PARAMS)
 
 notebooks/06_judge_audit.ipynb: notebooks/src/06_judge_audit.ipynb $(AUDIT_FILES) $(PKG_SRC) | env
-	$(PAPERMILL) $< $@
-	$(PY) scripts/clean_notebook.py $@
+	$(PAPERMILL) $< $@ $(PARAMS)
+
+own: | env ## Your documents: make own DOCS=dir QUESTIONS=file [OUT=dir] [CONFIG=file] -> report in OUT
+	@test -n "$(DOCS)" -a -n "$(QUESTIONS)" || { echo "usage: make own DOCS=folder QUESTIONS=file [OUT=dir] [CONFIG=file]" >&2; exit 2; }
+	$(PY) -m chunklab_core.own run "$(DOCS)" "$(QUESTIONS)" --out "$(OUT)" $(if $(CONFIG),--config "$(CONFIG)",)
 
 notebooks/00_findings.ipynb: notebooks/src/00_findings.ipynb $(FINDINGS_TABLES) $(PKG_SRC) \
                              $(filter-out notebooks/00_findings.ipynb,$(NOTEBOOKS)) | env
-	$(PAPERMILL) $< $@
-	$(PY) scripts/clean_notebook.py $@
+	$(PAPERMILL) $< $@ $(PARAMS)
 
 notebooks: $(NOTEBOOKS) ## Execute the numbered notebooks that are out of date, in order
 
@@ -120,6 +139,8 @@ bench: env ## Speed benchmarks (ratios against named alternatives, printed)
 	$(PY) scripts/bench_post01.py
 	$(PY) scripts/bench_stats.py
 	$(PY) scripts/bench_replay.py
+	$(PY) scripts/bench_onnx.py
+	$(PY) scripts/bench_rerank.py
 
 clean: ## Remove caches and build leftovers (keeps committed outputs and the virtualenv)
 	rm -rf .pytest_cache build *.egg-info

@@ -7,8 +7,14 @@ re-run replays with no model at all), and the tidy per-item table the post reads
 ordered question by question with every strategy of a question next to each other, so a
 partial run still yields complete, paired comparisons.
 
+Requests in flight: with ``concurrency`` > 1 the items are first recorded by a bounded pool
+(``llm.pool``: items finish in any order, each call is one fsynced record), then the table is
+built by replaying those records in plan order (``llm.wiring.replaying``), so it is the table a
+later replay gives whatever the concurrency was.
+
 CLI (``make llm-run``): ``python -m chunklab_core.answer_study [--corpus squad|nq] [--questions 200]
-[--limit N]``, and ``--probes N`` for the judge reliability probes (``judge_probes``).
+[--limit N] [--concurrency N] [--backend llamacpp|ollama|openai --base-url URL --answerer NAME MODEL
+--judge NAME=MODEL ...]``, and ``--probes N`` for the judge reliability probes (``judge_probes``).
 
 Not handled: which backend and model a role uses (``llm.wiring``), agreement statistics
 (``agreement``), the notebook's tables and figures.
@@ -26,7 +32,7 @@ import pandas as pd
 from .reference_grader import reference_grade
 from .corpus import Corpus
 from .evaluate import run_cell
-from .llm.wiring import make_models
+from .llm.wiring import BACKENDS, DEFAULT_ANSWERER, make_models
 
 DEFAULT_STRATEGIES = ("fixed_1000", "fixed_500", "parent_doc_250_1000")
 
@@ -146,12 +152,14 @@ def process_item(item: AnswerItem, models: dict, yes_no_judges=DEFAULT_YES_NO_JU
     }
 
 
-def run_study(items: Sequence[AnswerItem], models: dict, progress: bool = True) -> pd.DataFrame:
-    """Every item processed in order (resumable through the records), as one tidy table."""
-    from .llm.answering import run_batch
+def run_study(items: Sequence[AnswerItem], models: dict, progress: bool = True,
+              concurrency: int = 1, yes_no_judges=DEFAULT_YES_NO_JUDGES) -> pd.DataFrame:
+    """Every item processed (resumable through the records), as one tidy table in item order;
+    ``concurrency`` items in flight at once (``llm.pool``)."""
+    from .llm.pool import map_bounded
 
-    rows = run_batch(items, lambda item: process_item(item, models), models["answerer"].store,
-                     desc="answer + judges") if progress else [process_item(i, models) for i in items]
+    rows = map_bounded(items, lambda item: process_item(item, models, yes_no_judges), concurrency,
+                       store=models["answerer"].store, desc="answer + judges", progress=progress)
     return pd.DataFrame(rows)
 
 
@@ -171,18 +179,37 @@ class StudyTable:
 
 
 def load_study(corpora: dict, strategies: Sequence[str], seed: int, models: dict,
-               yes_no_judges=DEFAULT_YES_NO_JUDGES, k: int = 5, progress: bool = False) -> StudyTable:
+               yes_no_judges=DEFAULT_YES_NO_JUDGES, k: int = 5, progress: bool = False,
+               concurrency: int = 1) -> StudyTable:
     """Process every planned item question by question; stop a corpus at its first missing record.
 
     ``corpora`` maps a corpus name to ``(Corpus, n_questions)``. In ``replay`` mode a
     question whose calls are not all recorded ends that corpus (a partial run); in the
-    recording modes every item runs.
+    recording modes every item runs. With ``concurrency`` > 1 and a recording mode, a bounded
+    pool records every item first, then the table is built from the records alone.
     """
+    from .llm.pool import check_concurrency
+    from .llm.wiring import replaying
+
+    planned = {name: build_items(corpus, strategies, n_questions, seed, k=k)
+               for name, (corpus, n_questions) in corpora.items()}
+    recording = any(getattr(getattr(llm, "recorded", llm), "mode", "replay") != "replay"
+                    for llm in models.values())
+    if check_concurrency(concurrency) > 1 and recording:
+        everything = [item for items in planned.values() for item in items]
+        run_study(everything, models, progress, concurrency, yes_no_judges)
+        with replaying(models):
+            return _study_from(planned, strategies, models, yes_no_judges, progress=False)
+    return _study_from(planned, strategies, models, yes_no_judges, progress)
+
+
+def _study_from(planned: dict, strategies: Sequence[str], models: dict, yes_no_judges,
+                progress: bool) -> StudyTable:
+    """The study table of the planned items, question by question (see :func:`load_study`)."""
     from .llm.records import ReplayMiss
 
     rows, coverage = [], []
-    for name, (corpus, n_questions) in corpora.items():
-        items = build_items(corpus, strategies, n_questions, seed, k=k)
+    for name, items in planned.items():
         by_question: dict[str, list[AnswerItem]] = {}
         for item in items:
             by_question.setdefault(item.qid, []).append(item)
@@ -244,20 +271,48 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strategies", nargs="+", default=list(DEFAULT_STRATEGIES))
     parser.add_argument("--limit", type=int, default=None, help="process only the first N items")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--concurrency", type=int, default=1,
+                        help="items in flight at once (useful with a server backend)")
+    parser.add_argument("--backend", choices=BACKENDS, default="llamacpp")
+    parser.add_argument("--host", default=None, help="Ollama host (default $OLLAMA_HOST)")
+    parser.add_argument("--base-url", action="append", default=None, metavar="[MODEL=]URL",
+                        help="OpenAI-compatible base URL, e.g. http://gpu-host:8000/v1 (default "
+                             "$OPENAI_BASE_URL); repeat as MODEL=URL for one server per model")
+    parser.add_argument("--answerer", nargs=2, metavar=("NAME", "MODEL"), default=list(DEFAULT_ANSWERER))
+    parser.add_argument("--judge", action="append", metavar="NAME=MODEL", default=None,
+                        help="a judge (repeatable); default: qwen15=qwen-1.5b qwen05=qwen-0.5b")
+    parser.add_argument("--yes-no-judges", nargs="*", default=list(DEFAULT_YES_NO_JUDGES))
+    parser.add_argument("--records", default=None, help="folder of the call records (default data/llm_calls)")
     args = parser.parse_args(argv)
+    judges = None
+    if args.judge:
+        pairs = [j.split("=", 1) for j in args.judge]
+        if any(len(p) != 2 or not all(p) for p in pairs):
+            parser.error(f"--judge takes NAME=MODEL, got {args.judge}")
+        judges = dict(pairs)
+    base_url = None
+    if args.base_url:
+        named = [u.split("=", 1) for u in args.base_url if "=" in u.split("://", 1)[0]]
+        plain = [u for u in args.base_url if "=" not in u.split("://", 1)[0]]
+        if plain and (named or len(plain) > 1):
+            parser.error("give one --base-url URL, or one --base-url MODEL=URL per model")
+        base_url = plain[0] if plain else dict(named)
     corpus = study_corpus(args.corpus, args.articles, args.seed)
-    models = make_models(n_threads=args.threads)
+    models = make_models(n_threads=args.threads, root=args.records, backend=args.backend,
+                         answerer=tuple(args.answerer), judges=judges, host=args.host,
+                         base_url=base_url)
     if args.probes is not None:
         from .judge_probes import probe_inputs, probe_summary, run_probes
 
-        verdicts = run_probes(probe_inputs(corpus, args.probes, args.seed), models, DEFAULT_YES_NO_JUDGES)
+        verdicts = run_probes(probe_inputs(corpus, args.probes, args.seed), models, args.yes_no_judges,
+                              concurrency=args.concurrency)
         print(probe_summary(verdicts).to_string(index=False))
         return 0
     items = build_items(corpus, args.strategies, args.questions, args.seed)
     if args.limit is not None:
         items = items[: args.limit]
-    table = run_study(items, models)
-    print(table[["strategy", *judge_columns(models), "reference_grader"]].describe(include="all").T)
+    table = run_study(items, models, concurrency=args.concurrency, yes_no_judges=args.yes_no_judges)
+    print(table[["strategy", *judge_columns(models, args.yes_no_judges), "reference_grader"]].describe(include="all").T)
     return 0
 
 

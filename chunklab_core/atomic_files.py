@@ -30,8 +30,13 @@ def _fsync_path(path: Path, flags: int) -> None:
         os.close(fd)
 
 
-def atomic_write(target: str | os.PathLike, write: Callable[[Path], None], suffix: str = ".tmp") -> None:
-    """Call ``write(tmp_path)``, then durably replace ``target`` with what it wrote."""
+def atomic_write(target: str | os.PathLike, write: Callable[[Path], None], suffix: str = ".tmp",
+                 mode: int | None = None) -> None:
+    """Call ``write(tmp_path)``, then durably replace ``target`` with what it wrote.
+
+    The result gets permission bits ``mode`` (default ``0o644``, an ordinary readable file);
+    pass the old file's mode to keep e.g. a private ``0o600`` sheet private.
+    """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
@@ -39,7 +44,7 @@ def atomic_write(target: str | os.PathLike, write: Callable[[Path], None], suffi
     tmp = Path(name)
     try:
         write(tmp)
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the result is an ordinary readable file
+        os.chmod(tmp, 0o644 if mode is None else mode)  # mkstemp creates 0600
         _fsync_path(tmp, os.O_RDONLY)
         os.replace(tmp, target)
     except BaseException:

@@ -7,7 +7,7 @@ both with ``unparsed``) and the binary "correct vs not" scale they are compared 
 (:func:`binary_labels`, :func:`binary_scores`).
 
 Files (CSV, UTF-8): the sheet (:data:`chunklab_core.sheets.SHEET_COLUMNS`, filled by a
-person), the key (:func:`chunklab_core.sheets.write_key`: sheet id -> ``source_row`` and
+grader: a person or a model, named with its kind in every graded row), the key (:func:`chunklab_core.sheets.write_key`: sheet id -> ``source_row`` and
 ``source_item_id`` in the population, verdicts, stratum, weight) and the population (one
 row per answered item: at least :data:`REQUIRED_POPULATION` and the judge columns; extra
 columns such as ``corpus``, ``strategy`` or ``passage`` are kept).
@@ -18,23 +18,28 @@ the design weights of the graded items are recomputed from the graded counts
 Strata with no graded item at all are listed in ``AuditData.empty_strata`` (estimates that
 need them raise). ``unparsed`` verdicts are labels like any other, never dropped.
 
-A blank copy of a sheet (:func:`write_blank_copy`) lets a second person grade the same items.
+A blank copy of a sheet (:func:`write_blank_copy`) lets a second grader (a person, or another model) grade the same items.
 
-Not handled: drawing the sample (:mod:`chunklab_core.audit_draw`), several graders' copies of
-one sheet (load each and compare), statistics (:mod:`chunklab_core.audit_report`).
+Several graders: :func:`load_audit` takes a list of sheets of the same sample (each grader's
+copy); ``AuditData.grades`` keeps every grade with its grader and kind, ``AuditData.graded``
+one row per item with the adjudicated label (:mod:`chunklab_core.audit_graders`), and
+:func:`for_grader` gives the audit as one grader graded it.
+
+Not handled: drawing the sample (:mod:`chunklab_core.audit_draw`), statistics
+(:mod:`chunklab_core.audit_report`, :mod:`chunklab_core.audit_paired`).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from .audit_sample import verdict_patterns
+from .audit_topup import wave_strata
 from .paths import PROJ_ROOT
 from .sheets import (DEFAULT_JUDGE_COLUMNS, GRADE_COLUMNS, import_grades, read_key, read_sheet,
                      write_sheet_rows)
@@ -54,6 +59,12 @@ class AuditError(ValueError):
         self.problems = list(problems)
         super().__init__(f"{len(self.problems)} problem(s) with the audit files:\n"
                          + "\n".join(f"  - {p}" for p in self.problems))
+
+
+def judge_name(column: str) -> str:
+    """``judge_qwen15_3way`` -> ``qwen15 3-way``; ``reference_grader`` -> ``reference grader``."""
+    name = column.removeprefix("judge_").replace("_3way", " 3-way").replace("_yesno", " yes/no")
+    return name.replace("_", " ")
 
 
 def judge_scale(column: str, yesno_columns: Sequence[str] = YESNO_COLUMNS) -> tuple[str, ...]:
@@ -95,7 +106,9 @@ class AuditData:
     yesno_columns: tuple[str, ...]
     stratum_sizes: dict  # stratum -> N_h in the population
     empty_strata: list  # strata of the population without any graded item
-    paths: dict  # sheet, key, population
+    paths: dict  # sheet (the first), key, population
+    grades: pd.DataFrame = field(default=None)  # every grade: item_id, grader, grader_kind, grade, ...
+    sheets: list = field(default_factory=list)  # every sheet read
 
 
 def resolve_path(path: str | os.PathLike) -> Path:
@@ -169,45 +182,127 @@ def _problems(population: pd.DataFrame, key: pd.DataFrame, grades: pd.DataFrame,
     return problems
 
 
+def _with_weights(graded: pd.DataFrame, stratum_sizes: dict) -> tuple[pd.DataFrame, list]:
+    """``graded`` with ``stratum_graded`` and ``graded_weight`` (N_h / graded_h); the empty strata."""
+    graded = graded.reset_index(drop=True).copy()
+    per_stratum = graded["stratum"].value_counts()
+    graded["stratum_graded"] = graded["stratum"].map(per_stratum).astype(int)
+    graded["graded_weight"] = graded["stratum_size"] / graded["stratum_graded"]
+    return graded, [s for s in stratum_sizes if s not in per_stratum.index]
+
+
 def load_audit(sheet_path, key_path, population_path, grader: str | None = None,
                judge_columns: Sequence[str] = DEFAULT_JUDGE_COLUMNS,
-               yesno_columns: Sequence[str] = YESNO_COLUMNS) -> AuditData:
-    """Read and cross-check the filled sheet, its key and the population (module docstring).
+               yesno_columns: Sequence[str] = YESNO_COLUMNS,
+               grader_kind: str | None = None) -> AuditData:
+    """Read and cross-check the filled sheet(s), their key and the population (module docstring).
 
-    ``grader`` names the grader of graded rows whose grader column is blank (as in
-    :func:`chunklab_core.sheets.import_grades`). Raises :class:`chunklab_core.sheets.SheetError`
-    for problems inside the sheet, :class:`AuditError` listing every mismatch between the three
-    files, and :class:`AuditError` when fewer than 2 items are graded.
+    ``sheet_path`` is one sheet or a list of sheets of the same sample (several graders'
+    copies, e.g. from :func:`write_blank_copy`). Every graded row must name its grader and
+    its kind (``human`` or ``model:<name>``): ``grader`` and ``grader_kind`` fill blank cells
+    (``grader`` only with a single sheet). One grader grading one item twice is an error.
+    ``graded`` holds one row per item graded by anyone, with the adjudicated ``grade``
+    (:func:`chunklab_core.audit_graders.adjudicate`); ``grades`` holds every grade (long).
+    Raises :class:`chunklab_core.sheets.SheetError` for problems inside a sheet,
+    :class:`AuditError` listing every mismatch between the files, and :class:`AuditError`
+    when fewer than 2 items are graded.
     """
-    paths = {name: resolve_path(p) for name, p in
-             (("sheet", sheet_path), ("key", key_path), ("population", population_path))}
-    for name, path in paths.items():
+    from .audit_graders import adjudicate
+
+    sheets = [sheet_path] if isinstance(sheet_path, (str, os.PathLike)) else list(sheet_path)
+    if not sheets:
+        raise ValueError("name at least one graded sheet")
+    paths = {"key": resolve_path(key_path), "population": resolve_path(population_path)}
+    sheet_paths = [resolve_path(p) for p in sheets]
+    for name, path in [*paths.items(), *(("sheet", p) for p in sheet_paths)]:
         if not path.is_file():
             raise FileNotFoundError(f"audit {name} file {path} not found")
     judge_columns, yesno_columns = tuple(judge_columns), tuple(yesno_columns)
-    grades = import_grades(paths["sheet"], key_path=paths["key"], grader=grader)
+    frames = []
+    for path in sheet_paths:
+        frame = import_grades(path, key_path=paths["key"],
+                              grader=grader if len(sheet_paths) == 1 else None,
+                              grader_kind=grader_kind, require_kind=True)
+        frames.append(frame.assign(sheet=str(path)))
     key = read_key(paths["key"])
     population = _read_population(paths["population"], judge_columns)
     scale = key["stratum_scale"].iloc[0] if "stratum_scale" in key.columns and len(key) else "labels"
-    population["stratum"] = verdict_patterns(population, judge_columns, scale)
-    problems = _problems(population, key, grades, judge_columns, yesno_columns)
+    population["stratum"] = wave_strata(population, judge_columns, scale)
+    problems = []
+    for path, frame in zip(sheet_paths, frames):
+        found = _problems(population, key, frame, judge_columns, yesno_columns)
+        problems += [f"{path.name}: {p}" if len(frames) > 1 else p for p in found]
+    long = pd.concat([f[f["graded"]] for f in frames], ignore_index=True)
+    if long["item_id"].nunique() < 2 and not problems:
+        raise AuditError([f"only {long['item_id'].nunique()} of {len(key)} sheet items are "
+                          "graded; agreement needs at least 2"])
+    twice = long[long.duplicated(["item_id", "grader"], keep=False)]
+    if len(twice):
+        problems.append(f"{twice['item_id'].nunique()} item(s) graded twice by the same grader "
+                        f"across the sheets: {sorted(set(zip(twice['item_id'], twice['grader'])))[:10]}")
+    kinds = long.groupby("grader")["grader_kind"].nunique()
+    if (kinds > 1).any():
+        problems.append(f"grader(s) {list(kinds[kinds > 1].index)} have more than one grader_kind")
     if problems:
         raise AuditError(problems)
-    graded = grades[grades["graded"]].reset_index(drop=True)
+    grades = long[["item_id", "grader", "grader_kind", "grade", "graded_at", "note", "sheet"]]
+    wide = grades.pivot(index="item_id", columns="grader", values="grade")
+    adjudicated = adjudicate(wide)
+    several = wide.shape[1] > 1
+    notes = grades.groupby("item_id").apply(
+        lambda g: " / ".join(f"{who}: {n}" if several else str(n)
+                             for who, n in zip(g["grader"], g["note"]) if str(n).strip()),
+        include_groups=False)
+    graded = key[key["item_id"].isin(adjudicated.index)].copy()
+    graded["grade"] = graded["item_id"].map(adjudicated)
+    graded["graders"] = graded["item_id"].map(wide.notna().sum(axis=1)).astype(int)
+    graded["note"] = graded["item_id"].map(notes).fillna("")
     if len(graded) < 2:
-        raise AuditError([f"only {len(graded)} of {len(grades)} sheet items are graded; "
+        raise AuditError([f"only {len(graded)} of {len(key)} sheet items are graded; "
                           "agreement needs at least 2"])
     texts = population.iloc[graded["source_row"].to_numpy()]
     for column in ("question", "reference", "answer"):
         graded[column] = texts[column].to_numpy()
     stratum_sizes = population["stratum"].value_counts(sort=False).to_dict()
-    graded_per_stratum = graded["stratum"].value_counts()
-    graded["stratum_graded"] = graded["stratum"].map(graded_per_stratum).astype(int)
-    graded["graded_weight"] = graded["stratum_size"] / graded["stratum_graded"]
-    empty = [s for s in stratum_sizes if s not in graded_per_stratum.index]
-    ungraded = grades.loc[~grades["graded"], ["item_id", "stratum"]].reset_index(drop=True)
-    return AuditData(graded, ungraded, population, key, judge_columns, yesno_columns,
-                     stratum_sizes, empty, paths)
+    graded, empty = _with_weights(graded, stratum_sizes)
+    ungraded = key.loc[~key["item_id"].isin(adjudicated.index), ["item_id", "stratum"]] \
+        .reset_index(drop=True)
+    data = AuditData(graded, ungraded, population, key, judge_columns, yesno_columns,
+                     stratum_sizes, empty, {**paths, "sheet": sheet_paths[0]})
+    data.grades = grades.merge(graded[["item_id", "qid"]], on="item_id", how="left") \
+        if "qid" in graded.columns else grades
+    data.sheets = sheet_paths
+    return data
+
+
+def grader_table(data: AuditData) -> pd.DataFrame:
+    """One row per grader: id, kind, items graded, first and last ``graded_at`` (UTC dates)."""
+    table = data.grades.assign(when=pd.to_datetime(data.grades["graded_at"], utc=True,
+                                                   errors="coerce", format="ISO8601"))
+    rows = []
+    for (name, kind), group in table.groupby(["grader", "grader_kind"], sort=True):
+        when = group["when"].dropna()
+        rows.append({"grader": name, "grader_kind": kind, "items graded": len(group),
+                     "first": when.min().strftime("%Y-%m-%d %H:%M") if len(when) else "",
+                     "last": when.max().strftime("%Y-%m-%d %H:%M") if len(when) else "",
+                     "without timestamp": len(group) - len(when)})
+    return pd.DataFrame(rows)
+
+
+def for_grader(data: AuditData, grader: str) -> AuditData:
+    """The audit as one grader graded it: their items and labels, design weights recomputed."""
+    mine = data.grades[data.grades["grader"] == grader].set_index("item_id")
+    if mine.empty:
+        raise ValueError(f"grader {grader!r} graded no item; graders: "
+                         f"{sorted(set(data.grades['grader']))}")
+    graded = data.graded[data.graded["item_id"].isin(mine.index)].copy()
+    graded["grade"] = graded["item_id"].map(mine["grade"])
+    graded["note"] = graded["item_id"].map(mine["note"]).fillna("")
+    graded, empty = _with_weights(graded, data.stratum_sizes)
+    result = replace(data, graded=graded, empty_strata=empty)
+    result.grades = data.grades[data.grades["grader"] == grader]
+    result.sheets = data.sheets
+    return result
 
 
 def write_blank_copy(sheet_path, out_path) -> Path:

@@ -16,12 +16,20 @@ import pandas as pd
 from .plots import plt
 
 SCALE_MARKERS = {"three-way": "o", "binary": "s"}
-ESTIMATOR_COLORS = {"judge only": "tab:red", "hand grades only": "tab:gray",
-                    "PPI (judge + hand grades)": "tab:blue"}
+ESTIMATOR_COLORS = {"judge only": "tab:red", "grades only": "tab:gray",
+                    "PPI (judge + grades)": "tab:blue"}
 
 
-def plot_kappa(agreement: pd.DataFrame):
-    """Cohen's kappa of every judge against the hand grades, one marker per scale, with intervals."""
+def plot_kappa(agreement: pd.DataFrame, grades: str = "the grades", against: str | None = None):
+    """Cohen's kappa of every judge against ``grades`` (one reference), one marker per scale, with intervals.
+
+    ``grades`` is the wording of :func:`chunklab_core.audit_graders.grader_words`; ``against``
+    picks the reference (default: ``adjudicated`` when present, else the only grader).
+    """
+    if "against" in agreement.columns:
+        names = set(agreement["against"])
+        against = against or ("adjudicated" if "adjudicated" in names else sorted(names)[0])
+        agreement = agreement[agreement["against"] == against]
     judges = list(dict.fromkeys(agreement["judge"]))
     fig, ax = plt.subplots(figsize=(7, 0.6 * len(judges) + 1.4))
     offsets = {"three-way": 0.12, "binary": -0.12}
@@ -33,13 +41,16 @@ def plot_kappa(agreement: pd.DataFrame):
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_yticks(range(len(judges)), judges)
     ax.invert_yaxis()
-    ax.set_xlabel("Cohen's kappa with the hand grades (95% bootstrap interval, resampling questions)")
+    ax.set_xlabel(f"Cohen's kappa with {grades} (95% bootstrap interval, resampling questions)")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig
 
 
 def plot_confusions(tables: dict[str, pd.DataFrame]):
-    """One grid of counts per judge: its verdict (rows) against the hand grade (columns)."""
+    """One grid of counts per judge: its verdict (rows, labelled) against the grade (columns).
+
+    Axis titles come from the tables' index and column names (``audit_report.confusion_tables``).
+    """
     columns = min(2, len(tables))
     rows = math.ceil(len(tables) / columns)
     fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 2.9 * rows), squeeze=False)
@@ -53,7 +64,8 @@ def plot_confusions(tables: dict[str, pd.DataFrame]):
         ax.set_xticks(range(counts.shape[1]), table.columns)
         ax.set_yticks(range(counts.shape[0]), table.index)
         ax.set_title(name, fontsize=10)
-        ax.set_xlabel("hand grade")
+        ax.set_xlabel(table.columns.name or "grade")
+        ax.set_ylabel(table.index.name or "judge verdict")
     for ax in axes.ravel()[len(tables):]:
         ax.set_visible(False)
     fig.tight_layout()
@@ -82,7 +94,7 @@ def plot_judge_pairs(pairs: pd.DataFrame, scale: str = "binary"):
 
 
 def plot_accuracy(accuracy: pd.DataFrame, variant: str = "strict"):
-    """Accuracy per judge by estimator (judge only, hand grades only, PPI), with 95% intervals."""
+    """Accuracy per judge by estimator (judge only, grades only, PPI), with 95% intervals."""
     chosen = accuracy[accuracy["variant"] == variant]
     judges = list(dict.fromkeys(chosen["judge"]))
     estimators = list(dict.fromkeys(chosen["estimator"]))
@@ -98,5 +110,24 @@ def plot_accuracy(accuracy: pd.DataFrame, variant: str = "strict"):
     ax.set_yticks(range(len(judges)), judges)
     ax.invert_yaxis()
     ax.set_xlabel(f"share of answers graded correct ({variant}), 95% interval")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return fig
+
+
+def plot_paired_differences(paired: pd.DataFrame, grades: str = "the grades"):
+    """Judge-only minus grader-corrected accuracy per judge and variant, paired, with 95% intervals."""
+    judges = list(dict.fromkeys(paired["judge"]))
+    fig, ax = plt.subplots(figsize=(7, 0.7 * len(judges) + 1.4))
+    offsets = {"strict": -0.12, "lenient": 0.12}
+    for variant, rows in paired.groupby("variant", sort=False):
+        y = np.array([judges.index(j) for j in rows["judge"]]) + offsets.get(variant, 0.0)
+        ax.errorbar(100 * rows["difference"], y,
+                    xerr=[100 * (rows["difference"] - rows["low"]),
+                          100 * (rows["high"] - rows["difference"])],
+                    fmt="o" if variant == "strict" else "s", capsize=3, label=variant)
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_yticks(range(len(judges)), judges)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"judge-only minus accuracy corrected by {grades} (points; paired, 95% interval)")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig

@@ -1,40 +1,60 @@
 """Post 06's prose that states numbers, generated from the computed tables (never typed by hand).
 
-Handles: one Markdown paragraph per notebook section (design, agreement, directions, judges
-against each other, corrected accuracy) and the closing "honest reading", each built from
-the tables of :mod:`chunklab_core.audit_report`. Statements compare numbers only in ways the
-tables support (which estimate is larger, whether an interval contains a value, whether two
-intervals overlap); overlapping intervals are reported as such, never as "no difference".
+Handles: one Markdown paragraph per notebook section (design and graders, agreement between
+graders, agreement with the grades, directions, judge-only against grader-corrected accuracy,
+judges against each other) and the quoted items as wrapped Markdown. The words for the
+grades come from :func:`chunklab_core.audit_graders.grader_words` (``GraderWords``): "hand
+grades" or "a person" appear only when every grader is ``human``. Comparisons follow one
+rule (:func:`chunklab_core.audit_paired.reading_of`): a paired interval that excludes 0 is a
+difference, one that contains 0 means the two cannot be told apart; nothing is ranked by a
+point estimate alone. The bias paragraphs and the closing reading are in
+:mod:`chunklab_core.audit_reading_bias`.
 Not handled: computing the tables, figures.
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from .audit_data import AuditData
+from .audit_graders import GraderWords
+from .audit_sizing import items_to_halve_interval
 
-STRICT, HAND, JUDGE, PPI = "strict", "hand grades only", "judge only", "PPI (judge + hand grades)"
+STRICT, GRADES, JUDGE, PPI = "strict", "grades only", "judge only", "PPI (judge + grades)"
 
 
-def _ci(low: float, high: float, percent: bool = False) -> str:
+def ci(low: float, high: float, percent: bool = False) -> str:
+    """``95% interval a to b`` (shares as percent, or two decimals)."""
     if percent:
         return f"95% interval {low:.1%} to {high:.1%}"
     return f"95% interval {low:.2f} to {high:.2f}"
 
 
-def _people(count: int) -> str:
-    return f"{count} person" if count == 1 else f"{count} people"
+def points(low: float, high: float) -> str:
+    """An interval of a difference of shares, in percentage points."""
+    return f"95% interval {100 * low:+.1f} to {100 * high:+.1f} points"
 
 
-def design_summary(data: AuditData, design: pd.DataFrame, graders: pd.DataFrame) -> str:
-    """Population, sheet, graded and ungraded counts, weights, disagreement share, graders."""
+def _ordered(row, verb: str, a_first: bool, value: str | None = None) -> str:
+    """``X <verb> Y (+d points, interval)`` with the larger one first, the interval signed to match."""
+    first, second = (row["judge a"], row["judge b"]) if a_first else (row["judge b"], row["judge a"])
+    low, high = (row["low"], row["high"]) if a_first else (-row["high"], -row["low"])
+    estimate = "" if value is None else f"{100 * (row[value] if a_first else -row[value]):+.1f} points, "
+    return f"{first} {verb} {second} ({estimate}{points(low, high)})"
+
+
+def design_summary(data: AuditData, design: pd.DataFrame, words: GraderWords) -> str:
+    """Population (per corpus), sheet, graded and ungraded counts, weights, disagreement share, graders."""
     n_all, n_graded, n_open = len(data.population), len(data.graded), len(data.ungraded)
+    corpora = ""
+    if "corpus" in data.population.columns:
+        counts = data.population["corpus"].value_counts()
+        corpora = " (" + ", ".join(f"{n} {name}" for name, n in counts.items()) + ")"
     split = design[design["judges disagree"]]
     weights = design["weight"].dropna()
-    text = [f"The population holds {n_all} answered items in {len(design)} verdict patterns "
-            f"(strata). The sheet has {n_graded + n_open} items, {n_graded} graded"
+    text = [f"The population is the {n_all} answered items{corpora} post 05 had recorded when the "
+            f"sample was drawn, in {len(design)} verdict patterns (strata). The sheet has "
+            f"{n_graded + n_open} items, {n_graded} graded"
             + (f" and {n_open} not graded yet (left out of every number below)" if n_open else "")
             + f". Design weights (population items per graded item) run from {weights.min():.1f} "
             f"to {weights.max():.1f}. The {len(split)} patterns where the judges disagree on "
@@ -44,135 +64,182 @@ def design_summary(data: AuditData, design: pd.DataFrame, graders: pd.DataFrame)
     if data.empty_strata:
         text.append(f"**{len(data.empty_strata)} pattern(s) have no graded item yet**, so the "
                     "population-weighted estimates below are left empty until they are graded.")
-    who = ", ".join(f"{row['grader']} ({row['items graded']} items, {row['first']} to {row['last']})"
-                    for _, row in graders.iterrows())
-    text.append(f"Graded by {_people(len(graders))}: {who}.")
+    text.append(f"Graded by {words.who}.")
+    if not words.any_human:
+        text.append("Every grade on this sheet is a model's: every number below compares the "
+                    "judges with another model's reading of the answers.")
     return " ".join(text)
 
 
-def _overlap(a: pd.Series, b: pd.Series, low: str, high: str) -> bool:
-    return bool(a[low] <= b[high] and b[low] <= a[high])
+def coverage_summary(check: pd.DataFrame | None) -> str:
+    """Whether the audit's population is the set of items post 05 publishes now."""
+    if check is None:
+        return "Post 05's published item counts are not available here, so the population is not checked against them."
+    drawn, published = check["in the audit population"].sum(), check["published by post 05"].sum()
+    per = ", ".join(f"{r['corpus']} {r['in the audit population']} of {r['published by post 05']}"
+                    for _, r in check.iterrows())
+    if (check["in the audit population"] == check["published by post 05"]).all():
+        return (f"The population is exactly what post 05 publishes: {published} items ({per}).")
+    return (f"**The population is not what post 05 publishes now**: {drawn} items were drawn "
+            f"from, post 05 publishes {published} ({per}). Every estimate below describes the "
+            "items recorded when the sample was drawn; the items recorded since are not "
+            "covered until a sample of them is drawn and graded "
+            "(`python -m chunklab_core.audit_draw --name NEW`).")
 
 
-def agreement_summary(agreement: pd.DataFrame) -> str:
-    """Best and worst judge on the binary scale, their kappa intervals, sample vs weighted agreement."""
-    binary = agreement[agreement["scale"] == "binary"].sort_values("kappa", ascending=False)
-    best, worst = binary.iloc[0], binary.iloc[-1]
-    text = [f"On correct-vs-not, {best['judge']} agrees best with the hand grades: κ = "
-            f"{best['kappa']:.2f} ({_ci(best['kappa low'], best['kappa high'])}), "
-            f"{best['matches']} of {best['graded']} items. {worst['judge']} agrees least: κ = "
-            f"{worst['kappa']:.2f} ({_ci(worst['kappa low'], worst['kappa high'])})."]
-    if len(binary) > 1:
-        second = binary.iloc[1]
-        text.append(f"The two best intervals ({best['judge']}, {second['judge']}) "
-                    + ("overlap, so these items do not rank them with confidence."
-                       if _overlap(best, second, "kappa low", "kappa high") else "do not overlap."))
+def graders_summary(data: AuditData, pairs: pd.DataFrame, agreement: pd.DataFrame,
+                    words: GraderWords) -> str:
+    """Agreement between graders, or (one grader) what a second grader would add, computed."""
+    graders = sorted(set(data.grades["grader"]))
+    if len(graders) == 1:
+        mine = agreement[agreement["scale"] == "binary"]
+        widths = (mine["kappa high"] - mine["kappa low"]).dropna()
+        n = len(data.graded)
+        total, more = items_to_halve_interval(n)
+        questions = data.graded["qid"].nunique() if "qid" in data.graded.columns else n
+        return (f"One grader graded every item ({words.who}), so agreement between graders "
+                f"cannot be measured here and no label is adjudicated. What a second grader "
+                f"would add: a grader-to-grader κ on these {n} items ({questions} questions), "
+                f"whose interval would be about as wide as the judges' κ intervals against this "
+                f"grader (intervals {widths.min():.2f} to {widths.max():.2f} wide on the binary "
+                f"scale). Such "
+                f"widths shrink as 1/√n, so halving them takes about {total} graded items, "
+                f"{more} more than this sheet holds.")
+    binary = pairs[pairs["scale"] == "binary"]
+    parts = [f"{r['grader a']} and {r['grader b']}: {r['matches']} of {r['items']} items agree, "
+             f"κ = {r['kappa']:.2f} ({ci(r['kappa low'], r['kappa high'])})"
+             for _, r in binary.iterrows()]
+    differing = int((data.graded["graders"] > 1).sum())
+    return (f"{len(graders)} graders ({words.who}). On correct-vs-not, " + "; ".join(parts)
+            + f". {differing} items were graded by more than one grader. The *adjudicated* "
+            "label is the grade most graders gave; on a tie, the lowest tied grade (wrong < "
+            "partial < correct). The judges are measured against each grader and against "
+            "the adjudicated label below.")
+
+
+def agreement_summary(agreement: pd.DataFrame, contrasts: pd.DataFrame, words: GraderWords) -> str:
+    """Each judge's kappa with its interval, and which judges the paired contrasts can tell apart."""
+    against = "adjudicated" if "adjudicated" in set(agreement["against"]) else agreement["against"].iloc[0]
+    binary = agreement[(agreement["scale"] == "binary") & (agreement["against"] == against)]
+    listed = "; ".join(f"{r['judge']} κ = {r['kappa']:.2f} ({ci(r['kappa low'], r['kappa high'])}), "
+                       f"{r['matches']} of {r['graded']} items" for _, r in binary.iterrows())
+    text = [f"On correct-vs-not, against {words.grades}: {listed}."]
+    apart = contrasts[contrasts["reading"] != "cannot be told apart"]
+    if apart.empty:
+        text.append("No two judges can be told apart on agreement: every paired difference "
+                    "(same items, weighted, questions resampled) has an interval containing 0.")
+    else:
+        told = "; ".join(_ordered(r, "agrees more than", r["reading"] == "a agrees more")
+                         for _, r in apart.iterrows())
+        text.append(f"Paired on the same items, {told}; every other pair cannot be told apart.")
     if binary["weighted agreement"].notna().all():
-        gaps = binary["weighted agreement"] - binary["agreement"]
-        text.append(f"The graded items are not a plain random sample (strata are drawn at "
-                    f"different rates), so agreement on them "
-                    f"({binary['agreement'].min():.0%} to {binary['agreement'].max():.0%}) "
-                    f"{'understates' if gaps.mean() > 0 else 'overstates'} the population-"
-                    f"weighted agreement ({binary['weighted agreement'].min():.0%} to "
+        text.append(f"The graded items over-represent the disagreement patterns, so agreement on "
+                    f"them ({binary['agreement'].min():.0%} to {binary['agreement'].max():.0%}) "
+                    "differs from the population-weighted agreement "
+                    f"({binary['weighted agreement'].min():.0%} to "
                     f"{binary['weighted agreement'].max():.0%}).")
     return " ".join(text)
 
 
-def _leaders(table: pd.DataFrame, column: str) -> tuple[str, int, str]:
-    """The judge(s) with the largest ``column`` (ties all named), that value, and ", each" on ties."""
-    top = int(table[column].max())
-    names = list(table.loc[table[column] == top, "judge"])
-    if len(names) == 1:
-        return names[0], top, ""
-    return ", ".join(names[:-1]) + " and " + names[-1], top, ", each"
+def directions_summary(rates: pd.DataFrame, words: GraderWords) -> str:
+    """Per judge: weighted lenient and strict shares with intervals, and the reading of their difference."""
+    parts = [f"**{r['judge']}** lenient {r['lenient share']:.1%} ({ci(r['lenient low'], r['lenient high'], True)}), "
+             f"strict {r['strict share']:.1%} ({ci(r['strict low'], r['strict high'], True)}): "
+             f"{r['reading']} ({r['lenient items']} lenient and {r['strict items']} strict calls "
+             f"among {r['graded']} graded items)" for _, r in rates.iterrows()]
+    return (f"Population-weighted shares of all answers, against {words.grades}: "
+            + "; ".join(parts) + ".")
 
 
-def directions_summary(directions: pd.DataFrame) -> str:
-    """Per judge: lenient, strict and unparsed counts; the most lenient and most strict judge(s)."""
-    parts = [f"{row['judge']}: {row['lenient']} lenient, {row['strict']} strict, "
-             f"{row['unparsed']} unparsed" for _, row in directions.iterrows()]
-    lenient, n_lenient, each_lenient = _leaders(directions, "lenient")
-    strict, n_strict, each_strict = _leaders(directions, "strict")
-    graded = int(directions["graded"].iloc[0])
-    return (f"Of the {graded} graded items — " + "; ".join(parts) + f". Most lenient: {lenient} "
-            f"({n_lenient} passes the person failed{each_lenient}); most strict: {strict} "
-            f"({n_strict} fails the person passed{each_strict}).")
-
-
-def pairs_summary(pairs: pd.DataFrame) -> str:
-    """The most and least concordant pair of judges on the binary scale (whole population)."""
-    binary = pairs[pairs["scale"] == "binary"].sort_values("kappa", ascending=False)
-    top, bottom = binary.iloc[0], binary.iloc[-1]
-    return (f"On all {top['items']} items, {top['judge a']} and {top['judge b']} agree most "
-            f"(κ = {top['kappa']:.2f}, {_ci(top['kappa low'], top['kappa high'])}); "
-            f"{bottom['judge a']} and {bottom['judge b']} least (κ = {bottom['kappa']:.2f}, "
-            f"{_ci(bottom['kappa low'], bottom['kappa high'])}). Judges that agree with each "
-            "other can still share the same bias; only the hand grades show it.")
-
-
-def accuracy_summary(accuracy: pd.DataFrame, variant: str = STRICT) -> str:
-    """Hand-graded accuracy against each judge's own estimate, and PPI against the hand grades."""
+def accuracy_summary(accuracy: pd.DataFrame, paired: pd.DataFrame, words: GraderWords,
+                     target: float, variant: str = STRICT) -> str:
+    """Grader-corrected accuracy, its precision against the target, each judge's paired difference."""
     rows = accuracy[accuracy["variant"] == variant]
-    hand = rows[rows["estimator"] == HAND].iloc[0]
-    text = [f"From the hand grades alone (weighted), {hand['accuracy']:.1%} of the answers are "
-            f"correct ({_ci(hand['low'], hand['high'], percent=True)})."]
+    grades = rows[rows["estimator"] == GRADES].iloc[0]
+    half = (grades["high"] - grades["low"]) / 2
+    text = [f"Corrected by {words.grades} (weighted), {grades['accuracy']:.1%} of the answers are "
+            f"correct ({ci(grades['low'], grades['high'], True)}; {variant} scoring). The interval's "
+            f"half-width is {100 * half:.1f} points against a target of {100 * target:.0f} "
+            f"({'met' if half <= target else 'not met'})."]
     for _, judge in rows[rows["estimator"] == JUDGE].iterrows():
-        inside = judge["low"] <= hand["accuracy"] <= judge["high"]
-        text.append(f"{judge['judge']} alone says {judge['accuracy']:.1%} "
-                    f"({100 * (judge['accuracy'] - hand['accuracy']):+.1f} points against the "
-                    "hand grades; its "
-                    f"interval {'contains' if inside else 'misses'} the hand-graded estimate).")
+        diff = paired[(paired["judge"] == judge["judge"]) & (paired["variant"] == variant)].iloc[0]
+        reading = {"judge-only too high": "is too high", "judge-only too low": "is too low"}.get(
+            diff["reading"], "cannot be told apart from the corrected figure")
+        text.append(f"{judge['judge']} alone says {judge['accuracy']:.1%}; judge-only minus "
+                    f"corrected, paired on the same items: {100 * diff['difference']:+.1f} points "
+                    f"({points(diff['low'], diff['high'])}), so its judge-only figure {reading}.")
+    lenient = paired[paired["variant"] == "lenient"]
+    if variant == STRICT and len(lenient):
+        parts = "; ".join(f"{r['judge']} {100 * r['difference']:+.1f} points "
+                          f"({points(r['low'], r['high'])}, {r['reading']})"
+                          for _, r in lenient.iterrows())
+        text.append(f"With lenient scoring (a partial counts as a pass), judge-only minus "
+                    f"corrected: {parts}.")
     ppi = rows[rows["estimator"] == PPI]
-    gap = float(np.max(np.abs(ppi["accuracy"].to_numpy() - hand["accuracy"])))
-    widths = (ppi["high"] - ppi["low"]).to_numpy()
+    gap = float((ppi["accuracy"] - grades["accuracy"]).abs().max())
     if gap < 1e-9:
-        text.append("Every PPI estimate equals the hand-graded one (up to rounding): the "
-                    "sample was stratified by the judges' own verdicts, so each judge is constant "
-                    "within a stratum and its correction reproduces the stratified hand-graded "
-                    "mean. The judges help here by deciding where to look, not by the correction.")
+        text.append("Every PPI estimate equals the grades-only one: the strata are the judges' "
+                    "own verdict patterns, so each judge is constant within a stratum and its "
+                    "correction reproduces the stratified mean of the grades. The judges help "
+                    "here by deciding where to look, not by the correction.")
     else:
-        text.append(f"The PPI estimates differ from the hand-graded one by up to "
-                    f"{100 * gap:.1f} points.")
-    text.append(f"PPI intervals are {100 * widths.min():.1f} to {100 * widths.max():.1f} points "
-                f"wide, against {100 * (hand['high'] - hand['low']):.1f} for the hand grades alone.")
+        text.append(f"The PPI estimates differ from the grades-only one by up to {100 * gap:.1f} points.")
     return " ".join(text)
 
 
-def honest_reading(data: AuditData, agreement: pd.DataFrame, directions: pd.DataFrame,
-                   accuracy: pd.DataFrame | None) -> str:
-    """The closing paragraph: what the audit shows, with its sizes and its limits."""
-    binary = agreement[agreement["scale"] == "binary"].sort_values("kappa", ascending=False)
-    best = binary.iloc[0]
-    graders = sorted(set(data.graded["grader"]))
-    lines = [f"- **What was checked.** {len(data.graded)} answers graded by hand out of "
-             f"{len(data.population)}, drawn blind and stratified by the judges' verdicts."]
-    lines.append(f"- **Best judge.** {best['judge']}, κ = {best['kappa']:.2f} "
-                 f"({_ci(best['kappa low'], best['kappa high'])}) on correct-vs-not.")
-    net = directions["lenient"] - directions["strict"]
-    leaning = directions.loc[net.idxmax()]
-    if net.max() > 0:
-        lines.append(f"- **Direction.** {leaning['judge']} leans most towards passing: "
-                     f"{leaning['lenient']} lenient against {leaning['strict']} strict calls "
-                     "on the graded items.")
-    else:
-        lines.append("- **Direction.** No judge makes more lenient than strict calls on the "
-                     "graded items.")
-    if accuracy is not None:
-        rows = accuracy[accuracy["variant"] == STRICT]
-        hand = rows[rows["estimator"] == HAND].iloc[0]
-        naive = rows[rows["estimator"] == JUDGE]
-        far = naive.loc[(naive["accuracy"] - hand["accuracy"]).abs().idxmax()]
-        lines.append(f"- **Accuracy.** {hand['accuracy']:.1%} correct by the hand grades "
-                     f"({_ci(hand['low'], hand['high'], percent=True)}); the judge-only figure "
-                     f"furthest from it is {far['judge']}'s {far['accuracy']:.1%}.")
-    else:
-        lines.append("- **Accuracy.** Not estimated: some verdict patterns have no graded item.")
-    single = "so no person-to-person agreement" if len(graders) == 1 else \
-        "each item graded once, so no person-to-person agreement"
-    lines.append(f"- **Limits.** Graded by {_people(len(graders))} ({', '.join(graders)}), "
-                 f"{single}; the answers of one question under several strategies are "
-                 "correlated: the κ intervals resample questions for that, but the stratified "
-                 "estimates (weighted agreement, accuracy) treat items as independent within a "
-                 "stratum, so their intervals are somewhat too narrow; κ on the graded items "
-                 "over-weights the hard cases (the weighted columns correct for that).")
-    return "\n".join(lines)
+def contrasts_summary(contrasts: pd.DataFrame) -> str:
+    """Which pairs of judges' biases (judge-only minus corrected) differ on the same items."""
+    apart = contrasts[contrasts["reading"] != "cannot be told apart"]
+    if apart.empty:
+        return ("Compared with each other on the same items, no two judges' biases can be told "
+                "apart: every paired interval contains 0, so no judge is named the most lenient "
+                "or the most strict.")
+    told = "; ".join(_ordered(r, "passes more answers than", r["reading"] == "a passes more",
+                              "bias a - bias b") for _, r in apart.iterrows())
+    return (f"Compared with each other on the same items, these pairs differ: {told}. Every "
+            "other pair cannot be told apart.")
+
+
+def pairs_summary(pairs: pd.DataFrame, words: GraderWords) -> str:
+    """Each pair of judges on the whole population (binary scale), with intervals."""
+    binary = pairs[pairs["scale"] == "binary"]
+    parts = "; ".join(f"{r['judge a']} · {r['judge b']} κ = {r['kappa']:.2f} "
+                      f"({ci(r['kappa low'], r['kappa high'])})" for _, r in binary.iterrows())
+    return (f"On all {binary['items'].iloc[0]} items: {parts}. Judges that agree with each other "
+            f"can still share the same bias; only {words.grades} show it.")
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` safe inside Markdown: emphasis, code, link and HTML characters escaped, spaces collapsed."""
+    text = " ".join(str(text).split())
+    for char in "\\`*_[]#|":
+        text = text.replace(char, "\\" + char)
+    return text.replace("<", "&lt;").replace(">", "&gt;")
+
+
+def quoted_items(table: pd.DataFrame, words: GraderWords, empty: str) -> str:
+    """Items as Markdown blocks, every text in full (wrapped by the renderer, never cut)."""
+    if table.empty:
+        return empty
+    blocks = []
+    for _, row in table.iterrows():
+        e = escape_markdown
+        lines = [f"**{row['item']}** — {e(row['judges'])}; {words.grade}: **{row['grade']}**",
+                 f"> **Question:** {e(row['question'])}  ",
+                 f"> **Reference:** {e(row['reference'])}  ",
+                 f"> **Answer:** {e(row['answer'])}"]
+        if str(row.get("note", "")).strip():
+            lines[-1] += "  "
+            lines.append(f"> **Grader's note:** {e(row['note'])}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def quoted_grader_differences(table: pd.DataFrame) -> str:
+    """Items graded differently by the graders, every grade and note, texts in full."""
+    e = escape_markdown
+    blocks = [f"**{r['item']}** — {e(r['grades'])}\n> **Question:** {e(r['question'])}  \n"
+              f"> **Reference:** {e(r['reference'])}  \n> **Answer:** {e(r['answer'])}"
+              + (f"  \n> **Notes:** {e(r['notes'])}" if str(r["notes"]).strip() else "")
+              for _, r in table.iterrows()]
+    return "\n\n".join(blocks)

@@ -1,22 +1,26 @@
-"""Post 06: auditing post 05's LLM judges against hand grades, as one call per notebook section.
+"""Post 06: auditing post 05's LLM judges against the audit's grades, as one call per notebook section.
 
-Handles: the sampling design and who graded when; per judge, agreement with the hand grades
-(matches out of n, percent agreement, Cohen's kappa with a bootstrap interval over questions, and the
+Handles: the sampling design and who graded (id and kind) when; per judge, agreement with
+each grader's grades and, with several graders, the adjudicated label (matches out of n,
+percent agreement, Cohen's kappa with a bootstrap interval over questions, and the
 population-weighted agreement), on the three-way scale where the judge has one and always on
 the binary "correct vs not" scale (``YES`` <-> correct); confusion tables; the direction of
-the binary disagreements (lenient: the judge passed what the person failed; strict: the
+the binary disagreements (lenient: the judge passed what the grader failed; strict: the
 reverse) with the items quoted; the judges against each other on the whole population; and
-the accuracy of the answers corrected by the hand grades (:mod:`chunklab_core.stratified_estimates`).
+the accuracy of the answers corrected by the grades (:mod:`chunklab_core.stratified_estimates`).
+Whether the grades are a person's or a model's is data (``grader_kind``); nothing here calls
+them hand grades (the words come from :func:`chunklab_core.audit_graders.grader_words`).
 
 Sample statistics (matches, kappa, confusion counts) describe the graded items, which are
 drawn at different rates per stratum (small strata and flagged disagreements get more than
 their share); the ``weighted`` columns estimate the same share for the whole population with
 the design weights. ``unparsed`` is a label throughout:
 on the binary scale it is neither a pass nor a fail, so it counts as a disagreement with the
-person, and the judge-only accuracy counts it as not correct.
+grader, and the judge-only accuracy counts it as not correct.
 
 Not handled: reading and validating the files (:mod:`chunklab_core.audit_data`), figures
-(:mod:`chunklab_core.audit_figures`), agreement between several people.
+(:mod:`chunklab_core.audit_figures`), paired differences (:mod:`chunklab_core.audit_paired`),
+agreement between graders (:mod:`chunklab_core.audit_graders`).
 """
 
 from __future__ import annotations
@@ -28,20 +32,17 @@ import pandas as pd
 
 from .agreement import kappa_ci
 from .audit_data import (BINARY, HUMAN, THREE_WAY, AuditData, binary_labels, binary_scores,
-                         judge_scale, load_audit)
+                         for_grader, grader_table, judge_name, judge_scale,
+                         load_audit)
 from .audit_sample import pass_fail
 from .stratified_estimates import (judge_only_mean_ci, stratified_mean_ci,
                                    stratified_ppi_mean_ci)
 
-__all__ = ["load_audit", "judge_name", "sampling_design", "graders", "agreement_table",
+JUDGE_ONLY, GRADES_ONLY, PPI = "judge only", "grades only", "PPI (judge + grades)"
+
+__all__ = ["references", "load_audit", "judge_name", "sampling_design", "graders", "agreement_table",
            "confusion_tables", "disagreement_directions", "disagreement_items", "judge_pairs",
            "corrected_accuracy"]
-
-
-def judge_name(column: str) -> str:
-    """``judge_qwen15_3way`` -> ``qwen15 3-way``; ``reference_grader`` -> ``reference grader``."""
-    name = column.removeprefix("judge_").replace("_3way", " 3-way").replace("_yesno", " yes/no")
-    return name.replace("_", " ")
 
 
 def _is_yesno(data: AuditData, column: str) -> bool:
@@ -77,17 +78,8 @@ def sampling_design(data: AuditData) -> pd.DataFrame:
 
 
 def graders(data: AuditData) -> pd.DataFrame:
-    """Who graded how many items, and when (first and last ``graded_at``, UTC dates)."""
-    table = data.graded.assign(when=pd.to_datetime(data.graded["graded_at"], utc=True,
-                                                   errors="coerce", format="ISO8601"))
-    rows = []
-    for name, group in table.groupby("grader", sort=True):
-        when = group["when"].dropna()
-        rows.append({"grader": name or "(blank)", "items graded": len(group),
-                     "first": when.min().strftime("%Y-%m-%d") if len(when) else "",
-                     "last": when.max().strftime("%Y-%m-%d") if len(when) else "",
-                     "without timestamp": len(group) - len(when)})
-    return pd.DataFrame(rows)
+    """Who graded how many items, of which kind, and when (:func:`chunklab_core.audit_data.grader_table`)."""
+    return grader_table(data)
 
 
 def _weighted_share(data: AuditData, indicator: np.ndarray, confidence: float) -> tuple[float, float, float]:
@@ -113,62 +105,85 @@ def question_clusters(items: pd.DataFrame) -> np.ndarray | None:
     return items["qid"].astype(str).to_numpy() if "qid" in items.columns else None
 
 
-def agreement_table(data: AuditData, resamples: int = 10_000, seed: int = 0,
-                    confidence: float = 0.95) -> pd.DataFrame:
-    """Per judge and scale: graded, matches, agreement, kappa [interval], weighted agreement [interval].
+def references(data: AuditData) -> dict[str, AuditData]:
+    """What the judges are measured against: each grader's view, and ``adjudicated`` with several."""
+    names = sorted(set(data.grades["grader"]))
+    views = {name: for_grader(data, name) for name in names}
+    if len(names) > 1:
+        views["adjudicated"] = data
+    return views
 
-    Kappa intervals resample questions (:func:`question_clusters`); the weighted agreement
-    uses the stratified estimator of ``stratified_estimates``.
-    """
-    human = data.graded["grade"].to_numpy(dtype=object)
+
+def _agreement_rows(data: AuditData, against: str, resamples: int, seed: int,
+                    confidence: float) -> list[dict]:
+    grade = data.graded["grade"].to_numpy(dtype=object)
     units = question_clusters(data.graded)
     rows = []
     for column in data.judge_columns:
         verdicts = data.graded[column].to_numpy(dtype=object)
-        scales = [("binary", binary_labels(verdicts), binary_labels(human), BINARY)]
+        scales = [("binary", binary_labels(verdicts), binary_labels(grade), BINARY)]
         if not _is_yesno(data, column):
-            scales.insert(0, ("three-way", verdicts, human, THREE_WAY))
-        for scale, judge, person, labels in scales:
-            agree = judge == person
-            kappa = kappa_ci(judge, person, resamples=resamples, seed=seed,
+            scales.insert(0, ("three-way", verdicts, grade, THREE_WAY))
+        for scale, judge, grader, labels in scales:
+            agree = judge == grader
+            kappa = kappa_ci(judge, grader, resamples=resamples, seed=seed,
                              confidence=confidence, labels=labels, clusters=units)
             share, low, high = _weighted_share(data, agree, confidence)
-            rows.append({"judge": judge_name(column), "scale": scale, "graded": len(agree),
-                         "matches": int(agree.sum()), "agreement": float(agree.mean()),
-                         "kappa": kappa.kappa, "kappa low": kappa.low, "kappa high": kappa.high,
+            rows.append({"judge": judge_name(column), "against": against, "scale": scale,
+                         "graded": len(agree), "matches": int(agree.sum()),
+                         "agreement": float(agree.mean()), "kappa": kappa.kappa,
+                         "kappa low": kappa.low, "kappa high": kappa.high,
                          "kappa undefined share": kappa.undefined_share,
                          "weighted agreement": share, "weighted low": low, "weighted high": high})
+    return rows
+
+
+def agreement_table(data: AuditData, resamples: int = 10_000, seed: int = 0,
+                    confidence: float = 0.95) -> pd.DataFrame:
+    """Per judge, reference (each grader; ``adjudicated`` with several) and scale: graded,
+    matches, agreement, kappa [interval], weighted agreement [interval].
+
+    Kappa intervals resample questions (:func:`question_clusters`); the weighted agreement
+    uses the stratified estimator of ``stratified_estimates``.
+    """
+    rows = []
+    for against, view in references(data).items():
+        rows += _agreement_rows(view, against, resamples, seed, confidence)
     return pd.DataFrame(rows)
 
 
-def confusion_tables(data: AuditData) -> dict[str, pd.DataFrame]:
-    """Per judge: counts of graded items by (judge verdict, hand grade); every label shown."""
+def confusion_tables(data: AuditData, grade_label: str = "grade") -> dict[str, pd.DataFrame]:
+    """Per judge: counts of graded items by (judge verdict, grade); every label shown.
+
+    ``grade_label`` names the columns (``hand grade`` only when people graded:
+    :func:`chunklab_core.audit_graders.grader_words`).
+    """
     tables = {}
     for column in data.judge_columns:
         table = pd.crosstab(data.graded[column], data.graded["grade"])
         table = table.reindex(index=list(judge_scale(column, data.yesno_columns)),
                               columns=list(HUMAN), fill_value=0)
-        table.index.name, table.columns.name = judge_name(column), "hand grade"
+        table.index.name, table.columns.name = f"{judge_name(column)} verdict", grade_label
         tables[judge_name(column)] = table.astype(int)
     return tables
 
 
 def _directions(data: AuditData, column: str) -> dict[str, np.ndarray]:
     judge = binary_labels(data.graded[column])
-    person = binary_labels(data.graded["grade"])
-    return {"agree": judge == person,
-            "lenient": (judge == "correct") & (person == "not correct"),
-            "strict": (judge == "not correct") & (person == "correct"),
+    grader = binary_labels(data.graded["grade"])
+    return {"agree": judge == grader,
+            "lenient": (judge == "correct") & (grader == "not correct"),
+            "strict": (judge == "not correct") & (grader == "correct"),
             "unparsed": judge == "unparsed"}
 
 
 def disagreement_directions(data: AuditData, confidence: float = 0.95) -> pd.DataFrame:
     """Per judge, on the binary scale: counts agree/lenient/strict/unparsed and weighted shares.
 
-    lenient: the judge said correct (or YES), the person partial or wrong; strict: the judge
-    said partial, wrong or NO, the person correct. The weighted shares estimate how often
+    lenient: the judge said correct (or YES), the grader partial or wrong; strict: the judge
+    said partial, wrong or NO, the grader correct. The weighted shares estimate how often
     that happens among all answers; judge-only accuracy is off by ``lenient - strict -
-    (unparsed items the person graded correct)``.
+    (unparsed items the grader graded correct)``.
     """
     rows = []
     for column in data.judge_columns:
@@ -182,16 +197,11 @@ def disagreement_directions(data: AuditData, confidence: float = 0.95) -> pd.Dat
     return pd.DataFrame(rows)
 
 
-def _shorten(text: str, max_chars: int | None) -> str:
-    text = " ".join(str(text).split())
-    return text if max_chars is None or len(text) <= max_chars else text[: max_chars - 1] + "…"
+def disagreement_items(data: AuditData, direction: str) -> pd.DataFrame:
+    """The graded items where some judge erred in ``direction`` ('lenient' or 'strict'), quoted in full.
 
-
-def disagreement_items(data: AuditData, direction: str, max_chars: int | None = None) -> pd.DataFrame:
-    """The graded items where some judge erred in ``direction`` ('lenient' or 'strict'), quoted.
-
-    One row per item: item id, the judges that erred with their verdicts, the hand grade,
-    question, reference, answer and the grader's note (texts cut to ``max_chars``).
+    One row per item: item id, the judges that erred with their verdicts, the grade,
+    question, reference, answer and the grader's note (never cut; the post wraps them).
     """
     if direction not in ("lenient", "strict"):
         raise ValueError(f"direction must be 'lenient' or 'strict', got {direction!r}")
@@ -202,10 +212,10 @@ def disagreement_items(data: AuditData, direction: str, max_chars: int | None = 
         item = data.graded.iloc[i]
         judges = [f"{judge_name(c)}: {item[c]}" for c in data.judge_columns if erred.iloc[i][c]]
         rows.append({"item": item["item_id"], "judges": "; ".join(judges),
-                     "hand grade": item["grade"],
-                     **{c: _shorten(item[c], max_chars) for c in ("question", "reference", "answer")},
-                     "note": _shorten(item["note"], max_chars)})
-    columns = ["item", "judges", "hand grade", "question", "reference", "answer", "note"]
+                     "grade": item["grade"],
+                     **{c: " ".join(str(item[c]).split()) for c in ("question", "reference", "answer")},
+                     "note": " ".join(str(item["note"]).split())})
+    columns = ["item", "judges", "grade", "question", "reference", "answer", "note"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -241,7 +251,7 @@ def judge_pairs(data: AuditData, resamples: int = 10_000, seed: int = 0,
 
 def corrected_accuracy(data: AuditData, confidence: float = 0.95,
                        variants: tuple[str, ...] = ("strict", "lenient")) -> pd.DataFrame:
-    """Accuracy of post 05's answers per judge: judge only, hand grades only, and stratified PPI.
+    """Accuracy of post 05's answers per judge: judge only, grades only, and stratified PPI.
 
     ``strict``: the share of answers graded correct; ``lenient``: correct or partial (a YES
     counts as a pass in both). Raises ``ValueError`` when a stratum has no graded item.
@@ -257,15 +267,15 @@ def corrected_accuracy(data: AuditData, confidence: float = 0.95,
         if variant not in ("strict", "lenient"):
             raise ValueError(f"variant must be 'strict' or 'lenient', got {variant!r}")
         lenient = variant == "lenient"
-        human = binary_scores(data.graded["grade"], lenient)
-        by_hand = stratified_mean_ci(human, strata_graded, data.stratum_sizes, confidence)
+        graded = binary_scores(data.graded["grade"], lenient)
+        by_grades = stratified_mean_ci(graded, strata_graded, data.stratum_sizes, confidence)
         for column in data.judge_columns:
             judge_all = binary_scores(data.population[column], lenient)
             estimates = {
-                "judge only": judge_only_mean_ci(judge_all, confidence),
-                "hand grades only": by_hand,
-                "PPI (judge + hand grades)": stratified_ppi_mean_ci(
-                    judge_all, strata_all, binary_scores(data.graded[column], lenient), human,
+                JUDGE_ONLY: judge_only_mean_ci(judge_all, confidence),
+                GRADES_ONLY: by_grades,
+                PPI: stratified_ppi_mean_ci(
+                    judge_all, strata_all, binary_scores(data.graded[column], lenient), graded,
                     strata_graded, confidence),
             }
             for estimator, result in estimates.items():
@@ -273,6 +283,36 @@ def corrected_accuracy(data: AuditData, confidence: float = 0.95,
                              "estimator": estimator, "accuracy": result.estimate,
                              **dict(zip(("low", "high"), clip_share(result.low, result.high))),
                              "se": result.se,
-                             "population": len(judge_all), "graded": len(human),
+                             "population": len(judge_all), "graded": len(graded),
                              "strata with pooled variance": len(result.pooled_strata)})
     return pd.DataFrame(rows)
+
+
+def read_probes(path) -> pd.DataFrame | None:
+    """Post 05's probe summary (``data/05_probes.csv``: per judge, ``retest_changed`` at temperature 0), or None."""
+    from .audit_data import resolve_path
+
+    found = resolve_path(path)
+    return pd.read_csv(found) if found.is_file() else None
+
+
+def population_check(data: AuditData, answers_path) -> pd.DataFrame | None:
+    """Per corpus: items in the audit's population against the items post 05 publishes now.
+
+    ``answers_path`` is post 05's ``data/05_answers.csv`` (questions per corpus and strategy);
+    published items = the sum over strategies of one measure's question counts. ``None``
+    when the file or the population's ``corpus`` column is missing.
+    """
+    from .audit_data import resolve_path
+
+    found = resolve_path(answers_path)
+    if not found.is_file() or "corpus" not in data.population.columns:
+        return None
+    answers = pd.read_csv(found)
+    first = answers["measure"].iloc[0]
+    published = answers[answers["measure"] == first].groupby("corpus")["questions"].sum()
+    drawn = data.population["corpus"].value_counts()
+    corpora = sorted(set(published.index) | set(drawn.index))
+    return pd.DataFrame({"corpus": corpora,
+                         "in the audit population": [int(drawn.get(c, 0)) for c in corpora],
+                         "published by post 05": [int(published.get(c, 0)) for c in corpora]})

@@ -4,7 +4,8 @@ Handles: a simulated post-05 population (every item has a hidden true grade; eac
 verdict is drawn from a confusion matrix given that grade: :data:`JUDGE_BEHAVIOUR`, one
 lenient, one yes/no, one noisy with ``unparsed`` replies, one strict reference grader),
 the blind stratified sample drawn from it by :func:`chunklab_core.audit_sample.draw_audit_sample`
-exactly as for real data, and the sheet filled with the true grades by a fictitious grader.
+exactly as for real data, and the sheet filled with the true grades by a script (grader
+kind ``model:synthetic``), optionally a second sheet by a second, noisier synthetic grader.
 The three files have the layout ``python -m chunklab_core.audit_draw`` writes, so
 :func:`chunklab_core.audit_data.load_audit` and notebook 06 read them unchanged.
 
@@ -25,6 +26,7 @@ import pandas as pd
 from .audit_sample import draw_audit_sample
 from .sheets import write_key, write_sheet
 
+SYNTHETIC_KIND = "model:synthetic"  # the grades are filled in by this script, not by a person
 TRUE_GRADES = ("correct", "partial", "wrong")
 TRUE_SHARES = (0.55, 0.15, 0.30)
 # judge column -> (its labels, P(label | true grade) for true grade correct, partial, wrong)
@@ -69,11 +71,18 @@ def simulate_population(n_items: int = 400, seed: int = 6) -> pd.DataFrame:
 
 def write_synthetic_audit(folder, n_items: int = 400, n_sample: int = 90, seed: int = 6,
                           ungraded: int = 0, grader: str = "synthetic-grader",
-                          min_per_stratum: int = 1) -> tuple[dict[str, Path], pd.DataFrame]:
+                          min_per_stratum: int = 1, grader_kind: str = SYNTHETIC_KIND,
+                          second_grader: str | None = None,
+                          second_kind: str = SYNTHETIC_KIND,
+                          second_flip: float = 0.15) -> tuple[dict[str, Path], pd.DataFrame]:
     """Write population, key and a sheet graded with the true grades; return paths and the population.
 
     The last ``ungraded`` sheet rows are left blank (not graded yet). The returned table
-    keeps ``true_grade``; the population file does not.
+    keeps ``true_grade``; the population file does not. The grades are written by a script,
+    so their kind is ``model:synthetic`` unless ``grader_kind`` says otherwise (tests use
+    ``human`` to check the wording rule). ``second_grader`` also writes
+    ``post05_sheet_2.csv``: the same items graded by a second (synthetic) grader who changes
+    a seeded ``second_flip`` share of the true grades to another label.
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -83,6 +92,7 @@ def write_synthetic_audit(folder, n_items: int = 400, n_sample: int = 90, seed: 
     graded = np.arange(len(sheet)) < len(sheet) - ungraded
     sheet["grade"] = np.where(graded, truth, "")
     sheet["grader"] = np.where(graded, grader, "")
+    sheet["grader_kind"] = np.where(graded, grader_kind, "")
     days = np.random.default_rng(seed).integers(1, 28, size=len(sheet))
     sheet["graded_at"] = [f"2026-08-{d:02d}T10:00:00+00:00" if g else "" for d, g in zip(days, graded)]
     sheet["note"] = np.where(graded & (truth == "partial"), "synthetic: half of the answer", "")
@@ -91,6 +101,18 @@ def write_synthetic_audit(folder, n_items: int = 400, n_sample: int = 90, seed: 
                                                  lineterminator="\n")
     write_key(key, files["key"])
     write_sheet(sheet, files["sheet"])
+    if second_grader:
+        rng = np.random.default_rng(seed + 1)
+        flip = rng.random(len(sheet)) < second_flip
+        shift = rng.integers(1, len(TRUE_GRADES), size=len(sheet))
+        codes = np.array([TRUE_GRADES.index(t) for t in truth])
+        other = np.asarray(TRUE_GRADES, dtype=object)[(codes + np.where(flip, shift, 0)) % 3]
+        second = sheet.assign(grade=np.where(graded, other, ""),
+                              grader=np.where(graded, second_grader, ""),
+                              grader_kind=np.where(graded, second_kind, ""),
+                              note=np.where(graded & flip, "synthetic: changed grade", ""))
+        files["sheet_2"] = folder / "post05_sheet_2.csv"
+        write_sheet(second, files["sheet_2"])
     return files, population
 
 
@@ -101,9 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, default=90)
     parser.add_argument("--seed", type=int, default=6)
     parser.add_argument("--ungraded", type=int, default=0)
+    parser.add_argument("--second-grader", default=None,
+                        help="also write post05_sheet_2.csv graded by this second synthetic grader")
     args = parser.parse_args(argv)
     files, population = write_synthetic_audit(args.folder, args.items, args.sample, args.seed,
-                                              args.ungraded)
+                                              args.ungraded, second_grader=args.second_grader)
     share = (population["true_grade"] == "correct").mean()
     print(f"wrote {', '.join(str(p) for p in files.values())}; true share correct {share:.3f}")
     return 0

@@ -7,6 +7,11 @@ sha256 of the file's *content* (the decompressed bytes, so a file gzipped by the
 the raw upstream file verify the same way); writing through a temporary file and an atomic
 rename so a failed or interrupted fetch never leaves a half-written file in the cache.
 
+Errors name the file and give advice that fits where it was read from: a damaged file in the
+mirror is to be replaced in the mirror (fetching again would read the same file); a damaged
+cached copy is deleted and downloaded again automatically. :func:`fetch_all` (``make data``)
+checks every file and reports every problem at once.
+
 Not handled: parsing (``squad``, ``longdocs``, ``loaders``).
 """
 
@@ -128,8 +133,17 @@ def content_sha256(path: Path, gzipped: bool) -> str:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise DataError(f"{path}: cannot be read ({exc}); delete it and fetch again") from exc
+        raise DataError(f"{path}: cannot be read ({exc})") from exc
     return digest.hexdigest()
+
+
+def _advice(entry: DataFile, mirror: str | os.PathLike | None) -> str:
+    """What to do about a bad copy of ``entry``, for where it was read from."""
+    if mirror:
+        return (f"the copy in the data mirror {Path(mirror).resolve()} (set by {MIRROR_ENV}) is damaged: "
+                f"replace {entry.filename} there with a good copy (upstream: {entry.url}); fetching "
+                "again would read the same file")
+    return f"the cached copy was deleted; run `make data` to download {entry.filename} again from {entry.url}"
 
 
 def _entry(key: str) -> DataFile:
@@ -172,7 +186,10 @@ def fetch(key: str, mirror: str | os.PathLike | None = None, cache_dir: Path | N
                 f"{entry.filename} not found in the data mirror {Path(mirror).resolve()} "
                 f"(set by {MIRROR_ENV}); expected content sha256 {entry.sha256}"
             )
-        verify(path, entry)
+        try:
+            verify(path, entry)
+        except DataError as exc:
+            raise DataError(f"{exc}; {_advice(entry, mirror)}") from exc
         return path
     cache = (cache_dir or paths.RAW_DIR) / entry.filename
     if cache.is_file():
@@ -195,8 +212,19 @@ def fetch(key: str, mirror: str | os.PathLike | None = None, cache_dir: Path | N
 
 
 def fetch_all(keys: list[str] | None = None) -> dict[str, Path]:
-    """Fetch and verify every registered file (or ``keys``); used by ``make data``."""
-    return {key: fetch(key) for key in (keys or sorted(REGISTRY))}
+    """Fetch and verify every registered file (or ``keys``); used by ``make data``.
+
+    Every file is tried; one ``DataError`` then lists every problem found.
+    """
+    found, problems = {}, []
+    for key in keys or sorted(REGISTRY):
+        try:
+            found[key] = fetch(key)
+        except DataError as exc:
+            problems.append(f"  - {key}: {exc}")
+    if problems:
+        raise DataError(f"{len(problems)} of {len(keys or REGISTRY)} data file(s) failed:\n" + "\n".join(problems))
+    return found
 
 
 def open_text(key: str) -> str:
@@ -209,6 +237,10 @@ def open_text(key: str) -> str:
 
 
 if __name__ == "__main__":  # ``python -m chunklab_core.datasets``: fetch and verify everything
-    for name, location in fetch_all().items():
+    try:
+        fetched = fetch_all()
+    except DataError as error:
+        raise SystemExit(f"make data: {error}") from None
+    for name, location in fetched.items():
         entry = REGISTRY[name]
         print(f"ok  {name:26s} {entry.sha256[:12]}  {entry.license:40s} {location}")

@@ -23,8 +23,23 @@ core) is applied before each encode; it is a process-wide torch setting. A text'
 differ in the last float bits with the batch it is padded in; the cache stores the first
 vector computed, so reruns read back identical numbers.
 
+Scale-out (``processes``, ``device``): ``device="auto"`` encodes on the first CUDA GPU when
+torch sees one, else on the CPU; ``processes`` > 1 encodes through sentence-transformers'
+multi-process pool (``start_multi_process_pool``: one worker per process, each with
+``num_threads // processes`` torch threads on the CPU, or one GPU each when there are enough),
+started on the first encode and stopped by ``close()`` or at exit. Neither changes the cache
+key (model identity, text, prefix): every way of encoding fills and reads the same cache, and
+the vectors agree to float rounding (a text is padded with different neighbours in another
+process's batch).
+
+Backends (``backend=``): "torch" (default) encodes with the sentence-transformers model;
+"onnx" runs its transformer through ONNX Runtime (``onnx_embedding``: exported locally from
+the same weights, same tokenizer, pooling and normalisation). The backend is a field of the
+cache key (``embedding_cache.cache_key`` with ``extra={"backend": "onnx"}`` and onnxruntime's
+version among the libraries), so vectors of the two paths are never mixed.
+
 Not handled: approximate nearest-neighbour indexes (search is exact and O(queries x texts)),
-GPU-specific tuning, late interaction / multi-vector models.
+GPU-specific tuning (mixed precision, batch size search), late interaction / multi-vector models.
 """
 
 from __future__ import annotations
@@ -33,6 +48,7 @@ import functools
 import json
 import os
 import re
+import weakref
 from pathlib import Path
 from typing import Sequence
 
@@ -40,8 +56,9 @@ import numpy as np
 
 from chunklab_core import paths
 from chunklab_core.ranking import top_k_rows
-from chunklab_core.embedding_cache import EmbeddingCache, model_identity
+from chunklab_core.embedding_cache import DEFAULT_LIBRARIES, EmbeddingCache, cache_key, model_identity
 from chunklab_core.models_assembly import resolve_model
+from chunklab_core.onnx_embedding import OnnxEncoder, check_backend
 
 # (pattern on the lower-cased model label, query prefix, passage prefix)
 PREFIX_TABLE: tuple[tuple[str, str, str], ...] = (
@@ -74,6 +91,30 @@ def load_sentence_transformer(folder: str, device: str = "cpu"):
     return SentenceTransformer(folder, device=device, local_files_only=True)
 
 
+def resolve_device(device: str) -> str:
+    """``device``, with ``"auto"`` read as ``"cuda"`` when torch sees a GPU, else ``"cpu"``."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def pool_devices(device: str, processes: int) -> list[str]:
+    """Target devices of a ``processes``-worker pool: ``["cpu"] * n`` on the CPU; on CUDA one
+    worker per GPU in turn (``cuda:0``, ``cuda:1``, ...), wrapping round when there are fewer."""
+    if device.startswith("cuda") and ":" not in device:
+        import torch
+
+        count = max(1, torch.cuda.device_count())
+        return [f"cuda:{i % count}" for i in range(processes)]
+    return [device] * processes
+
+
+def _stop_pool(model, pool: dict) -> None:
+    model.stop_multi_process_pool(pool)
+
+
 def _check_texts(texts: Sequence[str], what: str) -> None:
     if isinstance(texts, str):
         raise TypeError(f"{what} must be a sequence of strings, not one string; wrap it: [{what}]")
@@ -91,24 +132,40 @@ class DenseRetriever:
     def __init__(self, model: str | os.PathLike = "all-MiniLM-L6-v2", batch_size: int = 64, cache: bool = True, *,
                  cache_dir: str | os.PathLike | None = None, num_threads: int | None = None,
                  query_prefix: str | None = None, passage_prefix: str | None = None, device: str = "cpu",
-                 query_block: int = 1024, flush_rows: int = 2048, show_progress: bool = False) -> None:
+                 query_block: int = 1024, flush_rows: int = 2048, show_progress: bool = False,
+                 processes: int = 1, backend: str = "torch") -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if num_threads is not None and num_threads < 1:
             raise ValueError(f"num_threads must be >= 1 or None (all cores), got {num_threads}")
         if query_block < 1:
             raise ValueError(f"query_block must be >= 1, got {query_block}")
+        if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+            raise ValueError(f"processes must be an integer >= 1, got {processes!r}")
         self.label, self.model_folder = resolve_model(model)
-        self.identity = model_identity(self.label, self.model_folder)
+        self.backend = check_backend(backend)
+        if self.backend != "torch" and processes > 1:
+            raise ValueError(f"processes > 1 needs the torch backend (sentence-transformers' pool), "
+                             f"got backend={backend!r} with processes={processes}")
+        root = (Path(cache_dir) if cache_dir is not None else paths.CACHE_DIR / "embeddings") if cache else None
+        if backend == "torch":
+            self.identity = model_identity(self.label, self.model_folder, root)
+        else:  # the backend is a field of the key, with the runtime's version among the libraries
+            memo = Path(root) / "file-sha256.json" if root is not None else None
+            self.identity = cache_key(f"{self.label}-{backend}", self.model_folder, memo=memo,
+                                      libraries=(*DEFAULT_LIBRARIES, "onnxruntime"), extra={"backend": backend})
         auto_query, auto_passage = default_prefixes(self.label, self.model_folder)
         self.query_prefix = auto_query if query_prefix is None else query_prefix
         self.passage_prefix = auto_passage if passage_prefix is None else passage_prefix
-        self.batch_size, self.device, self.query_block = batch_size, device, query_block
+        self.batch_size, self.device, self.query_block = batch_size, resolve_device(device), query_block
         self.num_threads = num_threads or os.cpu_count() or 1
+        self.processes = processes
+        self._pool: dict | None = None
+        self._pool_finalizer = None
         self.show_progress = show_progress
-        root = (Path(cache_dir) if cache_dir is not None else paths.CACHE_DIR / "embeddings") if cache else None
         self.cache = EmbeddingCache(root, self.identity, flush_rows=flush_rows)
         self._passages: np.ndarray | None = None
+        self._onnx = None
 
     # ---- model -------------------------------------------------------------------------
     @property
@@ -131,13 +188,47 @@ class DenseRetriever:
         """Distinct texts this retriever found already embedded in the cache."""
         return self.cache.cache_hits
 
+    def pool(self) -> dict:
+        """The multi-process pool (``processes`` workers), started on first use.
+
+        Workers are spawned with ``OMP_NUM_THREADS``/``MKL_NUM_THREADS`` set to their share of
+        ``num_threads``, so that the processes together do not oversubscribe the cores.
+        """
+        if self._pool is None:
+            share = str(max(1, self.num_threads // self.processes))
+            saved = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+            os.environ.update({k: share for k in saved})
+            try:
+                self._pool = self.model.start_multi_process_pool(pool_devices(self.device, self.processes))
+            finally:
+                for name, value in saved.items():
+                    if value is None:
+                        os.environ.pop(name, None)
+                    else:
+                        os.environ[name] = value
+            self._pool_finalizer = weakref.finalize(self, _stop_pool, self.model, self._pool)
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the multi-process pool, if one was started (also done at exit)."""
+        if self._pool_finalizer is not None:
+            self._pool_finalizer()
+        self._pool, self._pool_finalizer = None, None
+
     def _encode(self, texts: list[str]) -> np.ndarray:
         import torch
 
         torch.set_num_threads(self.num_threads)
+        if self.backend == "onnx":
+            if self._onnx is None:
+                onnx_dir = self.cache.folder.parent / "onnx" if self.cache.folder is not None else None
+                self._onnx = OnnxEncoder(self.model, self.identity, self.num_threads, cache_dir=onnx_dir)
+            return self._onnx.encode(texts, self.batch_size, self.show_progress)
+        extra = {"pool": self.pool()} if self.processes > 1 else {}
         vectors = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
-                                    normalize_embeddings=True, show_progress_bar=self.show_progress)
-        return vectors.astype(np.float32, copy=False)
+                                    normalize_embeddings=True, show_progress_bar=self.show_progress,
+                                    **extra)
+        return np.asarray(vectors, dtype=np.float32)
 
     # ---- embeddings --------------------------------------------------------------------
     def embed(self, texts: Sequence[str], prefix: str | None = None) -> np.ndarray:

@@ -16,13 +16,20 @@ to, never an index row pointing at missing or partial data. Shard numbers are re
 sqlite (AUTOINCREMENT), so two processes filling the same cache never write the same file.
 A run loses at most the block being encoded (``flush_rows`` texts).
 
-Model identity (``model_identity``): the model's label plus a fingerprint of its folder. Small
-files (configs, tokenizer, vocabulary: <= 1 MiB) are hashed in full; large files (weights)
-contribute their size and a sha256 of their first and last MiB. That costs milliseconds on
-every load, unlike hashing 400 MB of weights, and still separates different models, a changed
-tokenizer or config, a truncated file, and fine-tuned weights of the same architecture (their
-bytes differ at the head and tail). An edit confined to the middle of a weight file, at the
-same size, would not be seen; delete the model's cache folder after such surgery.
+Shard checks: each shard's byte length and sha256 are stored beside it (table ``shards``,
+committed with its index rows) and checked before the shard is first used in a process. A
+shard that is missing, truncated or altered (one flipped byte is enough) is named in a
+warning, set aside (renamed ``shard-*.npy.bad-<time>``, never deleted, so it can be
+inspected), its index rows are dropped, and its texts are encoded again in the same call.
+
+Cache key (:func:`cache_key`, the one place it is built; ``model_identity`` is its default
+use): the model's label plus 16 hex of a sha256 over the sha256 of every file of the model
+folder (configs, tokenizer, weights; README and hidden files excluded) and the versions of
+the libraries that compute the vectors (torch, sentence-transformers, transformers). A new
+library version, a changed tokenizer or weight file is therefore a new cache folder. Whole
+files are hashed once per file version: the digests are remembered in
+``<cache root>/file-sha256.json`` by path, size and modification time, so later loads cost
+a stat per file. Another backend (e.g. ONNX) passes its own ``libraries`` and ``extra``.
 
 Not handled: eviction (delete a model's folder to drop it), sharing between machines, vectors
 that are not float32.
@@ -31,17 +38,20 @@ that are not float32.
 from __future__ import annotations
 
 import hashlib
+import io
+import json
 import re
 import sqlite3
+import warnings
+from datetime import datetime, timezone
+from importlib import metadata
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from .atomic_files import atomic_write
 
-_SMALL_FILE_BYTES = 1 << 20
-_SAMPLE_BYTES = 1 << 20
 _IGNORED_FILES = {"README.md", ".gitattributes", "desktop.ini"}
 _SQL_CHUNK = 500  # keys per "IN (...)" query, well under sqlite's variable limit
 
@@ -51,28 +61,73 @@ def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def model_fingerprint(folder: Path) -> str:
-    """16-hex fingerprint of a model folder (see the module docstring for what it covers)."""
+DEFAULT_LIBRARIES = ("torch", "sentence-transformers", "transformers")
+
+
+def library_versions(names: Iterable[str]) -> dict[str, str]:
+    """Installed version of each distribution (``"absent"`` when not installed); no import."""
+    versions = {}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "absent"
+    return versions
+
+
+def _model_files(folder: Path) -> list[Path]:
+    return sorted(p for p in Path(folder).rglob("*") if p.is_file() and p.name not in _IGNORED_FILES
+                  and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+
+
+def file_sha256(path: Path, memo: Path | None = None) -> str:
+    """sha256 of a whole file, remembered in the JSON file ``memo`` by (path, size, mtime)."""
+    path = Path(path).resolve()
+    stat = path.stat()
+    stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
+    known: dict = {}
+    if memo is not None and memo.is_file():
+        try:
+            known = json.loads(memo.read_text(encoding="utf-8"))
+        except ValueError:
+            known = {}
+    entry = known.get(str(path))
+    if isinstance(entry, dict) and entry.get("stamp") == stamp:
+        return entry["sha256"]
     digest = hashlib.sha256()
-    files = sorted(p for p in Path(folder).rglob("*") if p.is_file() and p.name not in _IGNORED_FILES
-                   and not any(part.startswith(".") for part in p.relative_to(folder).parts))
-    for path in files:
-        size = path.stat().st_size
-        digest.update(f"{path.relative_to(folder).as_posix()}\0{size}\0".encode())
-        with open(path, "rb") as handle:
-            if size <= _SMALL_FILE_BYTES:
-                digest.update(handle.read())
-            else:
-                digest.update(handle.read(_SAMPLE_BYTES))
-                handle.seek(size - _SAMPLE_BYTES)
-                digest.update(handle.read(_SAMPLE_BYTES))
-    return digest.hexdigest()[:16]
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    if memo is not None:
+        known[str(path)] = {"stamp": stamp, "sha256": digest.hexdigest()}
+        text = json.dumps(known, indent=0, sort_keys=True)
+        atomic_write(memo, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    return digest.hexdigest()
 
 
-def model_identity(label: str, folder: Path) -> str:
-    """``<label>__<fingerprint>``, safe as a folder name."""
+def cache_key(label: str, folder: Path, *, libraries: Iterable[str] = DEFAULT_LIBRARIES,
+              extra: dict | None = None, memo: Path | None = None) -> str:
+    """``<label>__<16 hex>`` over the model's file hashes, ``libraries``' versions and ``extra``.
+
+    The single place a cache key is made: a backend with other libraries (ONNX runtime...)
+    passes its own ``libraries``, and anything else that changes the vectors in ``extra``.
+    """
+    folder = Path(folder)
+    payload = {
+        "files": {p.relative_to(folder).as_posix(): file_sha256(p, memo) for p in _model_files(folder)},
+        "libraries": library_versions(libraries),
+        "extra": extra or {},
+    }
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("._") or "model"
-    return f"{safe}__{model_fingerprint(folder)}"
+    digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()
+    return f"{safe}__{digest[:16]}"
+
+
+def model_identity(label: str, folder: Path, root: Path | None = None) -> str:
+    """The sentence-transformers cache key of a model (:func:`cache_key` with the defaults);
+    ``root`` (the cache root) holds the remembered file digests."""
+    memo = Path(root) / "file-sha256.json" if root is not None else None
+    return cache_key(label, folder, memo=memo)
 
 
 def distinct_in_order(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
@@ -108,7 +163,12 @@ class EmbeddingCache:
         self._db.execute("PRAGMA journal_mode=WAL")
         with self._db:
             self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-            self._db.execute("CREATE TABLE IF NOT EXISTS shards (shard INTEGER PRIMARY KEY AUTOINCREMENT, n_rows INTEGER)")
+            self._db.execute("CREATE TABLE IF NOT EXISTS shards (shard INTEGER PRIMARY KEY AUTOINCREMENT, n_rows INTEGER,"
+                             " n_bytes INTEGER, sha256 TEXT)")
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(shards)")}
+            for column, kind in (("n_bytes", "INTEGER"), ("sha256", "TEXT")):  # caches made before the checks
+                if column not in columns:
+                    self._db.execute(f"ALTER TABLE shards ADD COLUMN {column} {kind}")
             self._db.execute("CREATE TABLE IF NOT EXISTS emb (text_sha TEXT, prefix TEXT, shard INTEGER, row INTEGER,"
                              " PRIMARY KEY (text_sha, prefix)) WITHOUT ROWID")
 
@@ -123,9 +183,53 @@ class EmbeddingCache:
             self._db = None
 
     # ---- reading -------------------------------------------------------------------------
+    def _shard_problem(self, shard: int) -> str | None:
+        """Why shard ``shard`` cannot be trusted (missing, wrong length, wrong sha256), or None."""
+        path = self.folder / f"shard-{shard:08d}.npy"
+        row = self._db.execute("SELECT n_bytes, sha256 FROM shards WHERE shard = ?", (shard,)).fetchone()
+        n_bytes, expected = row if row is not None else (None, None)
+        if not path.is_file():
+            return "the file is missing"
+        size = path.stat().st_size
+        if n_bytes is not None and size != n_bytes:
+            return f"it is {size} bytes long, {n_bytes} were written"
+        if expected is not None:
+            digest = hashlib.sha256()
+            with open(path, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+            if digest.hexdigest() != expected:
+                return f"its sha256 is {digest.hexdigest()[:12]}..., {expected[:12]}... was written"
+        return None
+
+    def _set_aside(self, shard: int, reason: str) -> None:
+        """Rename a bad shard out of the way and forget its rows (their texts become misses)."""
+        path = self.folder / f"shard-{shard:08d}.npy"
+        aside = None
+        if path.exists():
+            stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+            aside = path.with_name(f"{path.name}.bad-{stamp}")
+            path.rename(aside)
+        with self._db:
+            self._db.execute("DELETE FROM emb WHERE shard = ?", (shard,))
+        where = f"; set aside as {aside.name}" if aside else ""
+        warnings.warn(f"embedding cache shard {path} is bad ({reason}){where}; its texts are encoded again",
+                      RuntimeWarning, stacklevel=4)
+
     def _shard(self, shard: int) -> np.ndarray:
+        """The shard's rows, checked (length, sha256) the first time this process reads it;
+        ``FileNotFoundError`` after setting a bad one aside."""
         if shard not in self._shards:
-            self._shards[shard] = np.load(self.folder / f"shard-{shard:08d}.npy", mmap_mode="r")
+            problem = self._shard_problem(shard)
+            if problem is None:
+                try:
+                    array = np.load(self.folder / f"shard-{shard:08d}.npy", mmap_mode="r")
+                except (ValueError, OSError) as exc:  # a bad header in a shard without a checksum
+                    problem = f"numpy cannot read it: {exc}"
+            if problem is not None:
+                self._set_aside(shard, problem)
+                raise FileNotFoundError(shard)
+            self._shards[shard] = array
         return self._shards[shard]
 
     def _lookup(self, shas: list[str], prefix: str) -> dict[str, np.ndarray]:
@@ -146,7 +250,7 @@ class EmbeddingCache:
         for shard, rows in sorted(by_shard.items()):
             try:
                 array = self._shard(shard)
-            except FileNotFoundError:  # shard deleted by hand: treat its rows as misses
+            except FileNotFoundError:  # a bad or missing shard, set aside: its rows are misses
                 continue
             block = np.asarray(array[np.array([r for _, r in rows])], dtype=np.float32)
             found.update((sha, block[i]) for i, (sha, _) in enumerate(rows))
@@ -166,12 +270,13 @@ class EmbeddingCache:
                 raise ValueError(f"cache {self.folder} holds {row[0]}-dim vectors, got {vectors.shape[1]}-dim ones")
             shard = self._db.execute("INSERT INTO shards (n_rows) VALUES (?)", (len(shas),)).lastrowid
         final = self.folder / f"shard-{shard:08d}.npy"
-        def write(tmp: Path) -> None:
-            with open(tmp, "wb") as out:
-                np.save(out, np.ascontiguousarray(vectors, dtype=np.float32))
-
-        atomic_write(final, write)
+        buffer = io.BytesIO()
+        np.save(buffer, np.ascontiguousarray(vectors, dtype=np.float32))
+        data = buffer.getvalue()
+        atomic_write(final, lambda tmp: tmp.write_bytes(data))
         with self._db:
+            self._db.execute("UPDATE shards SET n_bytes = ?, sha256 = ? WHERE shard = ?",
+                             (len(data), hashlib.sha256(data).hexdigest(), shard))
             self._db.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?, ?, ?)",
                                  [(s, prefix, shard, i) for i, s in enumerate(shas)])
 

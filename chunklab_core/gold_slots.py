@@ -4,7 +4,8 @@ Handles: the questions-file convention for gold (:func:`normalize_gold`: a slot 
 when any one of its alternatives is found; a question is answered when every slot is
 filled), which slots a context fills (:func:`slot_found`, :func:`slots_found`), how much of
 a snippet a context holds (:func:`gold_coverage`) and the graded relevance of a context for
-graded nDCG (:func:`relevance_grade`: 2 whole, 1 part, 0 none). Finding one snippet in one
+graded nDCG (:func:`relevance_grade`: 2 whole, 1 part, 0 none; partial credit passes the
+number guard, :func:`partial_evidence`). Finding one snippet in one
 context -- normalisation, number guards, fuzzy alignment -- is :mod:`chunklab_core.textmatch`.
 Coverage tokens (:data:`chunklab_core.textmatch.TOKEN`) of CJK text are whole runs of
 characters, so partial coverage is coarse there. Not handled: ranking metrics over the
@@ -21,7 +22,7 @@ import numpy as np
 from rapidfuzz import fuzz
 
 from chunklab_core.textmatch import (TOKEN, check_threshold, contains_gold, match_prepared, match_text,
-                                     matching_snippet, roman_numerals, widen_to_words)
+                                     matching_snippet, numbers_consistent, roman_numerals, widen_to_words)
 
 #: Coverage of a snippet at or above which a context counts as partial evidence (grade 1).
 PARTIAL_COVERAGE = 0.5
@@ -114,12 +115,17 @@ def gold_coverage(context: str, snippet: str, threshold: float = 0.90) -> float:
     3 tokens of "within 14 days". Because it is one region, tokens scattered across a long
     context do not add up.
     """
+    return _coverage_region(context, snippet, threshold)[0]
+
+
+def _coverage_region(context: str, snippet: str, threshold: float) -> tuple[float, str | None]:
+    """(coverage, the aligned region of matching text; ``None`` when the snippet is found)."""
     if contains_gold(context, snippet, threshold):
-        return 1.0
+        return 1.0, None
     snip, ctx = matching_snippet(snippet), match_text(context)
     snip_tokens = TOKEN.findall(snip)
     if not ctx or not snip_tokens:
-        return 0.0
+        return 0.0, ""
     if len(ctx) <= len(snip):
         region = ctx
     else:
@@ -127,7 +133,21 @@ def gold_coverage(context: str, snippet: str, threshold: float = 0.90) -> float:
         start, end = widen_to_words(ctx, alignment.dest_start, alignment.dest_end)
         region = ctx[start:end]
     common = Counter(snip_tokens) & Counter(TOKEN.findall(region))
-    return sum(common.values()) / len(snip_tokens)
+    return sum(common.values()) / len(snip_tokens), region
+
+
+def partial_evidence(context: str, snippet: str, threshold: float = 0.90,
+                     partial_coverage: float = PARTIAL_COVERAGE) -> bool:
+    """Whether ``context`` is partial evidence for ``snippet``: ``gold_coverage >=
+    partial_coverage`` *and* the covered region passes the number guard
+    (``textmatch.numbers_consistent``: every number of the snippet appears in the region, in
+    order). So "Invoices are paid within 14 days." is no evidence at all for the gold
+    "invoices are paid within 30 days", though it holds 4 of its 5 tokens: partial credit never
+    bypasses the guard that full matching applies."""
+    coverage, region = _coverage_region(context, snippet, threshold)
+    if region is None:
+        return True
+    return coverage >= partial_coverage and numbers_consistent(matching_snippet(snippet), region)
 
 
 def relevance_grade(
@@ -139,7 +159,8 @@ def relevance_grade(
     """Graded relevance of a context for graded nDCG: 2 whole, 1 part, 0 none.
 
     2 when every slot is filled (:func:`slot_found`); 1 when at least one slot is filled or
-    some alternative has ``gold_coverage >= partial_coverage`` (default 0.5); else 0.
+    some alternative is :func:`partial_evidence` (coverage ``>= partial_coverage``, default
+    0.5, with the number guard); else 0.
     """
     gold = normalize_gold(slots)  # type: ignore[arg-type]
     filled = [slot_found(context, slot, threshold) for slot in gold]
@@ -156,7 +177,7 @@ def relevance_grade(
             bound = sum((snip_tokens & ctx_tokens).values()) / max(1, snip_tokens.total())
             if bound < partial_coverage:
                 continue
-            if gold_coverage(context, alt, threshold) >= partial_coverage:
+            if partial_evidence(context, alt, threshold, partial_coverage):
                 return 1
     return 0
 

@@ -9,11 +9,12 @@ answer) and takes one key per verdict:
 
     c  correct        p  partial        w  wrong
     s  skip (leave it blank for now)    b  back to the previous item
-    v  view the reference passage       q  quit        ?  help
+    v  view the reference passage       n  write a note on this item
+    q  quit        ?  help
 
 On a terminal a single keypress is enough (no Enter); when stdin is not a terminal (a pipe,
 a script) it reads one line per key instead. Every verdict is saved at once, with the grader
-and an ISO-8601 UTC timestamp, by an atomic replace of the sheet (temporary file in the same
+(kind ``human``: this program is for people) and an ISO-8601 UTC timestamp, by an atomic replace of the sheet (temporary file in the same
 folder, fsync, ``os.replace``), so quitting, Ctrl-C, a closed window or a crash loses
 nothing already graded and never leaves a half-written sheet. Running it again resumes at
 the first ungraded item (``--start N`` opens item N instead, e.g. to review). Going back to a
@@ -26,8 +27,16 @@ The sheet is a plain CSV (see :mod:`chunklab_core.sheets`), so it can also be fi
 spreadsheet; :func:`chunklab_core.sheets.import_grades` reads either. For agreement between
 people, give each grader their own copy of the sheet.
 
-Not handled: curses-style screens, several people grading one file at the same time, editing
-the sheet in a spreadsheet while this program has it open (its next save would win). The
+Nothing is lost (:mod:`chunklab_core.sheet_file`): one grader per sheet at a time (a
+``SHEET.lock`` file names the holder; a lock left by a dead process on this host is cleared,
+any other is refused, exit status 3); a save never overwrites a sheet that changed on disk
+since it was read (e.g. saved from a spreadsheet meanwhile): the grader stops with exit status
+4, writes what it held to ``<sheet>.unsaved-<time>.csv`` next to it and asks for a re-run;
+columns and cells it does not know, the BOM, line endings and file mode are kept as they were.
+``n`` writes a note on the current item (the ``note`` column; Enter alone keeps the old note,
+``-`` clears it).
+
+Not handled: curses-style screens, merging two people's edits of one file. The
 terminal is switched to raw mode only while one key is read and restored right after, even
 on errors, Ctrl-C, SIGTERM or SIGHUP; only SIGKILL during that read can leave it raw
 (type ``reset``). Standard library only, so it starts instantly and runs anywhere Python
@@ -47,8 +56,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
-from chunklab_core.sheets import (GRADE_COLUMNS, LETTERS, normalize_label, read_sheet,
-                                  sheet_problems, write_sheet_rows)
+from chunklab_core.sheet_file import SheetChanged, SheetFile, SheetLock, SheetLocked
+from chunklab_core.sheets import GRADE_COLUMNS, LETTERS, normalize_label, sheet_problems
 
 try:
     import termios
@@ -63,9 +72,10 @@ KEYS_HELP = """keys:
   s  skip      leave it ungraded for now, go to the next item
   b  back      go to the previous item (to check or change a grade)
   v  view      show the reference passage
+  n  note      write a note on this item (Enter keeps the old one, - clears it)
   q  quit      every grade is already saved; run again to resume
   ?  help      this list"""
-PROMPT = "[c]orrect [p]artial [w]rong  [s]kip [b]ack [v]iew passage [q]uit [?]help > "
+PROMPT = "[c]orrect [p]artial [w]rong  [s]kip [b]ack [v]iew passage [n]ote [q]uit [?]help > "
 REQUIRED = ("item_id", "question", "reference", "answer")
 
 
@@ -137,9 +147,8 @@ def wrap(text: str, width: int, indent: str = "  ") -> str:
 class Session:
     """The grading loop over one sheet; every verdict is saved before the next item."""
 
-    def __init__(self, path: Path, fieldnames: list[str], rows: list[dict[str, str]],
-                 grader: str, keys: KeyReader, out: TextIO):
-        self.path, self.fieldnames, self.rows = path, fieldnames, rows
+    def __init__(self, sheet: SheetFile, grader: str, keys: KeyReader, out: TextIO):
+        self.sheet, self.path, self.rows = sheet, sheet.path, sheet.rows
         self.grader, self.keys, self.out = grader, keys, out
         self.skipped: set[int] = set()
         self.graded_now = 0
@@ -172,6 +181,30 @@ class Session:
         if self.label(i):
             self.say(f"already graded: {self.label(i)} by {row.get('grader') or '?'}"
                      f" at {row.get('graded_at') or '?'}")
+        if row.get("note", "").strip():
+            self.say("NOTE\n" + wrap(row["note"], self.width))
+
+    def save(self) -> None:
+        """Save the sheet; ``SheetChanged`` (after keeping the rows aside) if it changed on disk."""
+        try:
+            self.sheet.save()
+        except SheetChanged as err:
+            aside = self.sheet.save_aside()
+            raise SheetChanged(f"{err}.\nThis session's grades and notes are kept in {aside}; "
+                               "run the grader again to reload the sheet, and copy over what is "
+                               "missing from that file.") from None
+
+    def note(self, i: int) -> None:
+        """Ask for a note on item ``i`` and save it (Enter keeps the old note, '-' clears it)."""
+        old = self.rows[i].get("note", "")
+        text = self.keys.line(f"note for item {i + 1} (Enter keeps{' the old one' if old else ' none'}, "
+                              "- clears): ")
+        if not text:
+            self.say("note unchanged")
+            return
+        self.rows[i]["note"] = "" if text == "-" else text
+        self.save()
+        self.say("note cleared" if text == "-" else "note saved")
 
     def grade(self, i: int, label: str) -> bool:
         """Record ``label`` for item ``i`` (asking before a change); True to move on."""
@@ -185,8 +218,8 @@ class Session:
                 self.say(f"kept {old}")
                 return False
         stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        self.rows[i].update(grade=label, grader=self.grader, graded_at=stamp)
-        write_sheet_rows(self.path, self.fieldnames, self.rows)
+        self.rows[i].update(grade=label, grader=self.grader, grader_kind="human", graded_at=stamp)
+        self.save()
         self.graded_now += 1
         self.say(f"saved: {label}")
         return True
@@ -215,6 +248,8 @@ class Session:
             elif key == "v":
                 passage = self.rows[i].get("passage", "")
                 self.say("PASSAGE\n" + wrap(passage, self.width))
+            elif key == "n":
+                self.note(i)
             elif key == "q":
                 return
             elif key in ("?", "h"):
@@ -249,20 +284,35 @@ def resolve_grader(name: str | None, rows: list[dict[str, str]], keys: KeyReader
 
 def grade_sheet(path: str | os.PathLike, grader: str | None = None, start: int | None = None,
                 stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    """Run the grader on ``path``; returns the exit status (0 ok, 2 bad sheet, 130 Ctrl-C)."""
+    """Run the grader on ``path``; returns the exit status (0 ok, 2 bad sheet, 3 sheet locked by
+    another grader, 4 sheet changed on disk (this session's rows kept aside), 130 Ctrl-C)."""
     path, out = Path(path), stdout or sys.stdout
-    keys = KeyReader(stdin or sys.stdin, out)
-    fieldnames, rows = read_sheet(path)
+    lock = SheetLock(path)
+    try:
+        lock.acquire()
+    except SheetLocked as err:
+        out.write(f"{err}\n")
+        return 3
+    try:
+        if lock.cleared is not None:
+            out.write(f"cleared a stale lock left by pid {lock.cleared.get('pid')} "
+                      f"(user {lock.cleared.get('user')}, no longer running)\n")
+        return _grade_locked(path, grader, start, KeyReader(stdin or sys.stdin, out), out)
+    finally:
+        lock.release()
+
+
+def _grade_locked(path: Path, grader: str | None, start: int | None, keys: KeyReader,
+                  out: TextIO) -> int:
+    sheet = SheetFile.read(path)
+    fieldnames, rows = sheet.fieldnames, sheet.rows
     absent = [c for c in REQUIRED if c not in fieldnames]
     problems = ([f"row 1: the header lacks column(s) {absent}"] if absent else
                 sheet_problems(rows, require_grader=False))
     if problems:
         out.write(f"{path}: cannot grade this sheet:\n" + "".join(f"  - {p}\n" for p in problems))
         return 2
-    fieldnames += [c for c in GRADE_COLUMNS if c not in fieldnames]
-    for row in rows:
-        for column in GRADE_COLUMNS:
-            row.setdefault(column, "")
+    sheet.add_columns(GRADE_COLUMNS)
     if not rows:
         out.write(f"{path}: the sheet has no items\n")
         return 0
@@ -277,13 +327,16 @@ def grade_sheet(path: str | os.PathLike, grader: str | None = None, start: int |
     if not name:
         out.write("a grader name is needed (--grader NAME)\n")
         return 2
-    session = Session(path, fieldnames, rows, name, keys, out)
+    session = Session(sheet, name, keys, out)
     status = 0
     try:
         session.run(start - 1 if start is not None else todo[0])
     except KeyboardInterrupt:
         out.write("\ninterrupted; every grade so far is saved.\n")
         status = 130
+    except SheetChanged as err:
+        out.write(f"\nnot saved: {err}\n")
+        status = 4
     out.write(session.summary() + "\n")
     out.flush()
     return status

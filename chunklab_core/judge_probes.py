@@ -101,16 +101,14 @@ def judge_probe(item: ProbeInput, models: dict, yes_no_judges: Sequence[str]) ->
 
 
 def run_probes(inputs: Sequence[ProbeInput], models: dict, yes_no_judges: Sequence[str],
-               progress: bool = True) -> pd.DataFrame:
-    """All probe verdicts as one long table (resumable through the judges' records)."""
-    if progress:  # imported only when shown: tqdm.auto warns in a notebook without ipywidgets
-        from tqdm.auto import tqdm
+               progress: bool = True, concurrency: int = 1) -> pd.DataFrame:
+    """All probe verdicts as one long table in input order (resumable through the judges'
+    records); ``concurrency`` inputs are judged at once (``llm.pool``)."""
+    from .llm.pool import map_bounded
 
-        inputs = tqdm(inputs, desc="judge probes", unit="input")
-    rows = []
-    for item in inputs:
-        rows.extend(judge_probe(item, models, yes_no_judges))
-    return pd.DataFrame(rows)
+    per_input = map_bounded(inputs, lambda item: judge_probe(item, models, yes_no_judges),
+                            concurrency, desc="judge probes", progress=progress)
+    return pd.DataFrame([row for rows in per_input for row in rows])
 
 
 def passes(label: str, kind: str) -> bool:

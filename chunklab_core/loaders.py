@@ -4,8 +4,13 @@ Handles: scanning a folder (``doc_id`` = the path relative to the folder, POSIX 
 documents sorted by it); the text of each file comes from ``document_text`` (which says how
 each file type is read).
 
-Other extensions are skipped and listed in one warning; hidden files and folders (names
-starting with ".") are skipped silently. A document with no text is an error.
+Other extensions are skipped and listed in one warning (and in the error, when there is
+one: a "missing" document may be a skipped file); hidden files and folders (names starting
+with ".") are skipped silently. A document with no text is an error. Symbolic links inside
+the folder are followed (a linked subfolder's documents get doc_ids through the link; a
+folder reached twice, e.g. through a link loop, is read once); a link that leads outside the
+folder, or nowhere, is an error naming it, never read (a link to ``/etc/hostname`` is not a
+document).
 
 Questions file: YAML (``.yaml``/``.yml``: a list of mappings, or a mapping whose only key is
 ``questions``) or JSONL (one mapping per line). Fields: ``id``, ``query``, ``gold_snippets``,
@@ -19,12 +24,19 @@ neighbours.
 Validation happens before any work and reports *every* problem at once in one
 ``ValidationError`` (one line each, naming the file and the question id): unreadable or
 empty documents, unknown fields, duplicate ids, empty queries, missing gold, a ``doc`` that
-is not in the folder, and gold snippets that cannot be found. A snippet must be found in the
+is not in the folder, and gold snippets that cannot be found. In the file itself
+(``question_file``): a key given twice in one entry, and ids that are not strings or that
+YAML would rewrite (``007``, ``0x1F``, ``1_000``, dates, floats, booleans), each with a hint
+to quote them. A snippet must be found in the
 question's ``doc`` (or, without ``doc``, in some document) by the matcher the metrics use,
 ``textmatch.match_gold`` (``text.normalize`` plus number rules, whole words, fuzzy at 0.90
 with a number guard), so every gold that passes can be scored -- and *every* alternative
-must pass, since one that can never match is almost always a typo. A snippet found only
-fuzzily is accepted and listed in one warning with the text it matched. Nothing is written.
+must pass, since one that can never match is almost always a typo; the message of a snippet
+found nowhere shows the closest passage and its score (``gold_diagnosis``). A snippet found only
+fuzzily is accepted and listed in one warning quoting the document's own text of the match
+(paste-ready). ``load_user_corpus`` then warns with ``gold_advice.corpus_advice``: documents
+without headings, gold of one short word or a bare number, gold found in several documents
+(suggesting ``doc:``). Nothing is written.
 
 Not handled: OCR, other encodings than UTF-8, .doc/.odt/.rtf, evidence spans for user gold.
 """
@@ -33,6 +45,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -42,7 +55,12 @@ import yaml
 
 from .corpus import Corpus, Document, Question
 from .document_text import (HTML_SUFFIXES, SUPPORTED_SUFFIXES, TEXT_SUFFIXES,  # noqa: F401
-                            decode_utf8, docx_to_text, extract_text, html_to_text, pdf_to_text)
+                            decode_utf8, docx_to_text, extract_document, extract_text, html_to_text,
+                            pdf_to_text)
+from .gold_advice import document_quote, warn_advice
+from .gold_diagnosis import closest_hint
+from .headings import as_meta
+from .question_file import parse_json_line, parse_yaml, raw_id_problem
 from .textmatch import match_gold
 
 QUESTION_FIELDS = ("id", "query", "gold_snippets", "doc", "tags", "answers")
@@ -51,10 +69,63 @@ QUESTION_FIELDS = ("id", "query", "gold_snippets", "doc", "tags", "answers")
 class ValidationError(ValueError):
     """Every problem found in a user's documents and questions; ``.problems`` lists them."""
 
-    def __init__(self, problems: list[str], where: str = ""):
-        self.problems = list(problems)
+    def __init__(self, problems: list[str], where: str = "", notes: list[str] = ()):
+        self.problems, self.notes = list(problems), list(notes)
         count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
-        super().__init__(f"{count}{where}; fix them all and run again:\n" + "\n".join(problems))
+        super().__init__(f"{count}{where}; fix them all and run again:\n" + "\n".join(problems)
+                         + "".join(f"\nnote: {n}" for n in notes))
+
+
+def _walk_files(folder: Path) -> tuple[list[tuple[str, Path]], list[str], list[str]]:
+    """``([(doc_id, path)], problems, notes)``: every file under ``folder``, links followed.
+
+    A link is followed only when it resolves inside ``folder`` (else a problem naming it); a
+    real folder or file already reached (a link loop, a second link to it) is not read again.
+    Hidden names (leading ".") are skipped. Sorted by doc_id.
+    """
+    root = folder.resolve()
+    found, problems, notes = [], [], []
+    visited = {root}
+    pending = [(folder, "")]
+    while pending:
+        current, prefix = pending.pop()
+        try:
+            entries = sorted(current.iterdir(), key=lambda p: p.name)
+        except OSError as exc:
+            problems.append(f"{prefix or '.'}: cannot be listed ({exc.strerror})")
+            continue
+        for entry in entries:
+            rel = f"{prefix}{entry.name}"
+            if entry.name.startswith("."):
+                continue
+            if entry.is_symlink():
+                target = Path(os.path.realpath(entry))
+                if not target.exists():
+                    problems.append(f"{rel}: broken symbolic link (to {os.readlink(entry)})")
+                    continue
+                if target != root and root not in target.parents:
+                    problems.append(f"{rel}: symbolic link to {target}, outside the folder; refused "
+                                    "(copy the file into the folder, or choose a folder that contains it)")
+                    continue
+            if entry.is_dir():
+                real = entry.resolve()
+                if real in visited:
+                    notes.append(f"{rel}/: a link to a folder already read ({real.relative_to(root).as_posix() or '.'}); "
+                                 "not read twice")
+                    continue
+                visited.add(real)
+                pending.append((entry, rel + "/"))
+            elif entry.is_file():
+                found.append((rel, entry))
+    unique, first_of = [], {}
+    for rel, path in sorted(found):  # a file reached through a link too is one document
+        real = path.resolve()
+        if real in first_of:
+            notes.append(f"{rel}: the same file as {first_of[real]}; read once")
+            continue
+        first_of[real] = rel
+        unique.append((rel, path))
+    return unique, problems, notes
 
 
 def _scan_folder(
@@ -65,22 +136,24 @@ def _scan_folder(
     if not folder.is_dir():
         return [], [f"{folder}: not a folder"], [], set()
     excluded = {p.resolve() for p in exclude}
-    documents, problems, skipped, unreadable = [], [], [], set()
-    files = sorted((p for p in folder.rglob("*") if p.is_file()), key=lambda p: p.relative_to(folder).as_posix())
-    for path in files:
-        rel = path.relative_to(folder).as_posix()
-        if any(part.startswith(".") for part in path.relative_to(folder).parts) or path.resolve() in excluded:
+    documents, skipped, unreadable = [], [], set()
+    files, problems, notes = _walk_files(folder)
+    if notes:
+        warnings.warn(f"{folder}: " + "; ".join(notes), stacklevel=3)
+    for rel, path in files:
+        if path.resolve() in excluded:
             continue
         if path.suffix.lower() not in SUPPORTED_SUFFIXES:
             skipped.append(rel)
             continue
         try:
-            text = extract_text(path)
+            text, headings = extract_document(path)
         except ValueError as exc:
             problems.append(f"{rel}: {exc}")
             unreadable.add(rel)
             continue
-        documents.append(Document(rel, text, path.stem, {"path": rel, "format": path.suffix.lower().lstrip(".")}))
+        documents.append(Document(rel, text, path.stem, {"path": rel, "format": path.suffix.lower().lstrip("."),
+                                                         "headings": as_meta(headings)}))
     if not documents and not problems:
         problems.append(f"{folder}: no supported documents ({', '.join(SUPPORTED_SUFFIXES)})")
     return documents, problems, skipped, unreadable
@@ -100,9 +173,14 @@ def load_folder(path: str | Path, exclude: tuple[Path, ...] = ()) -> list[Docume
     """
     documents, problems, skipped, _ = _scan_folder(Path(path), exclude)
     if problems:
-        raise ValidationError(problems, f" in {path}")
+        raise ValidationError(problems, f" in {path}", _skipped_note(skipped))
     _warn_skipped(Path(path), skipped)
     return documents
+
+
+def _skipped_note(skipped: list[str]) -> list[str]:
+    return ([f"skipped {len(skipped)} file(s) of unsupported type (not documents): {', '.join(skipped)}"]
+            if skipped else [])
 
 
 def _read_entries(path: Path) -> tuple[list[tuple[str, Any]], list[str]]:
@@ -122,14 +200,19 @@ def _read_entries(path: Path) -> tuple[list[tuple[str, Any]], list[str]]:
         for number, line in enumerate(raw.split("\n"), start=1):
             if line.strip():
                 try:
-                    entries.append((f"line {number}", json.loads(line)))
+                    entry, duplicates = parse_json_line(line)
                 except json.JSONDecodeError as exc:
                     problems.append(f"{name}: line {number}: invalid JSON ({exc.msg})")
+                    continue
+                entries.append((f"line {number}", entry))
+                problems += [f"{name}: line {number}: {d}" for d in duplicates]
         return entries, problems
     try:
-        data = yaml.safe_load(raw)
+        data, duplicates = parse_yaml(raw)
     except yaml.YAMLError as exc:
         return [], [f"{name}: invalid YAML ({' '.join(str(exc).split())})"]
+    if duplicates:
+        return [], [f"{name}: {d}" for d in duplicates]
     if isinstance(data, dict) and set(data) == {"questions"}:
         data = data["questions"]
     if not isinstance(data, list):
@@ -174,17 +257,19 @@ def _short(snippet: str, width: int = 80) -> str:
 
 
 def _find_snippet(snippet: str, texts: list[str]) -> tuple[bool, str]:
-    """(found, note): exact anywhere, else the best fuzzy match (note says what it matched)."""
-    best = None
+    """(found, note): exact anywhere, else the best fuzzy match (note quotes the document's
+    own text of the match, ready to paste: ``gold_advice.document_quote``)."""
+    best, best_text = None, ""
     for text in texts:
         match = match_gold(text, snippet)
         if match.found and match.method == "exact":
             return True, ""
         if match.found and (best is None or match.score > best.score):
-            best = match
+            best, best_text = match, text
     if best is None:
         return False, ""
-    return True, f'found only approximately (score {best.score:.2f}): "{_short(best.region)}"'
+    quote = document_quote(best_text, snippet) or best.region
+    return True, f'found only approximately (score {best.score:.2f}); the document says: "{quote}"'
 
 
 def _parse_questions(
@@ -203,9 +288,10 @@ def _parse_questions(
             problems.append(f"{name}: {label}: expected a mapping with fields {', '.join(QUESTION_FIELDS)}")
             continue
         qid = entry.get("id")
-        if qid in (None, "") or isinstance(qid, bool) or not isinstance(qid, (str, int)):
+        id_problem = raw_id_problem(qid)
+        if id_problem:
             where, qid = f"{name}: {label}", None
-            problems.append(f"{where}: missing or invalid id (a string or an integer)")
+            problems.append(f"{where}: {id_problem}")
         else:
             qid = str(qid)
             where = f"{name}: id {qid}"
@@ -244,7 +330,8 @@ def _parse_questions(
                 if not found:
                     place = (f"does not occur in {scope}" if scope else
                              "occurs in no readable document" if unreadable else "occurs in no document")
-                    own.append(f'gold snippet "{_short(snippet)}" {place}')
+                    nearby = {scope: texts[scope]} if scope else texts
+                    own.append(f'gold snippet "{_short(snippet)}" {place}{closest_hint(snippet, nearby)}')
                 elif note:
                     notes.append(f'{where}: gold snippet "{_short(snippet)}" {note}')
         problems += [f"{where}: {p}" for p in own]
@@ -283,7 +370,9 @@ def load_user_corpus(docs_dir: str | Path, questions_path: str | Path, name: str
     questions, question_problems, notes = _parse_questions(questions_path, documents, frozenset(unreadable))
     problems += question_problems
     if problems:
-        raise ValidationError(problems, f" in {docs_dir} and {questions_path}")
+        raise ValidationError(problems, f" in {docs_dir} and {questions_path}", _skipped_note(skipped))
     _warn_skipped(docs_dir, skipped)
     _warn_approximate(notes)
-    return Corpus(name, documents, questions)
+    corpus = Corpus(name, documents, questions)
+    warn_advice(corpus)  # headings, short gold, gold in several documents (gold_advice)
+    return corpus

@@ -21,6 +21,7 @@ from . import stats
 from .budget import recall_at_budget, recall_token_curve
 from .chunk_health import chunk_health_table
 from .chunking import strategy_label
+from .gold_advice import located_evidence
 from .ranking_stability import kendall_tau_ci, strategy_scores
 from .retrieval_matrix import CORPUS_LABELS, MatrixResult, cell_summary
 from .plots import strategy_styles
@@ -38,7 +39,7 @@ def chunk_health(matrix: MatrixResult, corpora, strategies: Sequence[str]) -> pd
     """Chunk-health rows per (corpus, strategy), with the first model's truncation share."""
     frames = []
     for name, corpus in corpora.items():
-        evidence = [span for q in corpus.questions for span in q.evidence_spans]
+        evidence = located_evidence(corpus)  # given spans, else gold located once (gold_advice)
         table = chunk_health_table(corpus.documents, {s: matrix.chunks[(name, s)] for s in strategies},
                                    evidence=evidence or None)
         table.insert(0, "corpus", name)

@@ -138,29 +138,32 @@ def generation_row(passage: Passage, generation: Generation) -> dict:
             "status": generation.status, "attempts": generation.attempts, "raw": generation.raw}
 
 
-def generate_all(passages: Sequence[Passage], llm: ChatModel, progress: bool = True) -> pd.DataFrame:
-    """Every passage's generation, in passage order, as one table (``unparsed`` rows kept)."""
-    from .llm.answering import run_batch
+def generate_all(passages: Sequence[Passage], llm: ChatModel, progress: bool = True,
+                 concurrency: int = 1) -> pd.DataFrame:
+    """Every passage's generation, in passage order, as one table (``unparsed`` rows kept);
+    ``concurrency`` passages in flight at once (``llm.pool``)."""
+    from .llm.pool import map_bounded
 
     def one(passage: Passage) -> dict:
         return generation_row(passage, generate_question(llm, passage.text))
 
-    if progress:
-        rows = run_batch(passages, one, getattr(llm, "store", None), desc="question generation")
-    else:
-        rows = [one(p) for p in passages]
+    rows = map_bounded(passages, one, concurrency, store=getattr(llm, "store", None),
+                       desc="question generation", progress=progress)
     return pd.DataFrame(rows, columns=GENERATION_COLUMNS)
 
 
-def make_generator(mode: str = "replay", n_threads: int | None = None, root: str | Path | None = None):
-    """The recorded generator: Qwen2.5-Coder-1.5B (loaded only when a call must really run),
-    greedy (temperature 0, seed 0), stage ``questions_qwen15`` under ``root`` (default
-    ``data/llm_calls``)."""
-    from .llm.llamacpp_backend import LlamaCppBackend
+def make_generator(mode: str = "replay", n_threads: int | None = None, root: str | Path | None = None,
+                   backend: str = "llamacpp", model: str = "qwen-1.5b", base_url: str | None = None,
+                   host: str | None = None, stage: str = STAGE):
+    """The recorded generator: by default Qwen2.5-Coder-1.5B in-process (loaded only when a
+    call must really run), greedy (temperature 0, seed 0), stage ``questions_qwen15`` under
+    ``root`` (default ``data/llm_calls``). ``backend``/``model``/``base_url``/``host`` pick
+    another model (``llm.wiring.make_backend``); name its ``stage`` after it."""
     from .llm.records import CallStore, RecordedLLM
+    from .llm.wiring import make_backend
 
-    store = CallStore.for_stage(STAGE, root, make_target=MAKE_TARGET)
-    return RecordedLLM(LlamaCppBackend("qwen-1.5b", n_threads=n_threads, seed=0), store, mode)
+    store = CallStore.for_stage(stage, root, make_target=MAKE_TARGET)
+    return RecordedLLM(make_backend(backend, model, n_threads, host, base_url), store, mode)
 
 
 def load_passages(n_squad: int | None = DEFAULT_SQUAD_PASSAGES, n_nq: int | None = None,
@@ -190,11 +193,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--mode", choices=("replay_or_record", "record", "replay"), default="replay_or_record")
     parser.add_argument("--records", default=None, help="folder of the call records (default data/llm_calls)")
+    parser.add_argument("--concurrency", type=int, default=1, help="passages in flight at once")
+    parser.add_argument("--backend", choices=("llamacpp", "ollama", "openai"), default="llamacpp")
+    parser.add_argument("--model", default="qwen-1.5b", help="alias/path (llamacpp) or served model name")
+    parser.add_argument("--base-url", default=None, help="OpenAI-compatible base URL (default $OPENAI_BASE_URL)")
+    parser.add_argument("--host", default=None, help="Ollama host (default $OLLAMA_HOST)")
+    parser.add_argument("--stage", default=STAGE, help="record stage (file stem) for another model")
     args = parser.parse_args(argv)
     _, passages = load_passages(args.squad, args.nq, args.seed)
     if args.limit is not None:
         passages = passages[: args.limit]
-    table = generate_all(passages, make_generator(args.mode, args.threads, args.records))
+    generator = make_generator(args.mode, args.threads, args.records, args.backend, args.model,
+                               args.base_url, args.host, args.stage)
+    table = generate_all(passages, generator, concurrency=args.concurrency)
     print(table.groupby(["corpus", "status"]).size().to_string())
     return 0
 

@@ -133,13 +133,13 @@ def _retriever_engine(name: str, dense):
 def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers: Sequence[str] = RETRIEVERS,
                models: Sequence[str] = ("all-MiniLM-L6-v2",), model_corpora: dict[str, Sequence[str]] | None = None,
                ks: Sequence[int] = (1, 3, 5, 10), threshold: float = 0.90, progress: bool = True,
-               model_strategies: dict[str, Sequence[str]] | None = None) -> MatrixResult:
+               model_strategies: dict[str, Sequence[str]] | None = None, backend: str = "torch") -> MatrixResult:
     """Score every (corpus, model, strategy, retriever) cell.
 
     ``model_corpora`` / ``model_strategies`` restrict a model to some corpora / strategies
     (e.g. the slower second model on SQuAD and four strategies only); BM25 does not depend on the model and is run once per (corpus, strategy), under
     the first model's name. Strategies that need embeddings (semantic_embedding,
-    semantic_no_floor) chunk with the first model.
+    semantic_no_floor) chunk with the first model. ``backend``: "torch" or "onnx" (``dense``).
     """
     from tqdm import tqdm
 
@@ -160,7 +160,7 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.disable_progress_bar()
-    dense_models = {m: DenseRetriever(m) for m in models}
+    dense_models = {m: DenseRetriever(m, backend=backend, show_progress=progress) for m in models}
     first_model = models[0]
     runs: dict[tuple[str, str, str, str], RetrievalRun] = {}
     chunk_sets: dict[tuple[str, str], list] = {}
@@ -168,7 +168,8 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
     cells = [(c, s) for c in corpora for s in strategies]
     for corpus_name, strategy in tqdm(cells, desc="corpus x strategy", disable=not progress):
         corpus = corpora[corpus_name]
-        options = {"embed": dense_models[first_model].embed} if strategy in EMBEDDING_STRATEGIES else {}
+        needs_embed = strategy in EMBEDDING_STRATEGIES or "embed" in STRATEGIES[strategy].params  # variants too
+        options = {"embed": dense_models[first_model].embed} if needs_embed else {}
         chunks = chunk_corpus(corpus.documents, strategy, **options)
         chunk_sets[(corpus_name, strategy)] = chunks
         texts = [corpus.doc(c.doc_id).text[c.start : c.end] for c in chunks]

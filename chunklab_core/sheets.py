@@ -46,8 +46,10 @@ if TYPE_CHECKING:
 LABELS = ("correct", "partial", "wrong")
 LETTERS = {"c": "correct", "p": "partial", "w": "wrong"}
 SHEET_COLUMNS = ("item_id", "question", "reference", "passage", "answer",
-                 "grade", "grader", "graded_at", "note")
-GRADE_COLUMNS = ("grade", "grader", "graded_at", "note")
+                 "grade", "grader", "grader_kind", "graded_at", "note")
+GRADE_COLUMNS = ("grade", "grader", "grader_kind", "graded_at", "note")
+HUMAN_KIND = "human"
+MODEL_KIND_PREFIX = "model:"
 DEFAULT_JUDGE_COLUMNS = ("judge_qwen15_3way", "judge_qwen15_yesno", "judge_qwen05_3way",
                          "reference_grader")
 DEFAULT_ID_COLUMNS = ("item_id", "qid", "strategy")
@@ -78,6 +80,27 @@ def normalize_label(value: str | None) -> str | None:
     return label
 
 
+def grader_kind_problem(kind: str | None) -> str | None:
+    """Why ``kind`` is not a grader kind (``human`` or ``model:<name>``), or None when it is one.
+
+    ``model:<name>`` covers any model or automated reader (an LLM, a script); ``<name>`` is one
+    or more letters, digits, ``.``, ``_``, ``-`` or ``/``.
+    """
+    text = (kind or "").strip()
+    if text == HUMAN_KIND:
+        return None
+    name = text[len(MODEL_KIND_PREFIX):] if text.startswith(MODEL_KIND_PREFIX) else None
+    if name and all(c.isalnum() or c in "._-/" for c in name):
+        return None
+    return (f"grader_kind {kind!r} is not 'human' or 'model:<name>' (a model or script, "
+            "e.g. model:claude)")
+
+
+def is_human(kind: str) -> bool:
+    """True only for the grader kind ``human``."""
+    return (kind or "").strip() == HUMAN_KIND
+
+
 def read_sheet(path: str | os.PathLike) -> tuple[list[str], list[dict[str, str]]]:
     """``(fieldnames, rows)`` of a sheet CSV, every cell a string (missing cells ``''``)."""
     csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))  # long passages
@@ -100,12 +123,15 @@ def write_sheet_rows(path: str | os.PathLike, fieldnames: Sequence[str],
 
 
 def sheet_problems(rows: Sequence[dict[str, str]], known_ids: set[str] | None = None,
-                   grader: str | None = None, require_grader: bool = True) -> list[str]:
+                   grader: str | None = None, require_grader: bool = True,
+                   grader_kind: str | None = None, require_kind: bool = False) -> list[str]:
     """Every problem of a filled sheet, each naming its spreadsheet row (header = row 1).
 
     Empty, duplicate and (with ``known_ids``) unknown ids; labels other than
     correct/partial/wrong/c/p/w/blank; graded rows without a grader unless ``grader``
-    supplies one or ``require_grader`` is false.
+    supplies one or ``require_grader`` is false; a ``grader_kind`` cell that is not ``human``
+    or ``model:<name>``; with ``require_kind``, graded rows without a kind unless
+    ``grader_kind`` supplies one.
     """
     problems: list[str] = []
     rows_of: dict[str, list[int]] = defaultdict(list)
@@ -125,6 +151,12 @@ def sheet_problems(rows: Sequence[dict[str, str]], known_ids: set[str] | None = 
         if label and require_grader and not row.get("grader", "").strip() and not grader:
             problems.append(f"row {number}: graded {label!r} but no grader "
                             "(fill the grader column or pass grader=...)")
+        kind = row.get("grader_kind", "").strip()
+        if kind and grader_kind_problem(kind):
+            problems.append(f"row {number}: {grader_kind_problem(kind)}")
+        elif label and require_kind and not kind and not grader_kind:
+            problems.append(f"row {number}: graded {label!r} but no grader_kind "
+                            "(fill it with 'human' or 'model:<name>', or pass grader_kind=...)")
     for item_id, numbers in rows_of.items():
         if len(numbers) > 1:
             listed = ", ".join(str(n) for n in numbers)
@@ -174,7 +206,8 @@ def read_key(path: str | os.PathLike) -> pd.DataFrame:
 
 
 def import_grades(path: str | os.PathLike, key_path: str | os.PathLike | None = None,
-                  grader: str | None = None) -> pd.DataFrame:
+                  grader: str | None = None, grader_kind: str | None = None,
+                  require_kind: bool = False) -> pd.DataFrame:
     """Validated grades of a filled sheet: one row per sheet row, joined to the key if given.
 
     Columns: ``item_id``, ``grade`` (``correct``/``partial``/``wrong``, or ``None`` when not
@@ -191,7 +224,10 @@ def import_grades(path: str | os.PathLike, key_path: str | os.PathLike | None = 
         raise SheetError(path, [f"row 1: the header lacks column(s) {absent}"])
     key = read_key(key_path) if key_path is not None else None
     known = set(key["item_id"]) if key is not None else None
-    problems = sheet_problems(rows, known_ids=known, grader=grader)
+    if grader_kind is not None and grader_kind_problem(grader_kind):
+        raise SheetError(path, [f"grader_kind=: {grader_kind_problem(grader_kind)}"])
+    problems = sheet_problems(rows, known_ids=known, grader=grader, grader_kind=grader_kind,
+                              require_kind=require_kind)
     if problems:
         raise SheetError(path, problems)
     labels = [normalize_label(row["grade"]) for row in rows]
@@ -202,6 +238,8 @@ def import_grades(path: str | os.PathLike, key_path: str | os.PathLike | None = 
         "grade": pd.Series(labels, dtype=object),
         "graded": [label is not None for label in labels],
         "grader": graders,
+        "grader_kind": [row.get("grader_kind", "").strip() or (grader_kind if label else "") or ""
+                        for row, label in zip(rows, labels)],
         "graded_at": [row.get("graded_at", "").strip() for row in rows],
         "note": [row.get("note", "") for row in rows],
     })

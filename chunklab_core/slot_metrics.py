@@ -13,9 +13,10 @@ question's slots (formulas over the top k):
 * ``recall@k``   = |F_1 u ... u F_k| / |S|   (slot recall; equals ``hit@k`` when |S| = 1);
 * ``complete@k`` = 1[|F_1 u ... u F_k| = |S|];
 * ``hit@k``      = 1[some context in the top k fills some slot];
-* ``p@k``, ``rr@k_max``: precision and reciprocal rank with "relevant" = ``relevance_grade``
-  > 0, so a context holding at least half of an alternative's words (grade 1 without any
-  filled slot) counts for p and rr but not for hit or recall;
+* ``p@k``, ``rr@k_max``: precision and reciprocal rank with the *hit* definition of relevant
+  (the context fills at least one slot), the same quantities posts 01 and 03 report:
+  ``p@k`` = #{r <= k : F_r non-empty} / k, ``rr@k_max`` = 1 / min{r : F_r non-empty} (0 if
+  none). Partial evidence (grade 1 without a filled slot) counts only in nDCG;
 * ``ndcg@k_max``: graded, gains = ``gold_slots.relevance_grade`` (2 every slot, 1 part of the
   evidence, 0 none), ``metrics.ndcg_at_k``. The ideal ranking is built from a *pooled*
   judged set, as TREC does (Voorhees & Harman, "TREC: Experiment and Evaluation in Information
@@ -264,9 +265,10 @@ def slot_scores(judged: RankedJudgments, ks: Sequence[int] = KS,
         frame[f"complete@{k}"] = np.where(recall[:, k - 1] == 1.0, 1.0, 0.0) * masked
     for k in ks:
         frame[f"hit@{k}"] = filled_any[:, k - 1] * masked
+    hits = judged.fills.any(axis=2).astype(float)  # the hit definition of relevant, per rank
     for k in ks:
-        frame[f"p@{k}"] = metrics.precision_at_k(judged.grades, k) * masked
-    frame[f"rr@{k_max}"] = metrics.reciprocal_rank_at_k(judged.grades, k_max) * masked
+        frame[f"p@{k}"] = metrics.precision_at_k(hits, k) * masked
+    frame[f"rr@{k_max}"] = metrics.reciprocal_rank_at_k(hits, k_max) * masked
     ideal = _ideal_gains(judged, k_max, pool_grades)
     frame[f"ndcg@{k_max}"] = metrics.ndcg_at_k(judged.grades, k_max, ideal) * masked
     frame["ndcg_ideal"] = "returned" if pool_grades is None else "pool"

@@ -2,8 +2,10 @@
 
 Handles
 -------
-* **Matching text** (:func:`match_text`): ``text.normalize`` (lower case, whitespace collapsed)
-  plus two number rules: thousands separators are dropped ("1,000" -> "1000", "1,000,000.5" ->
+* **Matching text** (:func:`match_text`): table cell delimiters made uniform
+  (:func:`table_cells`: outer pipes of a row dropped, ``" | "`` between cells, as .docx and
+  HTML rows are written), then ``text.normalize`` (lower case, whitespace collapsed) plus two
+  number rules: thousands separators are dropped ("1,000" -> "1000", "1,000,000.5" ->
   "1000000.5"; a comma counts as a thousands separator only inside ``d{1,3}(,ddd)+``, so "3,5"
   and "12,34" are kept as written), and a currency sign directly before a digit is dropped
   ("$1,000" -> "1000", so it is found in "1,000 dollars").
@@ -67,6 +69,7 @@ __all__ = [
     "matching_snippet",
     "numbers_consistent",
     "roman_numerals",
+    "table_cells",
     "widen_to_words",
 ]
 
@@ -124,10 +127,34 @@ def _canonical_thousands(match: re.Match[str]) -> str:
     return canonical_number(match.group(0))
 
 
+_CELL_DELIMITER = re.compile(r"[ \t]*\|[ \t]*")
+
+
+def table_cells(text: str) -> str:
+    """Table rows written with one delimiter style, so a row copied from any format is found.
+
+    On every line holding a ``|``: surrounding spaces are stripped, then one leading and one
+    trailing ``|`` (a Markdown row's outer pipes), and each ``|`` with the spaces or tabs around
+    it becomes ``" | "`` -- the way ``document_text`` writes .docx and HTML rows. So
+    ``"| Partner | 120 | 300 |"``, ``"Partner|120|300"`` and ``"Partner | 120 | 300"`` are the
+    same row. Lines without ``|`` are unchanged; escaped pipes (``\\|``) are not special.
+    """
+    if "|" not in text:
+        return text
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if "|" in line:
+            row = line.strip(" \t")
+            row = row[1:] if row.startswith("|") else row
+            row = row[:-1] if row.endswith("|") else row
+            lines[i] = _CELL_DELIMITER.sub(" | ", row.strip(" \t"))
+    return "\n".join(lines)
+
+
 @lru_cache(maxsize=16384)
 def match_text(text: str) -> str:
-    """``normalize(text)`` with thousands separators and currency signs before digits dropped."""
-    return _NUMBER.sub(_canonical_thousands, _CURRENCY_BEFORE_DIGIT.sub("", normalize(text)))
+    """``normalize(table_cells(text))`` with thousands separators and currency signs before digits dropped."""
+    return _NUMBER.sub(_canonical_thousands, _CURRENCY_BEFORE_DIGIT.sub("", normalize(table_cells(text))))
 
 
 def _spaced_word_char(ch: str) -> bool:

@@ -10,7 +10,10 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from chunklab_core import audit_graders as graders
+from chunklab_core import audit_paired as paired
 from chunklab_core import audit_reading as reading
+from chunklab_core import audit_reading_bias as reading_bias
 from chunklab_core import audit_report as ar
 from chunklab_core.agreement import kappa_ci, ppi_mean_ci
 from chunklab_core.audit_data import (AuditError, binary_labels, binary_scores, load_audit,
@@ -45,6 +48,7 @@ def write_audit(folder, population: pd.DataFrame, grade_of: dict, n: int | None 
     grades = [grade_of[i] for i in key["source_item_id"]]
     sheet["grade"] = [g if k >= blank else "" for k, g in enumerate(grades)]
     sheet["grader"] = ["ana" if k >= blank else "" for k in range(len(sheet))]
+    sheet["grader_kind"] = ["human" if k >= blank else "" for k in range(len(sheet))]
     sheet["graded_at"] = [f"2026-08-0{1 + k % 9}T09:00:00Z" if k >= blank else ""
                           for k in range(len(sheet))]
     files = {name: folder / f"post05_{name}.csv" for name in ("sheet", "key", "population")}
@@ -185,15 +189,22 @@ def test_lenient_strict_counts_by_hand(hand_audit):
         # every item sampled: the weighted share is the plain population share
         assert table.loc[judge, "lenient share (weighted)"] == pytest.approx(lenient / 10)
         assert table.loc[judge, "strict share (weighted)"] == pytest.approx(strict / 10)
-    text = reading.directions_summary(table.reset_index())
-    assert "Most lenient: qwen15 3-way and qwen15 yes/no (2 passes the person failed, each)" in text
-    assert "most strict: qwen15 3-way, qwen15 yes/no and reference grader (1 fails" in text
+    rates = paired.direction_rates(hand_audit, resamples=200).set_index("judge")
+    for judge, (_, lenient, strict, unparsed) in HAND_DIRECTIONS.items():
+        assert tuple(rates.loc[judge, ["lenient items", "strict items", "unparsed items"]]) == \
+            (lenient, strict, unparsed)
+        assert rates.loc[judge, "lenient share"] == pytest.approx(lenient / 10)
+        assert rates.loc[judge, "lenient - strict share"] == pytest.approx((lenient - strict) / 10)
+    words = graders.grader_words(ar.graders(hand_audit))
+    text = reading.directions_summary(rates.reset_index(), words)
+    assert "**qwen15 3-way** lenient 20.0%" in text and "strict 10.0%" in text
+    assert "Most lenient" not in text  # no ranking by a point estimate
     lenient = ar.disagreement_items(hand_audit, "lenient").set_index("answer")
     assert len(lenient) == 3  # the 2nd, 4th and 5th verdict patterns
     second = lenient.loc[hand_audit.graded.loc[hand_audit.graded["judge_qwen05_3way"] == "partial",
                                                "answer"].iloc[0]]
     assert second["judges"] == "qwen15 3-way: correct; qwen15 yes/no: YES"
-    assert second["hand grade"] == "partial"
+    assert second["grade"] == "partial"
     strict = ar.disagreement_items(hand_audit, "strict")
     assert len(strict) == 1 and strict["judges"].iloc[0] == \
         "qwen15 3-way: wrong; qwen15 yes/no: NO; reference grader: wrong"
@@ -380,11 +391,11 @@ def test_corrected_accuracy_on_synthetic(synthetic):
     assert set(table["variant"]) == {"strict", "lenient"} and len(table) == 2 * 4 * 3
     for (judge, variant), rows in table.groupby(["judge", "variant"]):
         by = rows.set_index("estimator")["accuracy"]
-        assert by["PPI (judge + hand grades)"] == pytest.approx(by["hand grades only"], abs=1e-12)
+        assert by["PPI (judge + grades)"] == pytest.approx(by["grades only"], abs=1e-12)
         column = next(c for c in DEFAULT_JUDGE_COLUMNS if ar.judge_name(c) == judge)
         assert by["judge only"] == pytest.approx(
             binary_scores(population[column], variant == "lenient").mean())
-    hand = table[(table["variant"] == "strict") & (table["estimator"] == "hand grades only")].iloc[0]
+    hand = table[(table["variant"] == "strict") & (table["estimator"] == "grades only")].iloc[0]
     weights = audit.graded["graded_weight"]
     assert hand["accuracy"] == pytest.approx(np.average(binary_scores(audit.graded["grade"]),
                                                         weights=weights))
@@ -404,25 +415,28 @@ def test_corrected_accuracy_refuses_an_ungraded_stratum(tmp_path):
 
 def test_prose_states_the_computed_numbers(synthetic):
     audit, _ = synthetic
+    words = graders.grader_words(ar.graders(audit))
     agreement = ar.agreement_table(audit, resamples=300, seed=1)
+    contrasts = paired.agreement_contrasts(audit, resamples=300, seed=1)
     binary = agreement[agreement["scale"] == "binary"]
-    best = binary.loc[binary["kappa"].idxmax()]
-    text = reading.agreement_summary(agreement)
-    assert f"{best['judge']} agrees best" in text and f"κ = {best['kappa']:.2f}" in text
+    text = reading.agreement_summary(agreement, contrasts, words)
+    for _, row in binary.iterrows():
+        assert f"{row['judge']} κ = {row['kappa']:.2f}" in text
+    assert "agrees best" not in text  # judges are not ranked by a point estimate
     accuracy = ar.corrected_accuracy(audit)
-    hand = accuracy[(accuracy["variant"] == "strict")
-                    & (accuracy["estimator"] == "hand grades only")].iloc[0]
-    summary = reading.accuracy_summary(accuracy)
-    assert f"{hand['accuracy']:.1%} of the answers are correct" in summary
-    assert "Every PPI estimate equals the hand-graded one" in summary
+    differences = paired.paired_differences(audit, resamples=300, seed=1)
+    grades = accuracy[(accuracy["variant"] == "strict")
+                      & (accuracy["estimator"] == "grades only")].iloc[0]
+    summary = reading.accuracy_summary(accuracy, differences, words, 0.07)
+    assert f"{grades['accuracy']:.1%} of the answers are correct" in summary
+    assert "Every PPI estimate equals the grades-only one" in summary
     design = ar.sampling_design(audit)
-    graders = ar.graders(audit)
-    assert graders["items graded"].tolist() == [len(audit.graded)]
-    assert f"holds {len(audit.population)} answered items in {len(design)}" in \
-        reading.design_summary(audit, design, graders)
-    directions = ar.disagreement_directions(audit)
-    closing = reading.honest_reading(audit, agreement, directions, accuracy)
-    assert f"{len(audit.graded)} answers graded by hand out of {len(audit.population)}" in closing
+    who = ar.graders(audit)
+    assert who["items graded"].tolist() == [len(audit.graded)]
+    assert f"the {len(audit.population)} answered items" in reading.design_summary(audit, design, words)
+    closing = reading_bias.honest_reading(audit, words, accuracy, differences,
+                                          paired.judge_contrasts(audit, resamples=300), 0.07)
+    assert f"{len(audit.graded)} of {len(audit.population)} answers" in closing
 
 
 # ------------------------------------------------------------------ the notebook, end to end
@@ -444,4 +458,4 @@ def test_notebook_runs_on_a_synthetic_audit(tmp_path):
                                            "RESAMPLES": 500, "WRITE_OUTPUTS": False})
     outputs = [o for c in nbformat.read(out, as_version=4).cells for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
-    assert sum("image/png" in o.get("data", {}) for o in outputs) == 4
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == 5

@@ -120,7 +120,8 @@ def test_registry_names_labels_and_defaults():
         "sentence_window_2", "parent_doc_250_1000", "semantic_tfidf", "fixed_1000",
     ]
     assert set(strategy_names(default_only=False)) - set(strategy_names()) == {
-        "fixed_tokens_256", "fixed_tokens_512", "structure_aware",
+        "fixed_tokens_256", "fixed_tokens_512", "recursive_tokens_512", "structure_aware",
+        "structure_sections",
         "semantic_embedding", "semantic_no_floor", "whole_document",
     }
     assert strategy_label("semantic_tfidf") == "Semantic (TF-IDF proxy)"

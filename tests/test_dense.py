@@ -16,7 +16,7 @@ import pytest
 
 from chunklab_core import models_assembly, paths
 from chunklab_core.dense import DenseRetriever, default_prefixes
-from chunklab_core.embedding_cache import EmbeddingCache, distinct_in_order, model_fingerprint
+from chunklab_core.embedding_cache import EmbeddingCache, cache_key, distinct_in_order
 
 TEXTS = [
     "The Eiffel Tower is a wrought-iron lattice tower in Paris, France.",
@@ -180,14 +180,25 @@ def test_cache_rejects_a_different_dimension(tmp_path):
         cache.get_or_compute(["b"], lambda texts: np.ones((len(texts), 5)))
 
 
-def test_fingerprint_sees_config_and_weight_changes(tmp_path):
+def test_cache_key_sees_config_weights_and_library_versions(tmp_path, monkeypatch):
+    from chunklab_core import embedding_cache
+
     (tmp_path / "config.json").write_text("{}")
     (tmp_path / "model.safetensors").write_bytes(b"\0" * (3 << 20))
-    base = model_fingerprint(tmp_path)
+    base = cache_key("m", tmp_path)
+    assert base.startswith("m__") and cache_key("m", tmp_path, memo=tmp_path.parent / "memo.json") == base
     (tmp_path / "README.md").write_text("docs do not matter")
-    assert model_fingerprint(tmp_path) == base
-    (tmp_path / "model.safetensors").write_bytes(b"\1" + b"\0" * ((3 << 20) - 1))  # same size, new head
-    assert model_fingerprint(tmp_path) != base
+    assert cache_key("m", tmp_path) == base
+    middle = bytearray(3 << 20)
+    middle[1 << 20] = 1  # same size, a byte in the middle of the weights
+    (tmp_path / "model.safetensors").write_bytes(bytes(middle))
+    changed = cache_key("m", tmp_path)
+    assert changed != base
+    real = embedding_cache.library_versions
+    monkeypatch.setattr(embedding_cache, "library_versions",
+                        lambda names: {**real(names), "torch": "0.0.1"})
+    assert cache_key("m", tmp_path) != changed  # another torch, another cache
+    assert cache_key("m", tmp_path, libraries=("onnxruntime",)) != changed
 
 
 # ---- mpnet assembly, offline, on a synthetic split archive ------------------------------

@@ -99,22 +99,26 @@ def test_replay_miss_names_stage_and_target(tmp_path):
         CallStore.for_stage("../escape", root=tmp_path)
 
 
-def test_torn_last_line_is_ignored_with_warning_and_not_glued(tmp_path):
+def test_torn_last_line_is_reported_then_set_aside_not_glued(tmp_path):
     path = tmp_path / "s.jsonl"
     llm = RecordedLLM(ScriptedLLM(echo), CallStore(path))
     llm.call([{"role": "user", "content": "a"}])
     llm.call([{"role": "user", "content": "b"}])
+    fragment = b'{"key": "abc", "output": "half a rec'
     with open(path, "ab") as handle:  # a crash in the middle of writing a third record
-        handle.write(b'{"key": "abc", "output": "half a rec')
+        handle.write(fragment)
     store = CallStore(path)
-    with pytest.warns(RuntimeWarning, match=r"ignored 1 unreadable line\(s\) \[3\]"):
+    with pytest.warns(RuntimeWarning, match=r"line 3 is a torn last record.*made again and recorded"):
         assert len(store) == 2
+    assert store.torn_lines == 1
     resumed = RecordedLLM(ScriptedLLM(echo), store)
-    assert resumed.call([{"role": "user", "content": "c"}]).text == "echo:c"
+    with pytest.warns(RuntimeWarning, match=r"moved a torn last line"):
+        assert resumed.call([{"role": "user", "content": "c"}]).text == "echo:c"
     lines = path.read_bytes().split(b"\n")
-    assert lines[2].startswith(b'{"key": "abc"') and json.loads(lines[3])["output"] == "echo:c"
-    with pytest.warns(RuntimeWarning):
-        assert len(CallStore(path)) == 3
+    assert len(lines) == 4 and lines[3] == b"" and json.loads(lines[2])["output"] == "echo:c"
+    [aside] = tmp_path.glob("s.jsonl.torn-*")
+    assert aside.read_bytes() == fragment  # set aside, not lost
+    assert len(CallStore(path)) == 3  # clean again: no warning, no error
 
 
 def test_replay_without_model_file_or_llama_cpp(tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ import pytest
 from pypdf import PdfWriter
 
 from chunklab_core import loaders
+from chunklab_core.gold_advice import GoldAdvice
 from chunklab_core.loaders import ValidationError, load_folder, load_questions, load_user_corpus
 from chunklab_core.paths import PROJ_ROOT
 
@@ -21,9 +22,14 @@ EXAMPLE = PROJ_ROOT / "examples" / "own_docs"
 # --- the committed example -------------------------------------------------------------------
 
 def test_example_folder_loads_all_five_formats():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # questions.yaml is excluded, nothing is skipped
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # questions.yaml is excluded, nothing is skipped
         corpus = load_user_corpus(EXAMPLE, EXAMPLE / "questions.yaml")
+    # the only message: advice that lens-year's gold (two phrasings, on purpose) is in two documents
+    assert [w.category for w in caught] == [GoldAdvice]
+    assert str(caught[0].message).splitlines()[1:] == [
+        "lens-year: its gold is found in 2 documents (handbook.md, history.pdf); add `doc: handbook.md` "
+        "(or the right one) so only that document counts"]
     assert [d.doc_id for d in corpus.documents] == [
         "archive/maintenance_log.txt", "handbook.md", "history.pdf", "inventory.docx", "visitors.html"]
     assert {d.meta["format"] for d in corpus.documents} == {"txt", "md", "pdf", "docx", "html"}
@@ -169,7 +175,7 @@ def test_slot_convention_rejects(snippets, problem):
     ({"id": "q7", "query": "x", "gold_snippets": "fog horn", "doc": "a.text"},
      "q.yaml: id q7: doc 'a.text' is not a document in the folder (did you mean 'a.txt'?)"),
     ({"id": "q7", "query": "x", "gold_snippets": "fog horn", "tag": "t"}, "q.yaml: id q7: unknown field(s) tag"),
-    ({"query": "x", "gold_snippets": "fog horn"}, "q.yaml: entry 2: missing or invalid id"),
+    ({"query": "x", "gold_snippets": "fog horn"}, "q.yaml: entry 2: missing id"),
 ])
 def test_each_question_problem_names_file_and_id(folder, tmp_path, entry, expected):
     path = _write_questions(tmp_path / "q.yaml", [GOOD, entry])
@@ -182,7 +188,7 @@ def test_each_question_problem_names_file_and_id(folder, tmp_path, entry, expect
 def test_fuzzy_only_gold_is_accepted_with_a_warning(folder, tmp_path):
     path = _write_questions(tmp_path / "q.yaml", [dict(GOOD, gold_snippets="the keeper lit the lamp at dusc")])
     with pytest.warns(UserWarning, match=r'q.yaml: id q1: gold snippet "the keeper lit the lamp at dusc" '
-                                         r'found only approximately \(score 0.9\d\): "the keeper lit the lamp at dusk'):
+                                         r'found only approximately \(score 0.9\d\); the document says: "The keeper lit the lamp at dusk"'):
         questions = load_user_corpus(folder, path).questions
     assert questions[0].gold_slots == (("the keeper lit the lamp at dusc",),)
 
@@ -208,7 +214,7 @@ def test_unreadable_files_are_named(folder, tmp_path):
     problems = info.value.problems
     assert [p.split(":")[0] for p in problems] == ["bad.txt", "broken.docx", "broken.pdf", "empty.md", "scan.pdf"]
     assert problems[0] == "bad.txt: not valid UTF-8 (byte 0xff at byte offset 3); save it as UTF-8"
-    assert "not a readable .docx" in problems[1] and "not a readable PDF" in problems[2]
+    assert "is not a .docx document" in problems[1] and "not a readable PDF" in problems[2]
     assert problems[3] == "empty.md: has no text"
     assert "scan.pdf: no extractable text" in problems[4]
 
@@ -230,7 +236,8 @@ def test_all_problems_are_reported_at_once(folder, tmp_path):
         "questions.jsonl: id q1: duplicate id (2 questions share it)",
         "questions.jsonl: id q3: empty query",
         "questions.jsonl: id q3: no gold snippets",
-        'questions.jsonl: id q4: gold snippet "nope" occurs in no readable document',
+        'questions.jsonl: id q4: gold snippet "nope" occurs in no readable document; '
+        'closest passage (score 0.67, in b.md): "notes"',
         "questions.jsonl: id q6: doc 'c.txt' is not a document in the folder (did you mean 'a.txt'?)",
     ]
     message = str(info.value)

@@ -2,7 +2,8 @@
 
 Handles: the registry ``STRATEGIES`` (name -> ``StrategySpec``: function, default
 parameters, label, whether it is one of post 01's default strategies, its size ceiling),
-parameter overrides, and the span contract every strategy honours:
+parameter overrides, variants registered at run time with a user's sizes
+(``register_variant``), and the span contract every strategy honours:
 
 - offsets only: a chunk's text is always ``doc.text[start:end]``; its context
   ``[ctx_start, ctx_end)`` contains it (they differ for sentence-window and parent-document);
@@ -14,8 +15,11 @@ parameter overrides, and the span contract every strategy honours:
 
 Each strategy is a function ``(text, **params) -> [(start, end, ctx_start, ctx_end), ...]``
 in a submodule: ``characters`` (fixed, recursive, parent document, whole document),
-``token_windows`` (fixed token counts), ``sentences`` (sentence window), ``semantic``
-(TF-IDF proxy and embedding), ``structure`` (Markdown / NQ-HTML blocks). Unknown names or
+``token_windows`` (fixed token counts, recursive splitting under a token ceiling), ``sentences`` (sentence window), ``semantic``
+(TF-IDF proxy and embedding), ``structure`` (headings of every format and blocks; packed
+or one chunk per section). Strategies marked ``uses_headings`` also receive the document's
+headings (``headings.document_headings``) from ``chunk_document`` / ``chunk_corpus``, or
+``headings=`` in ``document_spans`` (``None``: found in the text). Unknown names or
 parameters and bad values raise ``ValueError``.
 
 Not handled: embedding sentences (``dense`` passes ``embed=`` to the semantic strategies),
@@ -29,16 +33,17 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
 from ..corpus import Chunk, Document
+from ..headings import Heading, document_headings
 from .characters import fixed_characters, parent_document, recursive_characters, whole_document
 from .semantic import semantic_embedding, semantic_tfidf
 from .sentences import sentence_window
 from .spans import ChunkSpan, absorb_blank_spans, check_spans
 from .structure import TableCount, structure_aware, structure_blocks, tables_intact
-from .token_windows import fixed_tokens
+from .token_windows import fixed_tokens, recursive_tokens
 
 __all__ = [
     "STRATEGIES", "StrategySpec", "TableCount", "chunk_corpus", "chunk_document",
-    "document_spans", "strategy_label", "strategy_names", "structure_blocks", "tables_intact",
+    "document_spans", "register_variant", "strategy_label", "strategy_names", "structure_blocks", "tables_intact",
 ]
 
 
@@ -59,6 +64,7 @@ class StrategySpec:
     max_chars: int | None = None
     max_tokens: int | None = None
     description: str = field(default="", compare=False)
+    uses_headings: bool = False
 
 
 def _spec(name, func, params, label, default, **extra) -> StrategySpec:
@@ -82,8 +88,12 @@ _SPECS = [
     # Post 02.
     _spec("fixed_tokens_256", fixed_tokens, {"size": 256}, "Fixed 256 tokens", False, max_tokens=256),
     _spec("fixed_tokens_512", fixed_tokens, {"size": 512}, "Fixed 512 tokens", False, max_tokens=512),
-    _spec("structure_aware", structure_aware, {"max_tokens": 512}, "Structure-aware (≤512 tokens)",
-          False, max_tokens=512),
+    _spec("recursive_tokens_512", recursive_tokens, {"max_tokens": 512}, "Recursive 512 tokens", False,
+          max_tokens=512),
+    _spec("structure_aware", structure_aware, {"max_tokens": 512, "mode": "pack"}, "Structure-aware (≤512 tokens)",
+          False, max_tokens=512, uses_headings=True),
+    _spec("structure_sections", structure_aware, {"max_tokens": 512, "mode": "section"},
+          "Structure-aware, one chunk per section (≤512 tokens)", False, max_tokens=512, uses_headings=True),
     _spec("semantic_embedding", semantic_embedding,
           {"embed": None, "percentile": 80.0, "min_chars": 200, "max_chars": 1000},
           "Semantic (embedding, floor 200)", False, max_chars=1000),
@@ -92,7 +102,33 @@ _SPECS = [
           "Semantic (embedding, no floor)", False, max_chars=1000),
     _spec("whole_document", whole_document, {}, "Whole document", False),
 ]
-STRATEGIES: Mapping[str, StrategySpec] = MappingProxyType({s.name: s for s in _SPECS})
+_REGISTRY: dict[str, StrategySpec] = {s.name: s for s in _SPECS}
+STRATEGIES: Mapping[str, StrategySpec] = MappingProxyType(_REGISTRY)
+
+
+def register_variant(name: str, base: str, params: Mapping[str, Any], label: str, **extra: Any) -> str:
+    """Register ``name`` as strategy ``base`` with ``params`` replacing its defaults (for a user's
+    sizes, e.g. ``fixed_chars_800_o200``); return ``name``.
+
+    Registering the same name again with the same function and parameters is a no-op; a
+    different definition under a taken name raises ``ValueError``. The parameters are checked
+    on a short text at once, so a bad size fails here rather than mid-run.
+    """
+    spec = _lookup(base)
+    unknown = sorted(set(params) - set(spec.params))
+    if unknown:
+        raise ValueError(f"strategy {base!r} has no parameter(s) {unknown}; it takes: {sorted(spec.params)}")
+    variant = _spec(name, spec.func, {**spec.params, **params}, label, False,
+                    tiles=spec.tiles and not params.get("overlap", 0), **extra)
+    if name in _REGISTRY:
+        old = _REGISTRY[name]
+        if old.func is variant.func and dict(old.params) == dict(variant.params):
+            return name
+        raise ValueError(f"strategy name {name!r} is taken by a different definition")
+    if variant.params.get("embed", 0) is not None:  # the embedding strategies are checked when run
+        spec.func("A short check. Of the parameters.", **variant.params)
+    _REGISTRY[name] = variant
+    return name
 
 
 def _lookup(strategy: str) -> StrategySpec:
@@ -112,9 +148,11 @@ def strategy_label(name: str) -> str:
     return _lookup(name).label
 
 
-def document_spans(text: str, strategy: str, **overrides: Any) -> list[ChunkSpan]:
+def document_spans(text: str, strategy: str, *, headings: list[Heading] | None = None,
+                   **overrides: Any) -> list[ChunkSpan]:
     """``(start, end, ctx_start, ctx_end)`` spans of ``text`` under ``strategy``, with
-    ``overrides`` replacing default parameters; checked against the span contract."""
+    ``overrides`` replacing default parameters; checked against the span contract.
+    ``headings`` reach strategies that use them (``None``: found in the text)."""
     spec = _lookup(strategy)
     unknown = sorted(set(overrides) - set(spec.params))
     if unknown:
@@ -124,6 +162,8 @@ def document_spans(text: str, strategy: str, **overrides: Any) -> list[ChunkSpan
     if not isinstance(text, str):
         raise ValueError(f"text must be a str, got {type(text).__name__}")
     params = {**spec.params, **overrides}
+    if spec.uses_headings:
+        params["headings"] = headings
     spans = absorb_blank_spans(text, spec.func(text, **params))  # func validates params first
     tiles = spec.tiles and not params.get("overlap", 0)
     check_spans(text, spans, tiles=tiles)
@@ -136,12 +176,17 @@ def _chunks(doc: Document, spans: list[ChunkSpan], first_id: int) -> list[Chunk]
 
 def chunk_document(doc: Document, strategy: str, **overrides: Any) -> list[Chunk]:
     """The chunks of one document, ids ``0 .. n-1`` in text order."""
-    return _chunks(doc, document_spans(doc.text, strategy, **overrides), 0)
+    return _chunks(doc, _document_spans(doc, strategy, overrides), 0)
 
 
 def chunk_corpus(documents: Iterable[Document], strategy: str, **overrides: Any) -> list[Chunk]:
     """The chunks of every document in order, ids ``0 .. n-1`` across the whole corpus."""
     chunks: list[Chunk] = []
     for doc in documents:
-        chunks.extend(_chunks(doc, document_spans(doc.text, strategy, **overrides), len(chunks)))
+        chunks.extend(_chunks(doc, _document_spans(doc, strategy, overrides), len(chunks)))
     return chunks
+
+
+def _document_spans(doc: Document, strategy: str, overrides: dict[str, Any]) -> list[ChunkSpan]:
+    headings = document_headings(doc) if _lookup(strategy).uses_headings else None
+    return document_spans(doc.text, strategy, headings=headings, **overrides)

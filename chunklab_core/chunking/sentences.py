@@ -1,17 +1,20 @@
 """Sentence units and the sentence-window strategy.
 
-Handles: sentences as character spans (``text.sentence_spans``: end punctuation ``.!?``
-plus whitespace, or a blank line), with whitespace-only pieces merged into the next
-sentence; indexing one sentence and returning it with ``window`` sentences on each side.
+Handles: sentences as character spans from ``sentence_split.sentence_spans`` (the one
+sentence rule of the package: ``.!?`` plus whitespace, the terminators of Devanagari, Arabic,
+Urdu, Armenian, Ethiopic, Myanmar, Khmer and CJK with or without whitespace, Thai/Lao spaces,
+closing quotes, brackets and emphasis markers, blank lines; read its docstring), with
+whitespace-only pieces merged into the next sentence; indexing one sentence and returning it
+with ``window`` sentences on each side.
 
-Not handled: sentence boundaries the shared rule does not know (CJK full stops "。！？",
-abbreviations such as "e.g." are split like any full stop); a text without a recognised
-boundary is one sentence.
+Not handled: abbreviations ("e.g." is split like any full stop here; the abbreviation-aware
+option of ``sentence_split`` is not used by the registered strategies); a text without a
+recognised boundary is one sentence.
 """
 
 from __future__ import annotations
 
-from ..text import sentence_spans
+from ..sentence_split import sentence_spans
 from .spans import ChunkSpan, Span, merge_blank_pieces
 
 

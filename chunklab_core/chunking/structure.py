@@ -19,8 +19,23 @@ else it stays with the text before it. Pieces are then merged greedily under the
 each chunk counted exactly. ``tables_intact`` reports how
 many tables and lists a set of spans keeps whole, for any strategy.
 
+Headings come from ``headings`` (one model for every format): the caller passes a
+document's headings (``headings.document_headings``: .docx styles and outline levels, HTML
+``<h1>``-``<h6>``, PDF outlines or larger fonts, stored by the loader), else they are found in
+the text (``headings.text_headings``: Markdown, NQ markup, bold-only and ALL-CAPS short
+lines). Every heading starts a unit of kind heading, and the text after it starts the next.
+A document without any heading falls back to the blocks above (paragraphs, or lines);
+``headings.heading_report`` says which documents do.
+
+Two modes: ``mode="pack"`` (the default, ``structure_aware``) merges units greedily under the
+ceiling, so small sections share a chunk; ``mode="section"`` (``structure_sections``) gives
+one chunk per section (a heading to the next heading of any level; the text before the first
+heading is a section too) and splits a section, as ``pack`` does, only when it is longer than
+the ceiling. Without headings the whole document is one section, so both modes agree.
+
 Not handled: setext headings (underlined with ``===``), nested Markdown structure, HTML
-that is not block-balanced (an unclosed block runs to the end of the document).
+that is not block-balanced (an unclosed block runs to the end of the document), sections by
+level (a level-3 heading starts a section as a level-1 heading does).
 """
 
 from __future__ import annotations
@@ -28,9 +43,10 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple
+from typing import Iterable, NamedTuple, Sequence
 
-from .spans import LEVELS, ChunkSpan, Span, is_blank, pack, recursive_spans
+from ..headings import Heading, text_headings
+from .spans import NON_SPACE, LEVELS, ChunkSpan, Span, is_blank, pack, recursive_spans
 from .token_windows import TokenMeasure
 
 HTML_BLOCK_TAG = re.compile(r"<(/?)(H[1-6]|P|Table|Ul|Ol|Dl)(?:[\s_][^>]*)?>", re.IGNORECASE)
@@ -43,6 +59,7 @@ _LINE = re.compile(r"[^\n]*\n|[^\n]+")
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
 INTACT_KINDS = ("table", "list")
 STRUCTURE_LEVELS = ("markup_item", *LEVELS)
+MODES = ("pack", "section")
 
 
 @dataclass(frozen=True)
@@ -119,13 +136,24 @@ def structure_blocks(text: str) -> list[Block]:
     return _html_blocks(text) if HTML_BLOCK_TAG.search(text) else _markdown_blocks(text)
 
 
-def structure_units(text: str) -> tuple[list[Span], list[str]]:
-    """Units tiling ``text`` (each block to the next block's start) and their kinds."""
+def structure_units(text: str, headings: Sequence[Heading] | None = None) -> tuple[list[Span], list[str]]:
+    """Units tiling ``text`` (each block or heading to the next one's start) and their kinds.
+
+    ``headings`` (``None``: ``headings.text_headings(text)``) each start a unit of kind
+    heading; the first visible character after a heading starts the next unit."""
     if not text:
         return [], []
     blocks = structure_blocks(text)
-    starts = sorted({0, *(b.start for b in blocks)})
+    starts_set = {0, *(b.start for b in blocks)}
     kind_at = {b.start: b.kind for b in blocks}
+    for heading in text_headings(text) if headings is None else headings:
+        starts_set.add(heading.start)
+        kind_at[heading.start] = "heading"
+        after = NON_SPACE.search(text, heading.end)  # NQ keeps text after </Hn> with the heading, as before
+        if after is not None and after.start() not in kind_at and heading.cue != "nq-html":
+            starts_set.add(after.start())
+            kind_at[after.start()] = "text"
+    starts = sorted(starts_set)
     units: list[Span] = []
     kinds: list[str] = []
     carry: int | None = None  # a blank unit joins the next one
@@ -142,16 +170,47 @@ def structure_units(text: str) -> tuple[list[Span], list[str]]:
     return units, kinds
 
 
-def structure_aware(text: str, max_tokens: int) -> list[ChunkSpan]:
-    """Units merged greedily under ``max_tokens`` cl100k_base tokens; a unit over the
-    ceiling is first split recursively (so a heading can still join its first piece);
-    headings are glued to the units that follow them where they fit."""
+def structure_aware(text: str, max_tokens: int, mode: str = "pack",
+                    headings: Sequence[Heading] | None = None) -> list[ChunkSpan]:
+    """``mode="pack"``: units merged greedily under ``max_tokens`` cl100k_base tokens; a unit
+    over the ceiling is first split recursively (so a heading can still join its first
+    piece); headings are glued to the units that follow them where they fit.
+    ``mode="section"``: one chunk per section, a section over the ceiling packed as above.
+    ``headings``: the document's headings (``None``: found in the text)."""
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
         raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-    units, kinds = structure_units(text)
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    units, kinds = structure_units(text, headings)
     if not units:
         return []
     measure = TokenMeasure(text)
+    if mode == "pack":
+        return [(s, e, s, e) for s, e in _pack_units(text, units, kinds, max_tokens, measure)]
+    spans: list[Span] = []
+    for section in _sections(units, kinds):
+        first, last = units[section[0]], units[section[-1]]
+        if measure.size(first[0], last[1]) <= max_tokens:
+            spans.append((first[0], last[1]))
+        else:
+            spans.extend(_pack_units(text, [units[i] for i in section], [kinds[i] for i in section],
+                                     max_tokens, measure))
+    return [(s, e, s, e) for s, e in spans]
+
+
+def _sections(units: list[Span], kinds: list[str]) -> list[list[int]]:
+    """Unit indices grouped into sections: a new section at every heading unit."""
+    sections: list[list[int]] = []
+    for i, kind in enumerate(kinds):
+        if kind == "heading" or not sections:
+            sections.append([])
+        sections[-1].append(i)
+    return sections
+
+
+def _pack_units(text: str, units: list[Span], kinds: list[str], max_tokens: int,
+                measure: TokenMeasure) -> list[Span]:
+    """The pack mode on a run of units (see ``structure_aware``)."""
     pieces: list[Span] = []
     piece_kinds: list[str] = []
     for (start, end), kind, estimate in zip(units, kinds, measure.sizes(units)):
@@ -172,8 +231,7 @@ def structure_aware(text: str, max_tokens: int) -> list[ChunkSpan]:
         groups.append((pieces[i][0], pieces[j][1]))
         group_sizes.append(total)
         i = j + 1
-    spans = pack(text, groups, max_tokens, measure, STRUCTURE_LEVELS, group_sizes)
-    return [(s, e, s, e) for s, e in spans]
+    return pack(text, groups, max_tokens, measure, STRUCTURE_LEVELS, group_sizes)
 
 
 class TableCount(NamedTuple):

@@ -158,3 +158,15 @@ class TokenMeasure:
 
     def hard_cut(self, start: int, end: int, limit: int) -> list[Span]:
         return token_window_spans(self.text, limit, start, end)
+
+
+def recursive_tokens(text: str, max_tokens: int) -> list[ChunkSpan]:
+    """The recursive splitter of ``characters.recursive_characters`` (paragraph > line >
+    sentence > whitespace > hard cut, greedy merge) under a ceiling of ``max_tokens``
+    cl100k_base tokens instead of characters."""
+    from .spans import LEVELS, recursive_spans
+
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+        raise ValueError(f"max_tokens must be a positive integer number of tokens, got {max_tokens!r}")
+    spans = recursive_spans(text, 0, len(text), max_tokens, TokenMeasure(text), LEVELS)
+    return [(s, e, s, e) for s, e in spans]

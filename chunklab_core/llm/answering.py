@@ -5,7 +5,7 @@ contexts only, and for the exact phrase "not in the context" when they lack the 
 ``answer_question`` returning the text with its cost, and ``run_batch``: a loop with a tqdm
 progress bar (rate and ETA) whose ``fn`` calls a ``RecordedLLM`` in ``replay_or_record`` mode,
 so a killed run that is started again serves every finished item from the records (no model
-call) and continues where it stopped.
+call) and continues where it stopped; ``concurrency`` items may be in flight at once.
 
 Not handled: choosing the contexts (retrieval does that), truncating them to the model's
 window (the embedded backend raises when the prompt does not fit), grading (``judges``).
@@ -81,22 +81,14 @@ def answer_question(llm: Any, question: str, contexts: list[str],
 
 
 def run_batch(items: Iterable[T], fn: Callable[[T], R], store: CallStore | None = None,
-              desc: str = "LLM calls") -> list[R]:
+              desc: str = "LLM calls", concurrency: int = 1) -> list[R]:
     """``[fn(item) for item in items]`` with a progress bar; resumable through the records.
 
     ``fn`` should call a ``RecordedLLM`` in ``replay_or_record`` mode writing to ``store``:
     items finished by an earlier (possibly killed) run are then served from the records,
     and the bar's postfix shows how many calls this run really made (``new``).
+    ``concurrency`` items run at once (``llm.pool.map_bounded``); results keep item order.
     """
-    from tqdm.auto import tqdm
+    from chunklab_core.llm.pool import map_bounded
 
-    items = list(items)
-    before = len(store) if store is not None else 0
-    results = []
-    with tqdm(total=len(items), desc=desc, unit="item", dynamic_ncols=True) as bar:
-        for item in items:
-            results.append(fn(item))
-            if store is not None:
-                bar.set_postfix(new=len(store) - before, refresh=False)
-            bar.update(1)
-    return results
+    return map_bounded(items, fn, concurrency, store=store, desc=desc)

@@ -38,7 +38,12 @@ class IdentityUnavailable(BackendUnavailable):
 
 @dataclass(frozen=True)
 class Completion:
-    """One model reply with its cost. ``key``/``replayed`` are set by ``RecordedLLM``."""
+    """One model reply with its cost. ``key``/``replayed`` are set by ``RecordedLLM``.
+
+    ``served`` holds per-call facts a server reports (the model name in its response, its
+    ``system_fingerprint``, the constraint used, retries made); ``RecordedLLM`` stores them
+    with the call, outside its key.
+    """
 
     text: str
     prompt_tokens: int | None = None
@@ -46,6 +51,7 @@ class Completion:
     latency_s: float | None = None
     key: str | None = None
     replayed: bool = False
+    served: dict | None = None
 
 
 def canonical_json(obj: Any) -> str:
@@ -121,7 +127,8 @@ class LLM(ABC):
         start = time.perf_counter()
         reply = self._generate(clean, schema, effective)
         latency = time.perf_counter() - start
-        return Completion(reply.text, reply.prompt_tokens, reply.completion_tokens, latency)
+        return Completion(reply.text, reply.prompt_tokens, reply.completion_tokens, latency,
+                          served=reply.served)
 
     def complete(self, messages: list[dict], schema: dict | None = None, **options) -> str:
         """The reply text of one chat completion (``schema`` constrains it to that JSON schema)."""

@@ -3,25 +3,46 @@
 Handles: ``call_key`` (sha256 of the canonical JSON of messages, schema, effective options and
 model identity: a new model, prompt or option is a new key, hence a new call); ``CallStore``,
 one JSONL file per run or stage (``data/llm_calls/<stage>.jsonl``), each record written with a
-single ``os.write`` + ``os.fsync`` so a run killed with ``kill -9`` loses no finished call, and
-a torn or unreadable line (a crash mid-write) is skipped on load with a warning, never fatal;
+single ``os.write`` + ``os.fsync`` under an exclusive ``flock`` so a run killed with ``kill -9``
+loses no finished call and two processes recording into one file never interleave lines;
+every record is checked on load (:mod:`chunklab_core.llm.record_schema`: any bad line is an
+error naming the file, line and field, before any call is served or made), except a torn
+*last* line -- what a kill mid-write leaves -- which is counted and reported, and moved aside
+to ``<file>.torn-<time>`` before the next record is appended, so the file stays clean;
 ``RecordedLLM``, which serves recorded calls without touching the backend (``mode="replay"``
 never loads a model) and records new ones (``"record"``, ``"replay_or_record"``).
 
 A record holds: key, backend, model, digest or sha256, the effective options, attempt, the
 output text, latency in seconds, prompt and completion token counts, a UTC timestamp and the
-runtime (library version, host...). The prompt itself is not stored, only its hash (the key):
-the tables that use the calls hold the questions and contexts. When a key is recorded more
+runtime (library version, host...), and for a server backend what the server reported about
+the call (``served``: the model in its response, ``system_fingerprint``, retries made). The
+prompt itself is not stored, only its hash (the key): the tables that use the calls hold the
+questions and contexts. When a key is recorded more
 than once (``mode="record"`` re-records), the last record wins.
 
-Not handled: several processes appending to one file at once (one writer per stage file).
+A records folder that does not exist is an error in every mode (a mistyped folder would
+otherwise replay nothing, or record hours of calls somewhere unexpected); create it to record
+into a new one.
+
+Concurrency (``llm.pool`` runs calls in threads): ``CallStore.append`` holds a thread lock and
+an exclusive ``flock`` of the file, so each record stays one whole fsynced line whatever the
+completion order or the number of writing processes; ``RecordedLLM`` counts under a lock and
+makes a call whose key is already in flight in another thread wait for that call's result
+instead of running it twice. The key never depends on order, so the records of a run replay to
+the same tables whatever its concurrency was.
+
+Not handled: sharing an in-memory index between processes (two processes recording the same
+stage may each make a call the other already made; both records are valid, the last wins),
+locking on filesystems without ``flock`` (then: one writer per stage file).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
+import threading
 import time
 import warnings
 from datetime import datetime, timezone
@@ -31,12 +52,37 @@ from typing import Any, Callable
 from chunklab_core import paths
 from chunklab_core.llm.base import (LLM, Completion, IdentityUnavailable, canonical_json,
                                     split_key_only, validate_messages)
+from chunklab_core.llm.record_schema import (RecordsError, read_records, record_problems,  # noqa: F401
+                                             torn_message)
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no lock, one writer per file
+    fcntl = None
 
 MODES = ("record", "replay", "replay_or_record")
 
 
 class ReplayMiss(LookupError):
     """A replay-only call whose key is not in the store."""
+
+
+class RecordsFolderMissing(FileNotFoundError):
+    """The folder that should hold the records does not exist."""
+
+
+def require_folder(folder: str | Path, mode: str) -> None:
+    """Raise :class:`RecordsFolderMissing` (worded for ``mode``) unless ``folder`` exists."""
+    folder = Path(folder)
+    if folder.is_dir():
+        return
+    if mode == "replay":
+        then = ("replay mode only reads recorded calls, so there is nothing to replay and nothing "
+                "was run. Check the folder name (e.g. RECORDS_DIR), or leave it unset for data/llm_calls")
+    else:
+        then = (f"no model was called. Check the folder name (e.g. RECORDS_DIR); to record into a new "
+                f"folder, create it first: mkdir -p {folder}")
+    raise RecordsFolderMissing(f"records folder {folder} does not exist ({mode} mode): {then}")
 
 
 def call_key(messages: list[dict], schema: dict | None, options: dict[str, Any],
@@ -57,8 +103,10 @@ class CallStore:
         self.path = Path(path)
         self.stage = stage or self.path.stem
         self.make_target = make_target
+        self.mode: str | None = None  # set by RecordedLLM; words the messages
+        self.torn_lines = 0  # torn last lines seen on load (0 or 1)
         self._index: dict[str, dict] | None = None
-        self._checked_tail = False
+        self._append_lock = threading.Lock()
 
     @classmethod
     def for_stage(cls, stage: str, root: str | Path | None = None, **kwargs) -> "CallStore":
@@ -68,22 +116,21 @@ class CallStore:
         root = Path(root) if root is not None else paths.DATA_DIR / "llm_calls"
         return cls(root / f"{stage}.jsonl", stage=stage, **kwargs)
 
+    def load(self) -> "CallStore":
+        """Read and check every record now (see ``record_schema.read_records``); returns self."""
+        self._load()
+        return self
+
     def _load(self) -> dict[str, dict]:
         if self._index is None:
-            index, bad = {}, []
+            index: dict[str, dict] = {}
             if self.path.exists():
-                with open(self.path, "rb") as handle:
-                    for number, raw in enumerate(handle, start=1):
-                        try:
-                            record = json.loads(raw.decode("utf-8"))
-                            index[record["key"]] = record
-                        except (ValueError, KeyError, TypeError):
-                            if raw.strip():
-                                bad.append(number)
-            if bad:
-                warnings.warn(f"{self.path}: ignored {len(bad)} unreadable line(s) {bad[:10]} "
-                              "(a run killed mid-write leaves a torn last line; the calls "
-                              "they held will be made again)", RuntimeWarning, stacklevel=3)
+                records, torn = read_records(self.path, self.mode)
+                for _, record in records:
+                    index[record["key"]] = record
+                if torn is not None:
+                    self.torn_lines = 1
+                    warnings.warn(torn_message(self.path, torn, self.mode), RuntimeWarning, stacklevel=3)
             self._index = index
         return self._index
 
@@ -108,24 +155,59 @@ class CallStore:
         return [json.loads(s) for s in sorted(seen)]
 
     def append(self, record: dict) -> None:
-        """Write ``record`` as one line and fsync it before returning."""
-        if "key" not in record:
-            raise ValueError("a record needs a 'key'")
-        self._load()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        """Write ``record`` as one line and fsync it before returning.
+
+        Under a thread lock (threads of ``llm.pool``) and an exclusive ``flock`` of the file
+        (other processes): a torn last line (left by a killed writer) is first copied to
+        ``<file>.torn-<time>`` and cut off, so it never ends up mid-file.
+        """
+        problems = record_problems(record)
+        if problems:
+            raise ValueError(f"refusing to record a bad call in {self.path}: " + "; ".join(problems))
         line = (canonical_json(record) + "\n").encode("utf-8")
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        with self._append_lock:
+            self._load()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                if fcntl is not None:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                self._set_aside_torn_tail(fd)
+                os.write(fd, line)
+                os.fsync(fd)
+            finally:
+                os.close(fd)  # releases the flock
+            self._index[record["key"]] = record
+
+    def _set_aside_torn_tail(self, fd: int) -> None:
+        """Move an unterminated last line to a side file and truncate it off (lock held)."""
+        size = os.fstat(fd).st_size
+        if not size or os.pread(fd, 1, size - 1) == b"\n":
+            return
+        start = size
+        while start > 0:
+            block = os.pread(fd, min(65536, start), max(0, start - 65536))
+            cut = block.rfind(b"\n")
+            if cut >= 0:
+                start = start - len(block) + cut + 1
+                break
+            start -= len(block)
+        tail = os.pread(fd, size - start, start)
         try:
-            if not self._checked_tail:  # never glue a record onto a torn last line
-                size = os.fstat(fd).st_size
-                if size and os.pread(fd, 1, size - 1) != b"\n":
-                    line = b"\n" + line
-                self._checked_tail = True
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        self._index[record["key"]] = record
+            complete = not record_problems(json.loads(tail.decode("utf-8")))
+        except ValueError:
+            complete = False
+        if complete:  # a whole record that only lacks its newline: keep it
+            os.write(fd, b"\n")
+            return
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        aside = self.path.with_name(f"{self.path.name}.torn-{stamp}")
+        aside.write_bytes(tail)
+        os.fsync(fd)
+        os.ftruncate(fd, start)
+        os.fsync(fd)
+        warnings.warn(f"{self.path}: moved a torn last line ({len(tail)} bytes, a run killed while "
+                      f"writing it) to {aside} before appending", RuntimeWarning, stacklevel=3)
 
     def miss_message(self, key: str) -> str:
         hint = (f"`make {self.make_target}`" if self.make_target else
@@ -133,6 +215,14 @@ class CallStore:
         return (f"no recorded LLM call for key {key[:12]}... in stage {self.stage!r} "
                 f"({self.path}). Replay mode never runs a model: record the call with {hint}, "
                 "or use mode='replay_or_record' with a model available.")
+
+
+class _InFlight:
+    """A call running in one thread that others with the same key wait for."""
+
+    def __init__(self):
+        self.done = threading.Event()
+        self.result: Completion | None = None
 
 
 class RecordedLLM:
@@ -148,12 +238,17 @@ class RecordedLLM:
                  mode: str = "replay_or_record"):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        require_folder(store.path.parent, mode)
         self._backend = backend
         self.store = store
         self.mode = mode
+        store.mode = mode
+        store.load()  # every record checked before any work (RecordsError names file, line, field)
         self.hits = 0
         self.new_calls = 0
         self._identity: dict[str, str] | None = None
+        self._lock = threading.Lock()  # counters, identity and the in-flight table
+        self._in_flight: dict[str, _InFlight] = {}
 
     @property
     def backend(self) -> LLM:
@@ -167,6 +262,10 @@ class RecordedLLM:
     def identity(self) -> dict[str, str]:
         """The backend's model identity; when it cannot tell (server down, file absent) and the
         mode replays, the single identity recorded for that backend and model."""
+        with self._lock:
+            return self._resolve_identity()
+
+    def _resolve_identity(self) -> dict[str, str]:
         if self._identity is None:
             try:
                 self._identity = self.backend.identity()
@@ -190,14 +289,35 @@ class RecordedLLM:
         effective = self.backend.normalize_options(model_options)
         identity = self.identity()
         key = call_key(clean, schema, {**effective, **key_only}, identity)
-        record = self.store.get(key) if self.mode != "record" else None
-        if record is not None:
-            self.hits += 1
-            return Completion(record["output"], record.get("prompt_tokens"),
-                              record.get("completion_tokens"), record.get("latency_s"),
-                              key=key, replayed=True)
-        if self.mode == "replay":
-            raise ReplayMiss(self.store.miss_message(key))
+        while True:
+            with self._lock:
+                record = self.store.get(key) if self.mode != "record" else None
+                if record is not None:
+                    self.hits += 1
+                    return Completion(record["output"], record.get("prompt_tokens"),
+                                      record.get("completion_tokens"), record.get("latency_s"),
+                                      key=key, replayed=True)
+                if self.mode == "replay":
+                    raise ReplayMiss(self.store.miss_message(key))
+                waiting = self._in_flight.get(key)
+                if waiting is None:  # this thread makes the call
+                    mine = self._in_flight[key] = _InFlight()
+                    break
+            waiting.done.wait()  # the same call runs in another thread: take its result
+            if waiting.result is not None:
+                with self._lock:
+                    self.hits += 1
+                return dataclasses.replace(waiting.result, replayed=True)
+            # that call failed: loop, and make it here unless it is recorded by now
+        try:
+            mine.result = self._run_and_record(key, clean, schema, effective, key_only, identity)
+            return mine.result
+        finally:
+            with self._lock:
+                self._in_flight.pop(key)
+            mine.done.set()
+
+    def _run_and_record(self, key, clean, schema, effective, key_only, identity) -> Completion:
         start = time.perf_counter()
         reply = self.backend._generate(clean, schema, effective)
         latency = round(time.perf_counter() - start, 4)  # as stored, so replay returns the same
@@ -208,8 +328,10 @@ class RecordedLLM:
             "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
             "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "runtime": self.backend.runtime(),
+            **({"served": reply.served} if reply.served is not None else {}),
         })
-        self.new_calls += 1
+        with self._lock:
+            self.new_calls += 1
         return Completion(reply.text, reply.prompt_tokens, reply.completion_tokens, latency,
                           key=key, replayed=False)
 

@@ -1,13 +1,17 @@
 """Wiring the recorded models of a study: which backend, which model, which call store.
 
 Handles: :class:`MeteredLLM` (a recorded LLM that also keeps the cost of every call made
-through it), :func:`make_backend` (an unloaded llama.cpp or Ollama backend for a model name)
-and :func:`make_models` (the answerer and the judges of a study, each recorded under its own
-stage). Not handled: prompts and parsing (``answering``, ``judges``), the call records
+through it, per thread, so items processed at once by ``llm.pool`` keep their own costs),
+:func:`make_backend` (an unloaded llama.cpp, Ollama or OpenAI-compatible backend for a model
+name), :func:`make_models` (the answerer and the judges of a study, each recorded under its
+own stage) and :func:`replaying` (serve the models from their records only, for a while). Not handled: prompts and parsing (``answering``, ``judges``), the call records
 themselves (``records``), which questions are asked (``chunklab_core.answer_study``).
 """
 
 from __future__ import annotations
+
+import contextlib
+import threading
 
 DEFAULT_ANSWERER = ("qwen15", "qwen-1.5b")
 DEFAULT_JUDGES = {"qwen15": "qwen-1.5b", "qwen05": "qwen-0.5b"}
@@ -24,28 +28,67 @@ class MeteredLLM:
     def __init__(self, recorded):
         self.recorded = recorded
         self.store = recorded.store
-        self._calls: list[tuple] = []
+        self._local = threading.local()  # each thread's calls since its last take()
+        self._log_lock = threading.Lock()
         self.log: dict[str, dict] = {}  # every distinct call made through this wrapper, by key
+
+    @property
+    def _calls(self) -> list[tuple]:
+        if not hasattr(self._local, "calls"):
+            self._local.calls = []
+        return self._local.calls
 
     def call(self, messages, schema=None, **options):
         reply = self.recorded.call(messages, schema, **options)
         self._calls.append((self.store.stage, reply.prompt_tokens, reply.completion_tokens,
                             reply.latency_s, reply.replayed))
-        self.log.setdefault(reply.key, {"stage": self.store.stage, "tokens_in": reply.prompt_tokens,
-                                        "tokens_out": reply.completion_tokens,
-                                        "seconds": reply.latency_s})
+        with self._log_lock:
+            self.log.setdefault(reply.key, {"stage": self.store.stage,
+                                            "tokens_in": reply.prompt_tokens,
+                                            "tokens_out": reply.completion_tokens,
+                                            "seconds": reply.latency_s})
         return reply
 
     def complete(self, messages, schema=None, **options) -> str:
         return self.call(messages, schema, **options).text
 
     def take(self) -> list[tuple]:
-        calls, self._calls = self._calls, []
+        """This thread's calls since its last ``take()`` (and forget them)."""
+        calls, self._local.calls = self._calls, []
         return calls
 
 
-def make_backend(backend: str, model: str, n_threads: int | None = None, host: str | None = None):
-    """An unloaded backend: ``llamacpp`` (a registered alias or a .gguf path) or ``ollama``."""
+@contextlib.contextmanager
+def replaying(models: dict):
+    """Within the block, every recorded model of ``models`` serves its records only
+    (``mode="replay"``) and starts a fresh cost log; the modes are restored afterwards.
+
+    Used to build a study's table from its records after a concurrent recording pass, so the
+    table is the one a later replay gives, whatever the concurrency was.
+    """
+    saved = {}
+    for name, llm in models.items():
+        recorded = getattr(llm, "recorded", llm)
+        saved[name] = recorded.mode
+        recorded.mode = "replay"
+        if hasattr(llm, "log"):
+            llm.log.clear()
+            llm.take()
+    try:
+        yield models
+    finally:
+        for name, llm in models.items():
+            getattr(llm, "recorded", llm).mode = saved[name]
+
+
+BACKENDS = ("llamacpp", "ollama", "openai")
+
+
+def make_backend(backend: str, model: str, n_threads: int | None = None, host: str | None = None,
+                 base_url: str | None = None):
+    """An unloaded backend: ``llamacpp`` (a registered alias or a .gguf path), ``ollama``
+    (``host``, else ``$OLLAMA_HOST``) or ``openai`` (an OpenAI-compatible server at
+    ``base_url``, else ``$OPENAI_BASE_URL``; ``model`` is the id the server lists)."""
     if backend == "llamacpp":
         from .llamacpp_backend import LlamaCppBackend
 
@@ -54,18 +97,25 @@ def make_backend(backend: str, model: str, n_threads: int | None = None, host: s
         from .ollama_backend import OllamaBackend
 
         return OllamaBackend(model, host=host)
-    raise ValueError(f"backend must be 'llamacpp' or 'ollama', not {backend!r}")
+    if backend == "openai":
+        from .openai_backend import OpenAIBackend
+
+        return OpenAIBackend(model, base_url=base_url)
+    raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
 
 
 def make_models(mode: str = "replay_or_record", n_threads: int | None = None, root=None, *,
                 backend: str = "llamacpp", answerer: tuple[str, str] = DEFAULT_ANSWERER,
-                judges: dict[str, str] | None = None, host: str | None = None) -> dict:
+                judges: dict[str, str] | None = None, host: str | None = None,
+                base_url: str | dict[str, str] | None = None) -> dict:
     """The recorded answerer and judges, each a :class:`MeteredLLM`; no model is loaded here.
 
     ``answerer`` is ``(name, model)`` and ``judges`` maps a short name to a model; calls go
     to the stages ``answers_<name>`` and ``judges_<name>`` under ``root`` (default
     ``data/llm_calls``). One backend object per distinct model, so a model that both answers
     and judges is loaded once. Defaults: Qwen2.5-Coder-1.5B answers; it and the 0.5B judge.
+    ``base_url`` (backend ``openai``) is one URL for every model, or a dict model -> URL
+    (vLLM serves one model per server); a model missing from the dict uses ``$OPENAI_BASE_URL``.
     """
     from .records import CallStore, RecordedLLM
 
@@ -76,7 +126,8 @@ def make_models(mode: str = "replay_or_record", n_threads: int | None = None, ro
 
     def backend_for(model: str):
         if model not in backends:
-            backends[model] = make_backend(backend, model, n_threads, host)
+            url = base_url.get(model) if isinstance(base_url, dict) else base_url
+            backends[model] = make_backend(backend, model, n_threads, host, url)
         return backends[model]
 
     def recorded(stage: str, model: str):

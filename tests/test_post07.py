@@ -1,0 +1,44 @@
+"""Post 07's report tables: intervals and verdict words on hand-made per-question rows."""
+
+import numpy as np
+import pandas as pd
+
+from chunklab_core import post07
+
+
+def rows(scorer, depth, before, after, qids=None):
+    n = len(before)
+    return pd.DataFrame({
+        "corpus": "c", "strategy": "s", "first_stage": "bm25", "scorer": scorer, "depth": depth,
+        "qid": qids or [f"q{i}" for i in range(n)], "k": 5,
+        "ndcg_before": before, "ndcg_after": after, "rr_before": before, "rr_after": after,
+        "p_before": 0.2, "p_after": 0.2, "hit_before": 1.0, "hit_after": 1.0, "ceiling": 1.0,
+        "same_set": 1.0, "rescued": 0.0, "pushed_out": 0.0, "tokens_read": 100.0})
+
+
+def test_a_uniform_gain_is_worded_reranked_ahead_and_no_change_cannot_be_told_apart():
+    up = rows("m", 10, [0.5] * 20, [0.7] * 20)
+    flat = rows("m", 20, [0.5] * 20, [0.5] * 20)
+    table = post07.stage_table(pd.concat([up, flat]), resamples=500, seed=1)
+    assert table["d_ndcg"].round(9).tolist() == [0.2, 0.0]
+    assert table["verdict"].tolist() == ["reranked ahead", "cannot be told apart"]
+    assert (table["d_ndcg_low"] <= table["d_ndcg"]).all() and (table["d_ndcg"] <= table["d_ndcg_high"]).all()
+
+
+def test_a_loss_is_worded_first_stage_ahead_and_depths_pair_by_question():
+    rng = np.random.default_rng(0)
+    before = rng.random(30)
+    shallow = rows("m", 5, before, before)
+    deep = rows("m", 50, before, before - 0.1)
+    table = post07.stage_table(deep, 500, 2)
+    assert table["verdict"].tolist() == ["first stage ahead"]
+    depth = post07.depth_comparison(pd.concat([shallow, deep]), 50, 5, 500, 2)
+    assert depth["difference"].round(9).tolist() == [-0.1] and depth["verdict"].tolist() == ["N=5 ahead"]
+
+
+def test_scorer_comparison_uses_only_the_questions_of_the_first_scorer():
+    llm = rows("llm", 10, [0.5] * 3, [1.0, 1.0, 1.0], qids=["q0", "q1", "q2"])
+    emb = rows("emb", 10, [0.5] * 6, [0.0, 0.0, 0.0, 1.0, 1.0, 1.0])
+    out = post07.slice_comparisons(pd.concat([llm, emb]), 500, 3)
+    assert out[["a", "b", "questions"]].values.tolist() == [["llm", "emb", 3]]
+    assert out["difference"].tolist() == [1.0] and out["verdict"].tolist() == ["llm ahead"]
