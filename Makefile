@@ -38,7 +38,13 @@ AUDIT_FILES    := $(wildcard data/audit/post05_v2_sheet.csv data/audit/post05_v2
 NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebooks/03_uncertainty.ipynb \
               $(if $(QUESTION_CALLS),notebooks/04_questions.ipynb,) notebooks/05_answers.ipynb \
               $(if $(wildcard data/audit/post05_v2_sheet.csv),notebooks/06_judge_audit.ipynb,) \
-              $(if $(RERANK_CALLS),notebooks/07_reranking.ipynb,)
+              $(if $(RERANK_CALLS),notebooks/07_reranking.ipynb,) \
+              notebooks/00_findings.ipynb
+# The findings post reads the tables the other posts write, so it runs after them.
+FINDINGS_TABLES := data/01_results.csv data/01_per_question.csv data/02_matrix.csv data/02_per_question.csv.gz \
+              data/03_paired_vs_leader.csv data/03_clustered.csv data/03_calibration.csv data/04_retrieval.csv \
+              data/04_checks.csv data/05_answers.csv data/05_strategy_differences.csv data/05_agreement.csv \
+              data/06_accuracy.csv data/audit/post05_sheet.csv
 OWN_DOCS   := $(if $(DOCS),-p DOCS $(abspath $(DOCS)) -p QUESTIONS $(abspath $(QUESTIONS)),)
 ifneq ($(strip $(DOCS)),)
 .PHONY: notebooks/02_retrievers.ipynb   # your documents: always re-execute post 02 with them
@@ -147,6 +153,10 @@ notebooks/06_judge_audit.ipynb: notebooks/src/06_judge_audit.ipynb $(AUDIT_FILES
 own: | env ## Your documents: make own DOCS=dir QUESTIONS=file [OUT=dir] [CONFIG=file] -> report in OUT
 	@test -n "$(DOCS)" -a -n "$(QUESTIONS)" || { echo "usage: make own DOCS=folder QUESTIONS=file [OUT=dir] [CONFIG=file]" >&2; exit 2; }
 	$(PY) -m chunklab_core.own run "$(DOCS)" "$(QUESTIONS)" --out "$(OUT)" $(if $(CONFIG),--config "$(CONFIG)",)
+
+notebooks/00_findings.ipynb: notebooks/src/00_findings.ipynb $(FINDINGS_TABLES) $(PKG_SRC) \
+                             $(filter-out notebooks/00_findings.ipynb,$(NOTEBOOKS)) | env
+	$(PAPERMILL) $< $@ $(PARAMS)
 
 notebooks: $(NOTEBOOKS) ## Execute the numbered notebooks that are out of date, in order
 

@@ -57,6 +57,46 @@ def show_figure(fig, name: str, write: bool = True, folder: Path | None = None) 
     plt.close(fig)
 
 
+# Strategy families share a hue; members differ by shade, line style and marker, so eleven
+# strategies stay distinguishable in one panel (and in grey print, by style and marker).
+FAMILY_COLOURS = {
+    "fixed": ("#08306b", "#2171b5", "#6baed6", "#4292c6", "#084594"),
+    "tokens": ("#00441b", "#41ab5d"),
+    "recursive": ("#e7298a",),
+    "sentence": ("#d94801",),
+    "structure": ("#6a51a3",),
+    "parent": ("#b8860b",),
+    "semantic": ("#a50f15", "#ef3b2c", "#fc9272"),
+    "other": ("#525252",),
+}
+FAMILY_OF = {"fixed_tokens": "tokens", "fixed": "fixed", "recursive": "recursive", "sentence": "sentence",
+             "structure": "structure", "parent": "parent", "semantic": "semantic"}
+LINE_STYLES = ("-", "--", ":", "-.")
+MARKERS = ("o", "s", "^", "D", "v")
+
+
+def strategy_family(strategy: str) -> str:
+    """The family a registered strategy name belongs to (by its prefix), else "other"."""
+    for prefix, family in FAMILY_OF.items():
+        if strategy.startswith(prefix):
+            return family
+    return "other"
+
+
+def strategy_styles(strategies: Sequence[str]) -> dict[str, dict]:
+    """Matplotlib keyword arguments per strategy: colour by family, shade/line style/marker within it."""
+    seen: dict[str, int] = {}
+    styles = {}
+    for strategy in strategies:
+        family = strategy_family(strategy)
+        index = seen.get(family, 0)
+        seen[family] = index + 1
+        colours = FAMILY_COLOURS[family]
+        styles[strategy] = {"color": colours[index % len(colours)], "linestyle": LINE_STYLES[index % len(LINE_STYLES)],
+                            "marker": MARKERS[index % len(MARKERS)]}
+    return styles
+
+
 def plot_metric_at_k(summary: pd.DataFrame, ks: Sequence[int], metric: str = "hit", label_col: str = "label",
                      ylabel: str = "recall@k (hit rate)", ci: pd.DataFrame | None = None):
     """One line per strategy: ``metric@k`` against k (with interval bars when ``ci`` is given)."""
@@ -77,16 +117,18 @@ def plot_metric_at_k(summary: pd.DataFrame, ks: Sequence[int], metric: str = "hi
 
 def plot_recall_vs_tokens(summary: pd.DataFrame, ks: Sequence[int], label_col: str = "label"):
     """Hit rate against mean returned tokens, one curve per strategy through k = ks."""
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig, ax = plt.subplots(figsize=(8.5, 4.2))
+    styles = strategy_styles(list(summary["strategy"])) if "strategy" in summary else {}
     for _, row in summary.iterrows():
         x = [row[f"tokens@{k}"] for k in ks]
         y = [row[f"hit@{k}"] for k in ks]
-        ax.plot(x, y, marker="o", label=row[label_col])
-        ax.annotate(f"k={ks[-1]}", (x[-1], y[-1]), fontsize=7, xytext=(3, -8), textcoords="offset points")
+        ax.plot(x, y, label=row[label_col], markersize=4, **styles.get(row.get("strategy"), {"marker": "o"}))
     ax.set_xscale("log")
     ax.set_xlabel("mean returned tokens (cl100k_base, log scale)")
     ax.set_ylabel("recall@k (hit rate)")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title(f"each curve runs through k = {', '.join(str(k) for k in ks)} (left to right)", fontsize=9)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the curves, not over them
+    fig.tight_layout()
     return fig
 
 

@@ -24,6 +24,7 @@ from .chunking import strategy_label
 from .gold_advice import located_evidence
 from .ranking_stability import kendall_tau_ci, strategy_scores
 from .retrieval_matrix import CORPUS_LABELS, MatrixResult, cell_summary
+from .plots import strategy_styles
 from .selection import select_winner
 
 KEYS = ["corpus", "model", "strategy", "retriever"]
@@ -189,14 +190,18 @@ def balanced_matrix(summary: pd.DataFrame, k: int, lam: float) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)[columns]
 
 
+def _with_model(row) -> str:
+    return row["retriever"] if row["model"] in ("—", "") else f"{row['retriever']} ({row['model']})"
+
+
 def describe_balanced(balanced: pd.DataFrame, k: int) -> str:
     parts = []
     for corpus, group in balanced.groupby("corpus", sort=False):
         best_recall = group.sort_values(f"recall@{k}", ascending=False).iloc[0]
         best = group.iloc[0]
         parts.append(f"**{CORPUS_LABELS.get(corpus, corpus)}**: recall@{k} is highest for {best_recall['label']} / "
-                     f"{best_recall['retriever']} ({best_recall[f'recall@{k}']:.3f} at {best_recall['tokens / T_min']:.1f}× "
-                     f"the cheapest cell's tokens); the balanced leader is {best['label']} / {best['retriever']} "
+                     f"{_with_model(best_recall)} ({best_recall[f'recall@{k}']:.3f} at {best_recall['tokens / T_min']:.1f}× "
+                     f"the cheapest cell's tokens); the balanced leader is {best['label']} / {_with_model(best)} "
                      f"({best[f'recall@{k}']:.3f} at {best['tokens / T_min']:.1f}×).")
     return " ".join(parts)
 
@@ -232,8 +237,8 @@ def plot_budget_curves(matrix: MatrixResult, model: str, ks: Sequence[int]):
     retrievers = list(dict.fromkeys(data["retriever"]))
     fig, axes = plt.subplots(len(corpora), len(retrievers), figsize=(3.4 * len(retrievers), 2.8 * len(corpora)),
                              squeeze=False, sharey="row")
-    colors = plt.get_cmap("tab20")
     strategies = list(dict.fromkeys(data["strategy"]))
+    styles = strategy_styles(strategies)  # colour by family (plots.FAMILY_COLOURS)
     for i, corpus in enumerate(corpora):
         for j, retriever in enumerate(retrievers):
             ax = axes[i][j]
@@ -241,17 +246,18 @@ def plot_budget_curves(matrix: MatrixResult, model: str, ks: Sequence[int]):
             for s_index, strategy in enumerate(strategies):
                 line = panel[panel["strategy"] == strategy]
                 if len(line):
-                    ax.plot(line["mean_tokens"], line["recall"], marker=".", markersize=3, linewidth=1,
-                            color=colors(s_index % 20), label=strategy_label(strategy))
+                    ax.plot(line["mean_tokens"], line["recall"], markersize=3, linewidth=1,
+                            label=strategy_label(strategy), **styles[strategy])
             ax.set_xscale("log")
+            ax.xaxis.set_minor_formatter(plt.NullFormatter())  # minor labels collide on short log ranges
             ax.set_title(f"{CORPUS_LABELS.get(corpus, corpus)} · {retriever}", fontsize=8)
             if i == len(corpora) - 1:
                 ax.set_xlabel("mean returned tokens")
             if j == 0:
                 ax.set_ylabel("slot recall")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7, bbox_to_anchor=(0.5, -0.02 - 0.01 * len(corpora)))
-    fig.tight_layout()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7, bbox_to_anchor=(0.5, 0.0))
+    fig.tight_layout(rect=(0, 0.035 + 0.3 / (2.8 * len(corpora)), 1, 1))  # room for the legend below the panels
     return fig
 
 

@@ -164,8 +164,9 @@ def plot_answer_table(answers: pd.DataFrame):
         ax.set_title(f"{corpus}: {int(part['questions'].iloc[0])} questions per strategy")
         ax.set_ylabel("share of questions")
         ax.grid(axis="y", alpha=0.3)
-    axes[0][-1].legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(measures), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))  # the legend sits below the panels, off the markers
     return fig
 
 

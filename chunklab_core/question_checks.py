@@ -1,7 +1,7 @@
 """Word overlap between a question and its passage, and rule-based validity checks.
 
 Handles: ``overlap_words`` (the tokens the overlap counts), ``word_overlap`` (one formula),
-and five checks, each a small function returning a ``Check(flag, evidence)``:
+and seven checks, each a small function returning a ``Check(flag, evidence)``:
 
 1. ``answer_not_in_passage``: the reference answer does not occur in the passage (exact, else
    case/whitespace-insensitive, ``longdocs.locate``); evidence: the closest passage stretch
@@ -17,6 +17,13 @@ and five checks, each a small function returning a ``Check(flag, evidence)``:
    passage sentence (``text.sentence_spans``); evidence: that sentence and its overlap.
 5. ``near_duplicates``: questions of one set whose ``rapidfuzz`` token-sort ratio with another
    question of the set is >= ``threshold`` (out of 100); evidence: the closest other question.
+6. ``answer_in_question``: the question gives its own answer away — every content word of the
+   reference answer occurs in the question ("Who is Mrs. Farrow?" with answer "Mrs. Farrow");
+   an answer without content words (a bare number, "the") is checked as a whole word instead.
+   Evidence: the answer's words found.
+7. ``not_a_question``: neither a question mark at the end nor a question word or auxiliary at
+   the start ("The passage describes ..."); search queries ("who sings ...") pass by their
+   first word. Evidence: the opening words.
 
 Not handled, and left to a reader: whether the answer really answers the question, questions
 that other passages answer differently, context dependence without a listed cue ("the
@@ -205,13 +212,39 @@ def near_duplicates(questions: Sequence[str], threshold: float = 90.0) -> list[C
     return checks
 
 
+QUESTION_WORDS = frozenset("what which who whom whose when where why how name list give define".split()) | AUXILIARIES
+
+
+def answer_in_question(question: str, answer: str) -> Check:
+    """Flag a question that contains its own answer (every content word of the answer, or the whole answer)."""
+    answer_words = [w for w in overlap_words(answer) if w not in ARTICLES]
+    question_words = set(overlap_words(question))
+    if answer_words:
+        if all(w in question_words for w in answer_words):
+            return Check(True, f"answer words in the question: {', '.join(dict.fromkeys(answer_words))}")
+        return Check(False, "")
+    whole = answer.strip().lower()
+    if whole and re.search(r"(?<!\w)" + re.escape(whole) + r"(?!\w)", question.lower()):
+        return Check(True, f"the answer {answer.strip()!r} is in the question")
+    return Check(False, "")
+
+
+def not_a_question(question: str) -> Check:
+    """Flag text that is not a question: no final "?" and no question word or auxiliary first."""
+    text = question.strip()
+    words = re.findall(r"[^\W\d_]+", text.lower())
+    if not text or text.endswith("?") or (words and words[0] in QUESTION_WORDS):
+        return Check(False, "")
+    return Check(True, f"opens with {' '.join(text.split()[:4])!r}, no question mark")
+
+
 CHECK_NAMES = ("answer not in passage", "numbers disagree", "context-dependent", "yes/no restatement",
-               "near-duplicate")
+               "near-duplicate", "answer in question", "not a question")
 
 
 def check_all(questions: Sequence[str], answers: Sequence[str], passages: Sequence[str],
               restatement_threshold: float = 0.8, duplicate_threshold: float = 90.0) -> list[dict[str, Check]]:
-    """All five checks for each (question, answer, passage); duplicates within ``questions``."""
+    """All seven checks for each (question, answer, passage); duplicates within ``questions``."""
     if not len(questions) == len(answers) == len(passages):
         raise ValueError(f"questions, answers and passages must have the same length, got "
                          f"{len(questions)}, {len(answers)}, {len(passages)}")
@@ -219,5 +252,6 @@ def check_all(questions: Sequence[str], answers: Sequence[str], passages: Sequen
     return [{"answer not in passage": answer_not_in_passage(a, p), "numbers disagree": numbers_disagree(q, p),
              "context-dependent": context_dependent(q),
              "yes/no restatement": yes_no_restatement(q, p, restatement_threshold),
-             "near-duplicate": dup}
+             "near-duplicate": dup, "answer in question": answer_in_question(q, a),
+             "not a question": not_a_question(q)}
             for q, a, p, dup in zip(questions, answers, passages, duplicates)]

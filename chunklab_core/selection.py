@@ -1,20 +1,26 @@
 """When is a winner really a winner? A selection verdict over a per-question score matrix.
 
 One pass of paired bootstrap resamples (:mod:`chunklab_core.stats`) over all candidates gives
-each candidate's probability of being best. The verdict then applies three fixed rules:
+each candidate's paired interval against the leader and its probability of being best. The
+verdict words come from the series' one rule, :func:`chunklab_core.claims.candidate_verdicts`:
 
-* a winner is named only when the leader's probability of being best is >= 0.90;
-* a candidate is ruled out only when it is outside the minimal 95% confidence set (the
-  smallest set of candidates whose probabilities of being best add up to 0.95, cf. the
-  "model confidence set" of Hansen, Lunde & Nason, Econometrica 2011, here in its simple
-  Bayesian-bootstrap form) *and* it scores at least as well as the leader in under 2.5% of the
-  paired resamples (a one-sided bootstrap test against the leader);
+* the leader is the **winner** only when every paired 95% interval ``leader − other`` lies
+  above 0; a candidate whose interval lies above 0 is **ruled out**; the others (and a leader
+  that is no winner) **cannot be ruled out**;
+* probability of being best is reported, never the basis of a verdict (post 03's simulation
+  shows it is overconfident); with ``calibration`` (post 03's table) the headline words it
+  with how often such picks were truly best;
+* the minimal 95% confidence set (the smallest set of candidates whose probabilities of being
+  best add up to 0.95, cf. the "model confidence set" of Hansen, Lunde & Nason, Econometrica
+  2011, in a simple bootstrap form) and each candidate's share of resamples scoring at least
+  as well as the leader are reported alongside;
 * the number of questions that would separate the top two by mean comes from
   :func:`chunklab_core.stats.questions_needed` on their paired difference interval.
 
-The leader is the candidate with the highest probability of being best (ties: higher mean, then
-the earlier column). Fewer than 15 questions trigger a warning. Not handled: multiple
-metrics at once, sequential testing across looks at the data, weighted questions.
+The leader is the candidate with the highest mean (ties: higher probability of being best, then
+the earlier column). ``winner_threshold`` is kept for callers of the earlier API and is only
+reported. Fewer than 15 questions trigger a warning. Not handled: multiple metrics at once,
+sequential testing across looks at the data, weighted questions.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from chunklab_core import claims
 from chunklab_core.stats import (
     TIE_TOLERANCE,
     Interval,
@@ -91,13 +98,18 @@ class SelectionVerdict:
     tail_alpha: float = 0.025
     confidence: float = 0.95
     warnings: list[str] = field(default_factory=list)
+    against_leader: dict = field(default_factory=dict)  # name -> Interval of leader - name
+    verdicts: dict = field(default_factory=dict)  # name -> claims verdict word
+    calibration: pd.DataFrame | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """One row per candidate, by probability of being best descending."""
-        status = ["winner" if n == self.winner else "leader" if n == self.leader
-                  else "ruled out" if n in self.ruled_out else "candidate" for n in self.names]
+        status = [self.verdicts[n] for n in self.names]
+        gap = [self.against_leader.get(n) for n in self.names]
         frame = pd.DataFrame({
             "mean": self.means,
+            "leader_minus_low": [np.nan if g is None else g.low for g in gap],
+            "leader_minus_high": [np.nan if g is None else g.high for g in gap],
             "probability_best": self.probabilities,
             "share_at_least_leader": self.share_at_least_leader,
             "in_confidence_set": [n in self.confidence_set for n in self.names],
@@ -108,12 +120,15 @@ class SelectionVerdict:
     def headline(self) -> str:
         """The verdict in one or two sentences."""
         basis = f"{self.resamples:,} paired resamples of {self.n_questions} questions"
-        leader_p = _percent(self.probabilities[self.names.index(self.leader)])
+        leader_p = claims.probability_best_text(self.probabilities[self.names.index(self.leader)],
+                                                self.calibration)
         if self.winner is not None:
-            text = f"Winner: {self.winner} (probability of being best {leader_p}, {basis})."
+            text = (f"Winner: {self.winner}: every paired {self.confidence:.0%} interval against it lies "
+                    f"above 0 ({basis}; {leader_p}).")
         else:
-            text = (f"No winner: the leader {self.leader} is best in {leader_p} of {basis} "
-                    f"(a winner needs {self.winner_threshold:.0%}). "
+            kept = [n for n in self.candidates if n != self.leader]
+            text = (f"No winner: the leader {self.leader} cannot be told apart from {', '.join(kept)} "
+                    f"(paired {self.confidence:.0%} intervals contain 0; {basis}; {leader_p}). "
                     f"Cannot be ruled out: {', '.join(self.candidates)}.")
             if self.ruled_out:
                 text += f" Ruled out: {', '.join(self.ruled_out)}."
@@ -140,20 +155,24 @@ class SelectionVerdict:
     def to_markdown(self) -> str:
         """Headline, warnings and the candidate table as Markdown (renders in notebooks)."""
         frame = self.to_frame()
-        header = "| candidate | mean | P(best) | P(>= leader) | in 95% set | status |"
-        rows = [f"| {name} | {r['mean']:.3f} | {_percent(r['probability_best'])} | "
+        header = "| candidate | mean | leader − candidate (95% CI) | P(best) | P(>= leader) | in 95% set | verdict |"
+        def gap(r):
+            return "—" if np.isnan(r["leader_minus_low"]) else \
+                f"[{r['leader_minus_low']:+.3f}, {r['leader_minus_high']:+.3f}]"
+        rows = [f"| {name} | {r['mean']:.3f} | {gap(r)} | {_percent(r['probability_best'])} | "
                 f"{_percent(r['share_at_least_leader'])} | {'yes' if r['in_confidence_set'] else 'no'} | "
                 f"{r['status']} |" for name, r in frame.iterrows()]
         notes = [f"> **Warning:** {w}" for w in self.warnings]
         return "\n".join([self.headline(), "", *notes, *([""] if notes else []),
-                          header, "|---|---:|---:|---:|:---:|---|", *rows])
+                          header, "|---|---:|---:|---:|---:|:---:|---|", *rows])
 
     _repr_markdown_ = to_markdown
 
 
 def select_winner(matrix, names=None, resamples: int = 100_000, seed=0, *,
                   winner_threshold: float = 0.90, set_level: float = 0.95, tail_alpha: float = 0.025,
-                  confidence: float = 0.95, sampler: Sampler = "indices") -> SelectionVerdict:
+                  confidence: float = 0.95, sampler: Sampler = "indices",
+                  calibration: pd.DataFrame | None = None) -> SelectionVerdict:
     """Decide whether one candidate (column of ``matrix``) is the winner; see the module docstring.
 
     All quantities come from the same ``resamples`` paired resamples (so the verdict's
@@ -183,12 +202,17 @@ def select_winner(matrix, names=None, resamples: int = 100_000, seed=0, *,
         probabilities += best_shares(resampled[start:start + 8192], scale).sum(axis=0)
     probabilities /= len(resampled)
 
-    leader = int(np.lexsort((np.arange(n_candidates), -means, -probabilities))[0])
+    leader = int(np.lexsort((np.arange(n_candidates), -probabilities, -means))[0])
     tolerance = TIE_TOLERANCE * max(1.0, scale)
     at_least_leader = (resampled >= resampled[:, [leader]] - tolerance).mean(axis=0)
     confidence_set = minimal_confidence_set(probabilities, set_level)
-    in_set = set(confidence_set)
-    ruled_out = [j for j in range(n_candidates) if j not in in_set and at_least_leader[j] < tail_alpha]
+    against_leader = {}
+    for j in range(n_candidates):
+        if j != leader:
+            low, high = percentile_interval(resampled[:, leader] - resampled[:, j], confidence)
+            against_leader[names[j]] = Interval(float(means[leader] - means[j]), float(low), float(high))
+    words = claims.candidate_verdicts(names[leader], {n: (g.low, g.high) for n, g in against_leader.items()})
+    ruled_out = [j for j in range(n_candidates) if words[names[j]] == claims.RULED_OUT]
     by_probability = np.argsort(-probabilities, kind="stable")
 
     first, second = np.argsort(-means, kind="stable")[:2]
@@ -197,7 +221,7 @@ def select_winner(matrix, names=None, resamples: int = 100_000, seed=0, *,
     return SelectionVerdict(
         names=names, means=means, probabilities=probabilities, share_at_least_leader=at_least_leader,
         leader=names[leader],
-        winner=names[leader] if probabilities[leader] >= winner_threshold else None,
+        winner=names[leader] if words[names[leader]] == claims.WINNER else None,
         candidates=[names[j] for j in by_probability if j not in ruled_out],
         ruled_out=[names[j] for j in by_probability if j in ruled_out],
         confidence_set=[names[j] for j in confidence_set],
@@ -205,5 +229,6 @@ def select_winner(matrix, names=None, resamples: int = 100_000, seed=0, *,
         questions_needed=questions_needed(n_questions, diff.mean, (diff.low, diff.high)),
         n_questions=n_questions, resamples=len(resampled), seed=seed,
         winner_threshold=winner_threshold, set_level=set_level, tail_alpha=tail_alpha,
-        confidence=confidence, warnings=notes,
+        confidence=confidence, warnings=notes, against_leader=against_leader, verdicts=words,
+        calibration=calibration,
     )

@@ -183,8 +183,9 @@ def questions_needed(n: int, diff: float, ci: tuple[float, float], cap: int = 10
     ``max(n + 1, ceil(n * (halfwidth / |diff|)**2))`` with ``halfwidth = (high - low) / 2``:
     an interval's width shrinks like 1/sqrt(n) at a fixed per-question variance. Returns None
     when |diff| < 1e-9 (no difference to resolve) or the answer exceeds ``cap``. The ratio is
-    rounded to 9 decimals before the ceiling so float noise cannot add a question (n=20,
-    diff=0.02, ci=(-0.08, 0.12) gives exactly 500).
+    rounded to 6 decimals before the ceiling so float noise cannot add a question (n=20,
+    diff=0.02, ci=(-0.08, 0.12) gives exactly 500; post 03's 800 questions with a difference of
+    means 0.945 − 0.9425, stored as 0.00249999999999995, give 28,800, not 28,801).
     """
     if n < 1:
         raise ValueError(f"n must be a positive number of questions, got {n!r}")
@@ -194,7 +195,7 @@ def questions_needed(n: int, diff: float, ci: tuple[float, float], cap: int = 10
     if abs(diff) < 1e-9:
         return None
     halfwidth = (high - low) / 2.0
-    needed = max(n + 1, math.ceil(round(n * (halfwidth / abs(diff)) ** 2, 9)))
+    needed = max(n + 1, math.ceil(round(n * (halfwidth / abs(diff)) ** 2, 6)))
     return None if needed > cap else int(needed)
 
 

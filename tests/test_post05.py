@@ -159,3 +159,39 @@ def test_judge_pair_confusions_cover_every_pair_of_llm_judges():
     table = tables[0]
     assert table.to_numpy().sum() == 8
     assert table.loc["correct", "YES"] == 4 and table.loc["partial", "YES"] == 1
+
+
+# ---------------------------------------------------------------- post05_claims (issue 14)
+def test_wilson_interval_matches_a_hand_computation():
+    from chunklab_core.post05_claims import wilson_interval
+
+    # Wilson (1927): 24 of 24 at 95%: low = n / (n + z^2) with z = 1.959964 -> 24 / 27.8415 = 0.8620
+    low, high = wilson_interval(24, 24)
+    assert low == pytest.approx(24 / (24 + 1.959964**2), abs=1e-4) and high == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        wilson_interval(5, 3)
+
+
+def test_probe_intervals_are_k_of_n():
+    from chunklab_core.post05_claims import probe_intervals
+
+    summary = pd.DataFrame([{"judge": "qwen05_3way", "n": 24, "plain_pass": 1.0, "padded_flip": 0.0,
+                             "wrong_figure_caught": 0.625, "retest_changed": 0.0, "unparsed": 0}])
+    table = probe_intervals(summary)
+    caught = table[table["probe"] == "catches a wrong figure"].iloc[0]
+    assert (caught["k"], caught["n"]) == (15, 24) and caught["low"] < 0.625 < caught["high"]
+
+
+def test_reading_words_follow_the_paired_intervals():
+    from chunklab_core.post05_claims import corpus_reading
+
+    answers = pd.DataFrame({"corpus": "nq", "strategy": ["A", "B"], "measure": "reference grader (rules)",
+                            "questions": 12, "documents": 11, "share": [0.33, 0.25], "low": [0.08, 0.0],
+                            "high": [0.64, 0.5]})
+    tied = pd.DataFrame({"corpus": ["nq"], "strategy A": ["A"], "strategy B": ["B"], "questions": [12],
+                         "A - B": [0.0], "low": [0.0], "high": [0.0], "separated": [False],
+                         "questions needed": [None]})
+    text = corpus_reading("nq", answers, tied, "reference grader (rules)")
+    assert "cannot be told apart" in text and "too small to say anything" in text and "most" not in text
+    apart = tied.assign(**{"A - B": [0.08], "low": [0.02], "high": [0.15], "separated": [True]})
+    assert "A ahead" in corpus_reading("nq", answers, apart, "reference grader (rules)")

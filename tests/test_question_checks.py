@@ -179,3 +179,21 @@ def test_locate_ignoring_spacing_maps_back_to_the_text():
     # a character whose lower case is two characters keeps the offsets right
     text = "x İstanbul 1 , 2"
     assert [text[s:e] for s, e in locate_ignoring_spacing(text, "1,2")] == ["1 , 2"]
+
+
+# ---------------------------------------------------------------- issue 14: self-answering and non-questions
+from chunklab_core.question_checks import answer_in_question, not_a_question  # noqa: E402
+
+
+def test_answer_in_question_flags_a_question_that_gives_its_answer():
+    assert answer_in_question("Who is Mrs. Farrow?", "Mrs. Farrow").flag
+    assert answer_in_question("What happened in 1995?", "1995").flag
+    assert not answer_in_question("In which city was Tesla's consultant job for Westinghouse?", "Pittsburgh").flag
+    assert not answer_in_question("Who wrote it?", "").flag
+
+
+def test_not_a_question_flags_statements_but_not_search_queries():
+    assert not_a_question("The passage describes the Farrow family.").flag
+    assert not not_a_question("who sings the song from the movie").flag
+    assert not not_a_question("Name the river that floods.").flag
+    assert not not_a_question("Where is it?").flag

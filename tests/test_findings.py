@@ -1,0 +1,90 @@
+"""The findings post's builders, and per post: the verdict words in the committed tables agree with their intervals."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from chunklab_core import claims, findings, verdict_tables
+from chunklab_core.paths import DATA_DIR
+
+
+# ------------------------------------------------------------------ builders on hand-made data
+def test_leader_verdicts_on_a_hand_made_matrix():
+    rng = np.random.default_rng(0)
+    strong = (rng.random(400) < 0.9).astype(float)
+    scores = pd.DataFrame({"strong": strong, "twin": strong.copy(), "weak": np.zeros(400)})
+    scores.loc[:9, "twin"] = 1 - scores.loc[:9, "twin"]  # differ on 10 questions only
+    table = verdict_tables.leader_verdicts(scores, "recall", 2_000, 1)
+    words = dict(zip(table["strategy"], table["verdict"]))
+    assert words["weak"] == "ruled out"
+    assert words[table["strategy"].iloc[0]] == "cannot be ruled out"  # the twin cannot be ruled out
+    assert verdict_tables.verdict_summary(table).startswith("No winner")
+
+
+def test_balanced_score_moves_the_lead_to_the_cheap_strategy():
+    recall = pd.DataFrame({"big": np.ones(200), "small": np.r_[np.ones(190), np.zeros(10)]})
+    tokens = pd.DataFrame({"big": np.full(200, 2000.0), "small": np.full(200, 500.0)})
+    table = verdict_tables.balanced_verdicts(recall, tokens, [0.0, 0.1], 2_000, 1)
+    lead = table.groupby("lambda")["strategy"].first()
+    assert lead[0.0] == "big" and lead[0.1] == "small"
+    # at λ = 0.1 big pays 0.1·(2000/500 − 1) = 0.3 of recall: small wins by 0.95 − 0.7 = 0.25
+    at = table[table["lambda"] == 0.1].set_index("strategy")
+    assert at.loc["big", "leader − strategy"] == pytest.approx(0.25)
+    assert at.loc["small", "verdict"] == "winner"
+
+
+# ------------------------------------------------------------------ per post: words agree with intervals
+def _pair_words_agree(frame, low, high, word_of):
+    for _, row in frame.iterrows():
+        assert word_of(row) == claims.excludes_zero(row[low], row[high]), row.to_dict()
+
+
+def test_post02_paired_retriever_words():
+    paired = pd.read_csv(DATA_DIR / "02_paired_retrievers.csv")
+    _pair_words_agree(paired, "low", "high", lambda r: r["verdict"] != "not separated")
+    assert ((paired["verdict"] == "better") == (paired["low"] > 0)).all()
+
+
+def test_post03_paired_against_leader_words():
+    paired = pd.read_csv(DATA_DIR / "03_paired_vs_leader.csv")
+    _pair_words_agree(paired, "low", "high", lambda r: bool(r["excludes 0"]))
+
+
+def test_post04_generated_against_human_words():
+    retrieval = pd.read_csv(DATA_DIR / "04_retrieval.csv")
+    _pair_words_agree(retrieval, "low", "high", lambda r: bool(r["excludes 0"]))
+
+
+def test_post05_strategy_difference_words():
+    differences = pd.read_csv(DATA_DIR / "05_strategy_differences.csv")
+    _pair_words_agree(differences, "low", "high", lambda r: bool(r["separated"]))
+
+
+def test_findings_post_words_agree_with_its_intervals():
+    table = pd.read_csv(DATA_DIR / "00_findings.csv")
+    for _, row in table.iterrows():
+        verdict = str(row["verdict"])
+        if verdict == claims.NOT_TOLD_APART or verdict.startswith(claims.NOT_TOLD_APART + " ("):
+            if "−" in row["finding"] and not np.isnan(row["low"]):
+                assert not claims.excludes_zero(row["low"], row["high"]), row.to_dict()
+        if verdict.endswith(" ahead"):
+            assert claims.excludes_zero(row["low"], row["high"]), row.to_dict()
+    chunker = pd.read_csv(DATA_DIR / "00_which_chunker.csv")
+    winners = chunker[chunker["verdict"] == claims.WINNER]
+    assert (winners["cannot be ruled out besides the leader"] == "—").all()
+    assert (chunker.loc[chunker["verdict"] != claims.WINNER, "cannot be ruled out besides the leader"] != "—").all()
+
+
+def test_findings_tables_are_reproduced_from_the_committed_tables():
+    post02 = findings.post02_verdicts(pd.read_csv(DATA_DIR / "02_per_question.csv.gz"), 5, "all-MiniLM-L6-v2",
+                                      10_000, 20260729)
+    table = findings.findings_table(post02=post02)
+    committed = pd.read_csv(DATA_DIR / "00_findings.csv")
+    assert table["finding"].tolist() == committed["finding"].tolist()
+    assert table["verdict"].astype(str).tolist() == committed["verdict"].astype(str).tolist()
+    np.testing.assert_allclose(table["estimate"], committed["estimate"], atol=1e-5)
+
+
+def test_missing_table_names_the_post(tmp_path):
+    with pytest.raises(FileNotFoundError, match="execute post 05 first"):
+        findings.read_table("05_answers.csv", tmp_path)
