@@ -4,10 +4,12 @@ Handles, from the per-question table of ``retrieval_matrix.run_matrix`` on one c
 
 * one selection verdict per retriever (and per embedding model for dense/hybrid) over the
   strategies, and one overall over every (strategy, retriever, model) cell, on recall@k of
-  the same questions, by ``selection.select_winner`` -- the calibrated rule of post 03 (a
-  winner needs a probability of being best >= 0.90; ruled out = outside the 95% set and at
-  least as good as the leader in under 2.5% of paired resamples; the questions that would
-  separate the top two from their paired interval). The wording is the verdict's own
+  the same questions, by ``selection.select_winner`` -- the series' one rule
+  (``chunklab_core.claims``): the leader is the highest mean, a *winner* only when every
+  paired 95% interval leader - candidate lies above 0; a candidate whose interval lies above 0
+  is *ruled out*, the rest *cannot be ruled out*; the probability of being best is reported
+  beside it, never the basis of the verdict; the questions that would separate the top two
+  come from their paired interval). The wording is the verdict's own
   (``SelectionVerdict.headline``), so the series' one vocabulary is used;
 * the tokens each cell returns at the recall target (the mean returned tokens at the
   smallest k <= 10 whose mean slot recall reaches the target, from ``budget.recall_token_curve``);
