@@ -44,7 +44,7 @@ NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebook
 FINDINGS_TABLES := data/01_results.csv data/01_per_question.csv data/02_matrix.csv data/02_per_question.csv.gz \
               data/03_paired_vs_leader.csv data/03_clustered.csv data/03_calibration.csv data/04_retrieval.csv \
               data/04_checks.csv data/05_answers.csv data/05_strategy_differences.csv data/05_agreement.csv \
-              data/06_accuracy.csv data/audit/post05_sheet.csv
+              data/06_accuracy.csv data/audit/post05_v2_sheet.csv
 OWN_DOCS   := $(if $(DOCS),-p DOCS $(abspath $(DOCS)) -p QUESTIONS $(abspath $(QUESTIONS)),)
 ifneq ($(strip $(DOCS)),)
 .PHONY: notebooks/02_retrievers.ipynb   # your documents: always re-execute post 02 with them

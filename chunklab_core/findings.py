@@ -146,13 +146,12 @@ def findings_table(data_dir: Path | None = None, post02: pd.DataFrame | None = N
                          "SQuAD + Natural Questions", int(r["items"]), r["grader B"] + " (Qwen2.5-Coder)",
                          r["kappa"], r["low"], r["high"], "agreement above chance" if r["low"] > 0 else "not above chance"))
     audit = read_table("06_accuracy.csv", data_dir)
-    sheet = read_table("audit/post05_sheet.csv", data_dir)
-    graders = ", ".join(sorted(sheet["grader"].dropna().astype(str).unique()))
+    words = audit_grader_words(data_dir)
     for _, r in audit[(audit["variant"] == "strict") & (audit["judge"] == audit["judge"].iloc[0])].iterrows():
-        estimator = r["estimator"].replace("hand grades", "audit grades")
-        rows.append(_row("06", f"answer accuracy (strict), {estimator}", "SQuAD + Natural Questions (post 05 items)",
-                         int(r["graded"]) if "hand" in r["estimator"] else int(r["population"]),
-                         f"{r['judge']}; audit grades by {graders} (a model, not a person)",
+        judge_only = r["estimator"] == "judge only"
+        rows.append(_row("06", f"answer accuracy (strict), {r['estimator']}", "SQuAD + Natural Questions (post 05 items)",
+                         int(r["population"]) if judge_only else int(r["graded"]),
+                         r["judge"] if judge_only else f"{r['judge']}; graded by {words.who}",
                          r["accuracy"], r["low"], r["high"], "—"))
     return pd.DataFrame(rows)
 
@@ -190,11 +189,24 @@ def which_chunker(data_dir: Path | None = None, post02: pd.DataFrame | None = No
     return pd.DataFrame(rows)
 
 
+AUDIT_SHEET = "audit/post05_v2_sheet.csv"  # post 06's published sheet (the 48-item pilot feeds no number)
+
+
+def audit_grader_words(data_dir: Path | None = None):
+    """``audit_graders.grader_words`` of the published audit sheet's graders (kinds decide the words)."""
+    from .audit_graders import grader_words
+
+    sheet = read_table(AUDIT_SHEET, data_dir)
+    graded = sheet[sheet["grade"].notna() & (sheet["grade"].astype(str).str.len() > 0)]
+    graders = graded[["grader", "grader_kind"]].drop_duplicates().sort_values("grader").reset_index(drop=True)
+    return grader_words(graders)
+
+
 def limitations(data_dir: Path | None = None) -> list[str]:
     """The series' limitations, each worded from a committed table."""
-    sheet = read_table("audit/post05_sheet.csv", data_dir)
+    sheet = read_table(AUDIT_SHEET, data_dir)
     graded = sheet[sheet["grade"].notna() & (sheet["grade"].astype(str).str.len() > 0)]
-    graders = sorted(graded["grader"].dropna().astype(str).unique())
+    words = audit_grader_words(data_dir)
     matrix = read_table("02_matrix.csv", data_dir)
     sizes = matrix.groupby("corpus")["questions"].max()
     checks = read_table("04_checks.csv", data_dir)
@@ -204,10 +216,11 @@ def limitations(data_dir: Path | None = None) -> list[str]:
     answers = read_table("05_answers.csv", data_dir)
     nq = answers[answers["corpus"] == "nq"]["questions"].max()
     return [
-        f"**Grader kind and count.** Post 06's audit grades ({len(graded)} items) were made by "
-        f"{len(graders)} grader(s), {', '.join(graders)} — a model (the project's AI maintainer), not a person; "
-        "post 05's judges are models and its reference grader is a script. No accuracy in this series "
-        "is checked against a person's grades yet.",
+        f"**Grader kind and count.** Post 06's audit grades ({len(graded)} items) were made by {words.who}; "
+        "post 05's judges are models and its reference grader is a script. "
+        + ("Every audit grade is a person's." if words.all_human else
+           "Some audit grades are a person's, some a model's." if words.any_human else
+           "No accuracy in this series is checked against a person's grades yet."),
         "**Small long-document samples.** Post 02 reads " + ", ".join(
             f"{CORPUS_NAMES.get(c, c)}: {int(n)} questions" for c, n in sizes.items())
         + f"; post 05's Natural Questions arm has {int(nq)} questions. On those corpora most strategies "
@@ -217,9 +230,32 @@ def limitations(data_dir: Path | None = None) -> list[str]:
         "Chroma's corpora in post 02 carry generated questions too, so their rankings inherit this bias.",
         "**One answerer, small models.** Every answer in post 05 comes from one 1.5B model and every judge "
         "is a 0.5B or 1.5B model of the same family; the series says nothing about larger answerers.",
-        "**Multiplicity.** The posts show unadjusted 95% intervals; where many are read together the post "
-        "says how many would exclude 0 by chance alone.",
+        "**Multiplicity.** The posts show unadjusted 95% intervals. Post 02 states how many of its paired "
+        "tests would exclude 0 by chance alone; elsewhere, and in the table above, read each interval on its "
+        "own: among many 95% intervals of differences that are truly 0, about one in twenty excludes 0 by chance.",
     ]
+
+
+def _reconciled(recall, balanced, winners, leaders, n_settings: int) -> str:
+    """The reconciling sentence, each clause chosen by the verdicts (never by point leaders alone)."""
+    text = (f"recall alone cannot separate {recall['leader']} from {recall['cannot be ruled out besides the leader']}"
+            if recall["verdict"] != claims.WINNER else f"recall alone names {recall['leader']} the winner")
+    balanced_leaders = list(dict.fromkeys(balanced["leader"]))
+    balanced_winners = balanced[balanced["verdict"] == claims.WINNER]
+    if balanced_leaders != [recall["leader"]]:
+        text += (f"; pricing tokens moves the point lead to {' / '.join(balanced_leaders)}"
+                 + (f", a winner at {len(balanced_winners)} of {len(balanced)} prices" if len(balanced_winners)
+                    else ", though no price names a winner"))
+    distinct_winners = sorted(set(winners["leader"]))
+    if len(distinct_winners) > 1:
+        text += (f"; and different strategies win in different settings of post 02 ({', '.join(distinct_winners)}), "
+                 "so the best chunker does depend on the retriever and the corpus")
+    else:
+        text += (f"; the {n_settings} settings of post 02 have {len(leaders)} different point leaders but "
+                 + (f"only one strategy wins anywhere ({distinct_winners[0]})" if distinct_winners else "no winner")
+                 + ", so these samples do not show that the best chunker depends on the setting — only that they "
+                 "cannot identify one")
+    return text + ". Measure on your own questions (post 02 and `chunklab-own` run on your documents)."
 
 
 def which_chunker_text(table: pd.DataFrame) -> str:
@@ -243,13 +279,8 @@ def which_chunker_text(table: pd.DataFrame) -> str:
         + (f"only {len(winners)} setting(s) name a winner ("
            + "; ".join(f"{r['leader']} on {r['corpus']} under {r['setting'].split(',')[0]}" for _, r in winners.iterrows())
            + ")" if len(winners) else "no setting names a winner")
-        + ", and on the small long-document samples nearly every strategy cannot be ruled out.",
-        f"**Reconciled:** the answers agree once each is read with its verdict. Recall alone cannot separate "
-        f"{recall['leader']} from {recall['cannot be ruled out besides the leader']}; pricing tokens moves the lead to "
-        f"{' / '.join(dict.fromkeys(balanced['leader']))}, so the recall leader's edge is bought with context; and "
-        f"{len(leaders)} different strategies lead the {len(across)} settings of post 02. No chunker is best "
-        "everywhere: choose by your retriever and corpus, price your tokens, and measure on your own questions "
-        "(post 02 runs on your documents).",
+        + ".",
+        "**Reconciled:** " + _reconciled(recall, balanced, winners, leaders, len(across)),
     ]
     return "\n\n".join(parts)
 

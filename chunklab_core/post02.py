@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from . import stats
+from . import claims, stats
 from .budget import recall_at_budget, recall_token_curve
 from .chunk_health import chunk_health_table
 from .chunking import strategy_label
@@ -117,20 +117,22 @@ def paired_retrievers(per_question: pd.DataFrame, k: int, model: str, resamples:
             d = stats.paired_difference_ci(wide[other].to_numpy(), wide["bm25"].to_numpy(), resamples, seed)
             rows.append({"corpus": corpus, "strategy": strategy_label(strategy), "comparison": f"{other} − bm25",
                          "difference": d.mean, "low": d.low, "high": d.high,
-                         "verdict": "better" if d.low > 0 else "worse" if d.high < 0 else "not separated",
+                         "verdict": claims.pair_verdict(other, "bm25", d.low, d.high),
                          "questions": len(wide)})
     return pd.DataFrame(rows)
 
 
 def describe_paired(paired: pd.DataFrame) -> str:
-    """Counts of better / worse / not separated per corpus and comparison, as prose."""
+    """Counts of the series' pair verdicts (``claims.pair_verdict``) per corpus and comparison, as prose."""
     if paired.empty:
         return "No paired comparison (BM25 and another retriever are both needed)."
     parts = []
     for (corpus, comparison), group in paired.groupby(["corpus", "comparison"], sort=False):
         counts = group["verdict"].value_counts()
-        parts.append(f"**{CORPUS_LABELS.get(corpus, corpus)}**, {comparison}: better in {counts.get('better', 0)}, "
-                     f"worse in {counts.get('worse', 0)}, not separated in {counts.get('not separated', 0)} "
+        other = comparison.split(" − ")[0]
+        parts.append(f"**{CORPUS_LABELS.get(corpus, corpus)}**, {comparison}: {other} ahead in "
+                     f"{counts.get(f'{other} ahead', 0)}, BM25 ahead in {counts.get('bm25 ahead', 0)}, "
+                     f"{claims.NOT_TOLD_APART} in {counts.get(claims.NOT_TOLD_APART, 0)} "
                      f"of {len(group)} strategies (mean difference {group['difference'].mean():+.3f}).")
     return " ".join(parts)
 

@@ -60,14 +60,14 @@ def paired_reading(paired: pd.DataFrame, level: float = 0.95) -> str:
     """Counts per corpus and comparison, the multiplicity caveat, and what the shown table holds."""
     from .post02 import describe_paired
 
-    separated = int((paired["verdict"] != "not separated").sum())
+    separated = int((paired["verdict"] != claims.NOT_TOLD_APART).sum())
     return (describe_paired(paired) + "\n\n" + claims.multiplicity_text(len(paired), separated, level)
             + f" The table lists the {separated} separated pairs; all {len(paired)} are in `data/02_paired_retrievers.csv`.")
 
 
 def separated_pairs(paired: pd.DataFrame) -> pd.DataFrame:
     """Only the comparisons whose paired interval excludes 0."""
-    return paired[paired["verdict"] != "not separated"].reset_index(drop=True)
+    return paired[paired["verdict"] != claims.NOT_TOLD_APART].reset_index(drop=True)
 
 
 def _cell_name(model: str, strategy: str, retriever: str) -> str:
@@ -140,7 +140,9 @@ def span_reading(spans: pd.DataFrame, k: int) -> str:
                      f"({best['strategy']} / {best['retriever']}), span precision at most "
                      f"{group[f'span_precision@{k}'].max():.3f}")
     return (f"{len(spans)} rows; per corpus the best span recall@{k} and the largest span precision — returned text "
-            "is overwhelmingly not evidence, whatever the chunker: " + "; ".join(parts) + ". The table below shows "
+            + ("is mostly not evidence, whatever the chunker (no cell's span precision reaches 0.5): "
+               if spans[f"span_precision@{k}"].max() < 0.5 else "is evidence in some cells and not in others: ")
+            + "; ".join(parts) + ". The table below shows "
             "the three best cells of each corpus.")
 
 
@@ -185,9 +187,17 @@ def post02_answer(verdicts: pd.DataFrame, balanced: pd.DataFrame, stability: pd.
     mean_tau = stability["tau"].mean() if len(stability) else np.nan
     leaders = verdicts.groupby(["corpus", "retriever"], sort=False)["strategy"].first().nunique()
     small = sorted({_corpus(c) for c, n in verdicts.groupby("corpus")["questions"].first().items() if n < 50})
-    answer = (f"{leaders} different strategies lead the {verdicts.groupby(['corpus', 'retriever']).ngroups} "
-              "settings, so the best chunker depends on the retriever and the corpus" if leaders > 1 else
-              "the same strategy leads every setting")
+    settings = verdicts.groupby(["corpus", "retriever"]).ngroups
+    winning = sorted({strategy_label(s) for s in verdicts.loc[verdicts["verdict"] == claims.WINNER, "strategy"]})
+    if len(winning) > 1:
+        answer = (f"different strategies win in different settings ({', '.join(winning)}), so the best chunker "
+                  "depends on the retriever and the corpus")
+    elif leaders > 1:
+        answer = (f"{leaders} different strategies lead the {settings} settings on their point estimates, but "
+                  + (f"only {winning[0]} wins anywhere" if winning else "none is a winner")
+                  + ", so these samples do not show that the best chunker depends on the setting")
+    else:
+        answer = "the same strategy leads every setting"
     if small:
         answer += f"; on {', '.join(small)} (fewer than 50 questions) the samples are too small to tell most strategies apart"
     return ("**Which chunker?** By recall@k with paired intervals:\n" + "\n".join(lines)

@@ -32,9 +32,9 @@ CITED = {
            "500": "chunk size (parameter)", "1.2": "BM25 k1", "0.75": "BM25 b", "10": "k",
            "0.90": "recall threshold for context cost (parameter)"},
     "02": {"60": "RRF constant", "0.90": "fuzzy-match threshold (parameter)", "0.05": "λ (parameter)"},
-    "03": {"10": "k", "800": "N_QUESTIONS (parameter)", "90%": "the winner bar discussed",
+    "03": {"10": "k", "800": "N_QUESTIONS (parameter)", "90%": "a \"90% sure\" pick (calibration band discussed)",
            "10,000": "RESAMPLES (parameter)", "100,000": "SELECTION_RESAMPLES (parameter)",
-           "0.90": "the winner bar discussed", "0.95": "confidence-set level (parameter)",
+           "0.95": "confidence-set level (parameter)",
            "2.5%": "tail level (parameter)", "40": "N_ARTICLES (parameter)", "0.05": "λ (parameter)",
            "18": "simulated n (parameter)", "30": "simulated n (parameter)", "60": "simulated n (parameter)",
            "129": "simulated n (parameter)", "90": "a reported-probability band", "100%": "a band edge",
@@ -46,7 +46,7 @@ CITED = {
            "1.5": "model size (1.5B)"},
     "07": {"50": "first-stage depth N (parameter)", "1.5": "model size (1.5B)", "768": "mpnet's dimensions (model fact)",
            "8": "bytes per posting (index-size formula)", "250": "child size (parameter)"},
-    "ow": {"0.90": "winner bar of the recommendation (setting)", "10": "k", "200": "fragment size in characters (setting)"},
+    "ow": {"10": "k", "200": "fragment size in characters (setting)"},
 }
 
 

@@ -41,8 +41,9 @@ def _pair_words_agree(frame, low, high, word_of):
 
 def test_post02_paired_retriever_words():
     paired = pd.read_csv(DATA_DIR / "02_paired_retrievers.csv")
-    _pair_words_agree(paired, "low", "high", lambda r: r["verdict"] != "not separated")
-    assert ((paired["verdict"] == "better") == (paired["low"] > 0)).all()
+    _pair_words_agree(paired, "low", "high", lambda r: r["verdict"] != claims.NOT_TOLD_APART)
+    ahead = paired["verdict"] == paired["comparison"].str.split(" − ").str[0] + " ahead"
+    assert (ahead == (paired["low"] > 0)).all()
 
 
 def test_post03_paired_against_leader_words():
@@ -83,6 +84,22 @@ def test_findings_tables_are_reproduced_from_the_committed_tables():
     assert table["finding"].tolist() == committed["finding"].tolist()
     assert table["verdict"].astype(str).tolist() == committed["verdict"].astype(str).tolist()
     np.testing.assert_allclose(table["estimate"], committed["estimate"], atol=1e-5)
+    assert table["n"].tolist() == committed["n"].tolist()
+    assert table["model / grader"].tolist() == committed["model / grader"].tolist()
+
+
+def test_audit_rows_count_graded_items_and_name_the_graders_kind(tmp_path):
+    """Grade-based estimators are read on the graded items; the grader's kind decides the words."""
+    pd.DataFrame({"judge": ["j", "j"], "variant": ["strict", "strict"],
+                  "estimator": ["judge only", "grades only"], "accuracy": [0.5, 0.6], "low": [0.4, 0.5],
+                  "high": [0.6, 0.7], "population": [600, 600], "graded": [120, 120]}).to_csv(
+        tmp_path / "06_accuracy.csv", index=False)
+    (tmp_path / "audit").mkdir()
+    pd.DataFrame({"item_id": ["A1", "A2"], "grade": ["correct", "wrong"], "grader": ["bot", "bot"],
+                  "grader_kind": ["model:claude", "model:claude"]}).to_csv(
+        tmp_path / "audit" / "post05_v2_sheet.csv", index=False)
+    words = findings.audit_grader_words(tmp_path)
+    assert "model" in words.who and "person" not in words.who and not words.any_human
 
 
 def test_missing_table_names_the_post(tmp_path):

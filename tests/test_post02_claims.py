@@ -31,7 +31,7 @@ def test_paired_reading_names_the_multiplicity():
     paired = pd.DataFrame({"corpus": "squad", "strategy": list("abcd"), "comparison": "dense − bm25",
                            "difference": [0.1, 0.0, -0.1, 0.01], "low": [0.05, -0.1, -0.2, -0.02],
                            "high": [0.15, 0.1, -0.01, 0.04],
-                           "verdict": ["better", "not separated", "worse", "not separated"]})
+                           "verdict": ["dense ahead", "cannot be told apart", "bm25 ahead", "cannot be told apart"]})
     text = post02_claims.paired_reading(paired)
     assert "4 paired tests" in text and "about 0.2 would still exclude 0" in text
     assert len(post02_claims.separated_pairs(paired)) == 2
