@@ -35,7 +35,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from . import paths
+from . import claims, paths
 
 REPORT_SOURCE = paths.NOTEBOOKS_DIR / "src" / "own_documents.ipynb"
 DEFAULT_OUT = "own_results"
@@ -106,7 +106,8 @@ def console_table(record: dict) -> str:
              f"resamples, seed {record['config']['seed']}):", ""]
     for rec in sorted(record["recommendations"], key=lambda r: r["scope"] != "overall"):
         tokens = rec.get(f"leader's tokens at recall {target:.2f}")
-        rows = [("leader", f"{rec['leader']}  (P(best) {100 * rec['P(best)']:.1f}%, {rec['verdict']})"),
+        rows = [("leader", f"{rec['leader']}  ({rec['verdict']})"),
+                ("P(best)", claims.probability_best_text(rec["P(best)"])),
                 ("cannot be ruled out", rec["cannot be ruled out"]),
                 ("ruled out", rec["ruled out"]),
                 ("top two", rec["top two"]),
