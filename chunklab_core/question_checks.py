@@ -100,6 +100,31 @@ def word_overlap(question: str, passage: str) -> float | None:
     return sum(w in in_passage for w in words) / len(words)
 
 
+def _all_words(text: str) -> list[str]:
+    """Every word of ``text`` in order (``overlap_words``' tokenisation, function words kept)."""
+    joined = _CLITIC.sub("", text.lower()).replace("'", "").replace("’", "")
+    return [canonical_number(t) for t in TOKEN.findall(joined)]
+
+
+def bigram_overlap(question: str, passage: str) -> float | None:
+    """Share of the question's distinct word bigrams that occur as bigrams in the passage.
+
+    ``overlap2(q, p) = |B(q) ∩ B(p)| / |B(q)|`` with ``B`` the set of adjacent word pairs of
+    ``_all_words`` (function words kept, so copied phrasing counts, not only copied topic
+    words): ROUGE-2 precision (Lin 2004) with counts clipped to 1. A stricter reading of
+    "copying" than :func:`word_overlap`; ``None`` for a question of fewer than two words.
+    """
+    if not isinstance(question, str) or not isinstance(passage, str):
+        raise ValueError("question and passage must be strings")
+    words = _all_words(question)
+    pairs = set(zip(words, words[1:]))
+    if not pairs:
+        return None
+    passage_words = _all_words(passage)
+    in_passage = set(zip(passage_words, passage_words[1:]))
+    return len(pairs & in_passage) / len(pairs)
+
+
 def locate_ignoring_spacing(text: str, snippet: str) -> list[tuple[int, int]]:
     """Occurrences ``[(start, end), ...]`` of ``snippet`` in ``text``, offsets into ``text``.
 

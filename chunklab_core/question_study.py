@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats
-from .question_checks import CHECK_NAMES, check_all, word_overlap
+from .question_checks import CHECK_NAMES, bigram_overlap, check_all, word_overlap
 from .question_passages import Passage
 from .question_retrieval import SETS, question_sets
 from .trend import clustered_slope_ci
@@ -60,6 +60,29 @@ def overlap_summary(overlaps: pd.DataFrame, resamples: int, seed: int) -> pd.Dat
                      "source": "generated (Qwen2.5-Coder-1.5B)" if set_name == "generated" else HUMAN_LABELS[corpus],
                      "questions": len(values), "mean overlap": ci.mean, "low": ci.low, "high": ci.high,
                      "median": float(np.median(values)), "share of words all copied": float(np.mean(values == 1.0))})
+    return pd.DataFrame(rows)
+
+
+def overlap_measures(passages: Sequence[Passage], generations: pd.DataFrame, resamples: int,
+                     seed: int) -> pd.DataFrame:
+    """Per corpus x set: mean content-word overlap and mean bigram overlap, each with a 95% interval.
+
+    The two measures of :mod:`question_checks` side by side (``word_overlap``: distinct content
+    words; ``bigram_overlap``: distinct word pairs, function words kept), so a reference result
+    measured another way can be set beside the one closer to its definition.
+    """
+    questions = question_sets(passages, generations)
+    text_of = {p.passage_id: p.text for p in passages}
+    rows = []
+    for (corpus, set_name), group in questions.groupby(["corpus", "set"], sort=False):
+        row = {"corpus": corpus, "set": set_name}
+        for name, measure in (("content words", word_overlap), ("bigrams", bigram_overlap)):
+            values = np.array([v for v in (measure(q, text_of[pid]) for q, pid in
+                                           zip(group["question"], group["passage_id"])) if v is not None])
+            ci = stats.bootstrap_ci(values, resamples, seed)
+            row.update({f"{name}": ci.mean, f"{name} low": ci.low, f"{name} high": ci.high})
+        row["questions"] = len(group)
+        rows.append(row)
     return pd.DataFrame(rows)
 
 

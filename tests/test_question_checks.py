@@ -197,3 +197,25 @@ def test_not_a_question_flags_statements_but_not_search_queries():
     assert not not_a_question("who sings the song from the movie").flag
     assert not not_a_question("Name the river that floods.").flag
     assert not not_a_question("Where is it?").flag
+
+
+def test_bigram_overlap_hand_computed():
+    from chunklab_core.question_checks import bigram_overlap
+
+    # question bigrams: (who, wrote), (wrote, the), (the, handmaids), (handmaids, tale) -> 4 distinct
+    # passage bigrams include (wrote, the), (the, handmaids), (handmaids, tale) but not (who, wrote)
+    passage = "Margaret Atwood wrote The Handmaid's Tale in 1985."
+    assert bigram_overlap("Who wrote the Handmaid's Tale?", passage) == 3 / 4
+    assert bigram_overlap("Atwood", passage) is None  # fewer than two words: nothing to measure
+    assert bigram_overlap("tale handmaids the", passage) == 0.0  # the words occur, the phrasing does not
+
+
+def test_reference_overlap_text_states_ratios_not_levels():
+    import pandas as pd
+
+    from chunklab_core import reference_results
+
+    measures = pd.DataFrame({"corpus": ["squad", "squad"], "set": ["generated", "human"],
+                             "content words": [0.8, 0.5], "bigrams": [0.4, 0.2]})
+    text = reference_results.overlap_text(measures)
+    assert "ratio 1.60" in text and "ratio 2.00" in text and "40.9%" in text and "27.1%" in text
