@@ -275,16 +275,22 @@ def span_table(per_question: pd.DataFrame, k: int, model: str) -> pd.DataFrame:
 
 
 def stability(per_question: pd.DataFrame, k: int, ks: Sequence[int], models: Sequence[str], resamples: int,
-              seed: int) -> pd.DataFrame:
-    """Kendall τ (with interval) between strategy rankings across retrievers, models, corpora and k."""
+              seed: int, drop: dict[str, set[str]] | None = None) -> pd.DataFrame:
+    """Kendall τ (with interval) between strategy rankings across retrievers, models, corpora and k.
+
+    ``drop`` maps a corpus to strategies left out of every ranking on it (e.g. the strategies whose
+    chunks the embedding model cuts, from ``post02_claims.heavily_truncated``).
+    """
     rows = []
     metric = f"recall@{k}"
     first = models[0]
+    drop = drop or {}
 
     def wide(corpus, retriever, model=None, column=metric):
         sub = per_question[(per_question["corpus"] == corpus) & (per_question["retriever"] == retriever)]
         if model is not None and retriever != "bm25":
             sub = sub[sub["model"] == model]
+        sub = sub[~sub["strategy"].isin(drop.get(corpus, set()))]
         return strategy_scores(sub, column)
 
     corpora = list(dict.fromkeys(per_question["corpus"]))

@@ -173,6 +173,33 @@ def stability_reading(stability: pd.DataFrame, truncated: pd.DataFrame | None, t
     return text.strip() or "Every τ lies inside its interval, and no dense cell has many truncated chunks."
 
 
+def heavily_truncated(truncated: pd.DataFrame | None, threshold: float = 0.25) -> dict[str, set[str]]:
+    """Per corpus, the strategies with at least ``threshold`` of their chunks cut by any embedding model."""
+    if truncated is None or not len(truncated):
+        return {}
+    heavy = truncated[truncated["share truncated"] >= threshold]
+    return {corpus: set(group["strategy"]) for corpus, group in heavy.groupby("corpus", sort=False)}
+
+
+def stability_without_truncation_text(stability: pd.DataFrame, clean: pd.DataFrame,
+                                      dropped: dict[str, set[str]]) -> str:
+    """τ across retrievers with and without the heavily truncated strategies, per comparison."""
+    if not dropped:
+        return "No strategy has many chunks cut by the embedding model, so no τ needs recomputing."
+    keys = ["across", "setting a", "setting b"]
+    both = stability[stability["across"] == "retrievers"].merge(
+        clean[clean["across"] == "retrievers"], on=keys, suffixes=("", " clean"))
+    if both.empty:
+        return ("Without the heavily truncated strategies (" + "; ".join(
+            f"{_corpus(c)}: {', '.join(strategy_label(s) for s in sorted(v))}" for c, v in dropped.items())
+                + ") too few strategies remain to rank across retrievers.")
+    return ("τ across retrievers recomputed without the strategies whose chunks the embedding model cuts ("
+            + "; ".join(f"{_corpus(c)}: {', '.join(strategy_label(s) for s in sorted(v))}" for c, v in dropped.items())
+            + "): " + "; ".join(f"{r['setting a']} vs {r['setting b']}: τ {r['tau']:.2f} [{r['low']:.2f}, {r['high']:.2f}] "
+                               f"with them, {r['tau clean']:.2f} [{r['low clean']:.2f}, {r['high clean']:.2f}] without "
+                               f"({int(r['strategies clean'])} strategies)" for _, r in both.iterrows()) + ".")
+
+
 def post02_answer(verdicts: pd.DataFrame, balanced: pd.DataFrame, stability: pd.DataFrame) -> str:
     """The post's closing answer: which chunker, per corpus and retriever, by the paired verdicts."""
     lines = []

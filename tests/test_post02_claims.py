@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from chunklab_core import claims, post02_claims
+from chunklab_core import claims, post02, post02_claims
 
 
 def test_budget_long_keeps_corpus_strategy_retriever_and_budget():
@@ -54,3 +54,21 @@ def test_answer_words_agree_with_the_recall_verdicts():
     balanced = pd.DataFrame({"corpus": ["squad"], "lambda": [0.05], "verdict": ["cannot be ruled out"]})
     text = post02_claims.post02_answer(verdicts, balanced, stability)
     assert "CUAD contracts (fewer than 50 questions)" in text or "CUAD contracts" in text
+
+
+def test_heavily_truncated_strategies_are_dropped_from_the_rankings():
+    truncated = pd.DataFrame({"corpus": ["squad", "squad", "nq"], "strategy": ["fixed_500", "fixed_1000", "fixed_500"],
+                              "model": ["m", "m", "m"], "share truncated": [0.5, 0.1, 0.25]})
+    assert post02_claims.heavily_truncated(truncated) == {"squad": {"fixed_500"}, "nq": {"fixed_500"}}
+    assert post02_claims.heavily_truncated(None) == {}
+    rng = np.random.default_rng(0)
+    rows = [{"corpus": "squad", "retriever": r, "model": "m", "strategy": s, "qid": q,
+             "recall@5": float(rng.random() < 0.3 + 0.1 * i)}
+            for r in ("bm25", "dense") for i, s in enumerate(["fixed_500", "fixed_1000", "recursive_500", "semantic_tfidf", "fixed_500_o50"]) for q in range(40)]
+    per_question = pd.DataFrame(rows)
+    with_all = post02.stability(per_question, 5, [5], ["m"], 200, 0)
+    without = post02.stability(per_question, 5, [5], ["m"], 200, 0, drop={"squad": {"fixed_500"}})
+    assert with_all.loc[with_all["across"] == "retrievers", "strategies"].iloc[0] == 5
+    assert without.loc[without["across"] == "retrievers", "strategies"].iloc[0] == 4
+    text = post02_claims.stability_without_truncation_text(with_all, without, {"squad": {"fixed_500"}})
+    assert "without" in text and "(4 strategies)" in text
