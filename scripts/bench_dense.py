@@ -30,8 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from chunklab_core.dense import DenseRetriever, load_sentence_transformer
-from chunklab_core.paths import PROJ_ROOT
+from chunklab_core.retrieval.dense import DenseRetriever, load_sentence_transformer
+from chunklab_core.core.paths import PROJ_ROOT
 
 
 def load_articles(n_articles: int) -> tuple[list[str], list[tuple[int, str, list[str]]]]:

@@ -36,7 +36,7 @@ from chunklab_core.llm.judges import (JUDGE_MAX_TOKENS, THREE_WAY_SCHEMA, THREE_
 from chunklab_core.llm.llamacpp_backend import LlamaCppBackend, available_cores, import_llama_cpp
 from chunklab_core.llm.models import model_path
 from chunklab_core.llm.records import CallStore, RecordedLLM
-from chunklab_core.paths import PROJ_ROOT
+from chunklab_core.core.paths import PROJ_ROOT
 
 JUDGE_CASES = [  # (question, reference, answer): correct, partial and wrong answers
     ("Which city hosted the 1900 Summer Olympics?", "Paris", "Paris, France"),

@@ -18,16 +18,16 @@ import time
 import numpy as np
 
 from chunklab_core.chunking import chunk_corpus
-from chunklab_core.dense import DenseRetriever
+from chunklab_core.retrieval.dense import DenseRetriever
 
 
 def sample_texts(n_chunks: int, strategy: str, seed: int) -> tuple[list[str], str]:
     try:
-        from chunklab_core.squad import load_squad_dev, sample_corpus
+        from chunklab_core.data.squad import load_squad_dev, sample_corpus
 
         corpus, source = sample_corpus(load_squad_dev(), 20, 100, seed), "SQuAD v1.1 dev (20 articles)"
     except (FileNotFoundError, OSError, RuntimeError, ValueError):
-        from chunklab_core.loaders import load_user_corpus
+        from chunklab_core.data.loaders import load_user_corpus
 
         corpus = load_user_corpus("examples/own_docs", "examples/own_docs/questions.yaml")
         source = "examples/own_docs"

@@ -19,9 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_bm25 import Bm25sIndex, time_fit, time_search  # noqa: E402
 
-from chunklab_core.bm25 import BM25Index  # noqa: E402
+from chunklab_core.retrieval.bm25 import BM25Index  # noqa: E402
 from chunklab_core.chunking import chunk_corpus, strategy_names  # noqa: E402
-from chunklab_core.squad import DEFAULT_SEED, load_squad_dev, sample_corpus  # noqa: E402
+from chunklab_core.data.squad import DEFAULT_SEED, load_squad_dev, sample_corpus  # noqa: E402
 
 
 def main() -> None:

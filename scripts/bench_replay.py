@@ -22,14 +22,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def recorded_model_seconds(nb) -> float:
     """Sum of the recorded latencies of the distinct calls the post used (its parameters)."""
-    from chunklab_core.answer_study import load_study, study_corpus
+    from chunklab_core.answers.study import load_study
+    from chunklab_core.data.corpora import load_corpus
     from chunklab_core.llm.wiring import make_models
 
     params = {}
     for cell in nb.cells:
         if "parameters" in cell.metadata.get("tags", []) or "injected-parameters" in cell.metadata.get("tags", []):
             exec(cell.source, {}, params)
-    corpora = {name: (study_corpus(name, params["ARTICLES"], params["SEED"]), n)
+    corpora = {name: (load_corpus(name, squad_articles=params["ARTICLES"], seed=params["SEED"]), n)
                for name, n in params["CORPORA"].items()}
     study = load_study(corpora, params["STRATEGIES"], params["SEED"], make_models(mode="replay"))
     return float(study.calls["seconds"].sum())

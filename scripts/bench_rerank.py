@@ -23,7 +23,7 @@ from pathlib import Path
 
 
 def candidates(n_questions: int, depth: int):
-    from chunklab_core.rerank_study import candidate_texts, first_stage_runs, rerank_corpus
+    from chunklab_core.rerank.study import candidate_texts, first_stage_runs, rerank_corpus
 
     corpus = rerank_corpus("squad", n_questions)
     run = first_stage_runs(corpus, ["fixed_500"], ["bm25"], depth)[("fixed_500", "bm25")]
@@ -40,9 +40,9 @@ def best_of(runs: int, fn) -> float:
 
 
 def bench_embedding(questions, texts, model: str) -> None:
-    from chunklab_core.dense import load_sentence_transformer
-    from chunklab_core.models_assembly import resolve_model
-    from chunklab_core.rerank_scorers import EmbeddingScorer
+    from chunklab_core.retrieval.dense import load_sentence_transformer
+    from chunklab_core.retrieval.model_assembly import resolve_model
+    from chunklab_core.rerank.scorers import EmbeddingScorer
 
     n = sum(len(t) for t in texts)
     _, folder = resolve_model(model)
@@ -68,7 +68,7 @@ def bench_embedding(questions, texts, model: str) -> None:
 def bench_llm(questions, texts, model: str, threads: int | None) -> None:
     from chunklab_core.llm.records import CallStore, RecordedLLM
     from chunklab_core.llm.relevance import LlamaCppYesNoBackend, relevance_messages
-    from chunklab_core.rerank_scorers import LLMRelevanceScorer
+    from chunklab_core.rerank.scorers import LLMRelevanceScorer
     from llama_cpp import LlamaGrammar
 
     backend = LlamaCppYesNoBackend(model, n_threads=threads)

@@ -1,4 +1,4 @@
-"""Benchmark chunklab_core.stats against named alternatives measured in the same run.
+"""Benchmark chunklab_core.stats.bootstrap against named alternatives measured in the same run.
 
 1. Probability of being best, 100,000 paired resamples over 800 questions x 24 cells (seeded
    Bernoulli data), against a straightforward Python loop over resamples (2,000 resamples,
@@ -25,7 +25,7 @@ import numpy as np
 import scipy
 import scipy.stats
 
-from chunklab_core.stats import bootstrap_ci, probability_best
+from chunklab_core.stats.bootstrap import bootstrap_ci, probability_best
 
 
 def best_of(function, repeats: int = 3) -> float:

@@ -11,7 +11,7 @@ import sys
 
 import nbformat
 
-from chunklab_core.atomic_files import atomic_write
+from chunklab_core.core.atomic_files import atomic_write
 
 VOLATILE_PAPERMILL = ("start_time", "end_time", "duration", "exception")
 

@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 import pysbd
 
-from chunklab_core.sentence_split import sentence_spans
-from chunklab_core.squad import PARAGRAPH_SEPARATOR, load_squad_dev
+from chunklab_core.core.sentence_split import sentence_spans
+from chunklab_core.data.squad import PARAGRAPH_SEPARATOR, load_squad_dev
 
 
 def sentence_starts(text: str, spans) -> set[int]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chunklab_core.paths import PROJ_ROOT
+from chunklab_core.core.paths import PROJ_ROOT
 
 DEFAULT_MIRROR = PROJ_ROOT.parent / "shared" / "data"
 

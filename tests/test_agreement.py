@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from chunklab_core.agreement import (
+from chunklab_core.stats.agreement import (
     cohen_kappa,
     confusion_table,
     kappa_ci,

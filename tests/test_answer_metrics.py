@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from chunklab_core.answer_metrics import (
+from chunklab_core.answers.metrics import (
     context_grounding,
     exact_match,
     is_abstention,

@@ -7,8 +7,8 @@ import json
 import pandas as pd
 import pytest
 
-from chunklab_core.answer_study import build_items, judge_columns, load_study, process_item
-from chunklab_core.corpus import Corpus, Document, Question
+from chunklab_core.answers.study import build_items, judge_columns, load_study, process_item
+from chunklab_core.core.corpus import Corpus, Document, Question
 from chunklab_core.llm.records import CallStore, RecordedLLM
 from chunklab_core.llm.wiring import MeteredLLM
 from chunklab_core.llm.testing import ScriptedLLM

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chunklab_core.atomic_files import atomic_write, atomic_write_text
+from chunklab_core.core.atomic_files import atomic_write, atomic_write_text
 
 
 def test_replaces_the_file(tmp_path):

@@ -11,20 +11,20 @@ import pandas as pd
 import pytest
 from scipy.stats import bootstrap
 
-from chunklab_core import audit_graders as graders
-from chunklab_core import audit_paired as paired
-from chunklab_core import audit_reading as reading
-from chunklab_core import audit_reading_bias as reading_bias
-from chunklab_core import audit_report as ar
-from chunklab_core.audit_bias import reference_advantage, self_preference
-from chunklab_core.audit_data import AuditError, for_grader, load_audit
-from chunklab_core.audit_sample import draw_audit_sample
-from chunklab_core.audit_sizing import (items_to_halve_interval, planned_half_width,
+from chunklab_core.audit import graders
+from chunklab_core.audit import paired
+from chunklab_core.reports.post06 import reading
+from chunklab_core.reports.post06 import reading_bias
+from chunklab_core.reports.post06 import tables as ar
+from chunklab_core.audit.bias import reference_advantage, self_preference
+from chunklab_core.audit.data import AuditError, for_grader, load_audit
+from chunklab_core.audit.sample import draw_audit_sample
+from chunklab_core.audit.sizing import (items_to_halve_interval, planned_half_width,
                                         planning_variances, sample_size_for_precision)
-from chunklab_core.audit_synthetic import write_synthetic_audit
-from chunklab_core.grade_batch import apply_grades
-from chunklab_core.paths import DATA_DIR
-from chunklab_core.sheets import (DEFAULT_JUDGE_COLUMNS, SheetError, grader_kind_problem,
+from chunklab_core.audit.synthetic import write_synthetic_audit
+from chunklab_core.audit.grade_batch import apply_grades
+from chunklab_core.core.paths import DATA_DIR
+from chunklab_core.audit.sheets import (DEFAULT_JUDGE_COLUMNS, SheetError, grader_kind_problem,
                                   import_grades, read_sheet, write_key, write_sheet)
 
 HUMAN_WORDS = re.compile(r"\b(hand|person|people|human|humans|persons)\b", re.IGNORECASE)
@@ -268,7 +268,7 @@ def test_committed_v2_audit_is_whole_and_model_graded():
 
 def test_readme_audit_claims_match_the_files():
     """The README's audit section states sheet sizes and the pilot's stamps: they match the files."""
-    from chunklab_core.paths import PROJ_ROOT
+    from chunklab_core.core.paths import PROJ_ROOT
 
     text = (PROJ_ROOT / "README.md").read_text(encoding="utf-8")
     section = text[text.index("## Auditing the LLM judges"):text.index("## Layout")]
@@ -287,8 +287,8 @@ def test_readme_audit_claims_match_the_files():
 # ------------------------------------------------------------------ a second wave
 
 def test_top_up_adds_a_wave_and_keeps_the_grades(tmp_path):
-    from chunklab_core.audit_synthetic import simulate_population
-    from chunklab_core.audit_topup import top_up
+    from chunklab_core.audit.synthetic import simulate_population
+    from chunklab_core.audit.topup import top_up
 
     full = simulate_population(300, seed=9)
     first = full.iloc[:240].reset_index(drop=True)

@@ -10,18 +10,18 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from chunklab_core import audit_graders as graders
-from chunklab_core import audit_paired as paired
-from chunklab_core import audit_reading as reading
-from chunklab_core import audit_reading_bias as reading_bias
-from chunklab_core import audit_report as ar
-from chunklab_core.agreement import kappa_ci, ppi_mean_ci
-from chunklab_core.audit_data import (AuditError, binary_labels, binary_scores, load_audit,
+from chunklab_core.audit import graders
+from chunklab_core.audit import paired
+from chunklab_core.reports.post06 import reading
+from chunklab_core.reports.post06 import reading_bias
+from chunklab_core.reports.post06 import tables as ar
+from chunklab_core.stats.agreement import kappa_ci, ppi_mean_ci
+from chunklab_core.audit.data import (AuditError, binary_labels, binary_scores, load_audit,
                                      write_blank_copy)
-from chunklab_core.audit_sample import allocate_sample, draw_audit_sample
-from chunklab_core.audit_synthetic import write_synthetic_audit
-from chunklab_core.sheets import DEFAULT_JUDGE_COLUMNS, SheetError, write_key, write_sheet
-from chunklab_core.stratified_estimates import (judge_only_mean_ci, stratified_mean_ci,
+from chunklab_core.audit.sample import allocate_sample, draw_audit_sample
+from chunklab_core.audit.synthetic import write_synthetic_audit
+from chunklab_core.audit.sheets import DEFAULT_JUDGE_COLUMNS, SheetError, write_key, write_sheet
+from chunklab_core.stats.stratified import (judge_only_mean_ci, stratified_mean_ci,
                                                 stratified_ppi_mean_ci)
 
 Z95 = 1.959963984540054
@@ -447,7 +447,7 @@ def test_notebook_runs_on_a_synthetic_audit(tmp_path):
     import nbformat
     import papermill
 
-    from chunklab_core.paths import NOTEBOOKS_DIR
+    from chunklab_core.core.paths import NOTEBOOKS_DIR
 
     files, _ = write_synthetic_audit(tmp_path, n_items=300, n_sample=80, seed=6)
     out = tmp_path / "06.ipynb"

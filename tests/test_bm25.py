@@ -1,4 +1,4 @@
-"""Tests for chunklab_core.bm25: tokeniser, formulas, ranking, and equality with bm25s / rank_bm25."""
+"""Tests for chunklab_core.retrieval.bm25: tokeniser, formulas, ranking, and equality with bm25s / rank_bm25."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chunklab_core.bm25 import BM25Index, idf, term_frequency_saturation, tokenize
-from chunklab_core.ranking import top_k_rows
-from chunklab_core.paths import PROJ_ROOT
+from chunklab_core.retrieval.bm25 import BM25Index, idf, term_frequency_saturation, tokenize
+from chunklab_core.retrieval.topk import top_k_rows
+from chunklab_core.core.paths import PROJ_ROOT
 
 DATA_MIRROR = Path(os.environ.get("CHUNKLAB_DATA_MIRROR", PROJ_ROOT.parent / "shared" / "data"))
 SQUAD = DATA_MIRROR / "squad-v1.1-dev.json.gz"

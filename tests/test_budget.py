@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from chunklab_core import budget, slot_metrics
-from chunklab_core.corpus import Corpus, Document, Question
-from chunklab_core.evaluate import RetrievalRun
+from chunklab_core.evaluation import budget, slot_metrics
+from chunklab_core.core.corpus import Corpus, Document, Question
+from chunklab_core.retrieval.run import RetrievalRun
 
 TOKENS = np.array([[300, 400, 200], [600, 100, 100], [100, 100, 100]])
 REL = np.array([[0, 1, 0], [2, 1, 0], [0, 0, 0]])  # grades per rank, one slot

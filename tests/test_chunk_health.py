@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from chunklab_core.chunk_health import (
+from chunklab_core.chunking.health import (
     CorpusProfile,
     chunk_health,
     chunk_health_table,
@@ -16,8 +16,8 @@ from chunklab_core.chunk_health import (
     strategy_limits,
 )
 from chunklab_core.chunking import STRATEGIES, chunk_corpus, strategy_names
-from chunklab_core.corpus import Chunk, Document
-from chunklab_core.tokens import count_tokens, count_tokens_many
+from chunklab_core.core.corpus import Chunk, Document
+from chunklab_core.core.tokens import count_tokens, count_tokens_many
 
 THREE = "Alpha beta gamma. Delta epsilon zeta. Eta theta iota."  # sentences [0,18) [18,38) [38,53)
 TWO_TOPICS = ("Cats purr softly. Cats sleep on warm beds. Cats chase small mice. "

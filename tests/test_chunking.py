@@ -29,8 +29,8 @@ from chunklab_core.chunking.semantic import (
     tfidf_vectors,
 )
 from chunklab_core.chunking.spans import check_spans
-from chunklab_core.corpus import Document
-from chunklab_core.tokens import count_tokens, encoding
+from chunklab_core.core.corpus import Document
+from chunklab_core.core.tokens import count_tokens, encoding
 
 # --------------------------------------------------------------------------- fixtures
 

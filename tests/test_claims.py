@@ -1,11 +1,11 @@
-"""The one verdict-wording rule (chunklab_core.claims), on hand-made intervals."""
+"""The one verdict-wording rule (chunklab_core.stats.claims), on hand-made intervals."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from chunklab_core import claims
-from chunklab_core.selection import select_winner
+from chunklab_core.stats import claims
+from chunklab_core.stats.selection import select_winner
 
 
 def test_leader_is_winner_only_when_every_interval_lies_above_zero():
@@ -93,7 +93,7 @@ def test_select_winner_uses_the_rule_on_its_own_intervals():
 
 
 def test_questions_needed_ignores_float_noise_in_a_difference_of_means():
-    from chunklab_core.stats import questions_needed
+    from chunklab_core.stats.bootstrap import questions_needed
 
     # post 03: 0.945 - 0.9425 is stored as 0.0024999999999999467; the interval is +-0.015 around it
     assert questions_needed(800, 0.945 - 0.9425, (-0.012500000000000067, 0.01750000000000007)) == 28_800

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from chunklab_core import datasets
+from chunklab_core.data import registry as datasets
 
 
 def _fake_entry(content: bytes, gzipped: bool = True) -> datasets.DataFile:

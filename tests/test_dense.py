@@ -14,9 +14,10 @@ import zipfile
 import numpy as np
 import pytest
 
-from chunklab_core import models_assembly, paths
-from chunklab_core.dense import DenseRetriever, default_prefixes
-from chunklab_core.embedding_cache import EmbeddingCache, cache_key, distinct_in_order
+from chunklab_core.retrieval import model_assembly as models_assembly
+from chunklab_core.core import paths
+from chunklab_core.retrieval.dense import DenseRetriever, default_prefixes
+from chunklab_core.retrieval.embedding_cache import EmbeddingCache, cache_key, distinct_in_order
 
 TEXTS = [
     "The Eiffel Tower is a wrought-iron lattice tower in Paris, France.",
@@ -122,7 +123,7 @@ def test_resolve_model_aliases_and_missing_mpnet(tmp_path, monkeypatch):
     label, folder = models_assembly.resolve_model("MiniLM")
     assert label == "all-MiniLM-L6-v2" and (folder / "model.safetensors").is_file()
     monkeypatch.setattr(paths, "MODELS_DIR", tmp_path)
-    with pytest.raises(FileNotFoundError, match="models_assembly mpnet"):
+    with pytest.raises(FileNotFoundError, match="model_assembly mpnet"):
         models_assembly.resolve_model("mpnet")
     with pytest.raises(FileNotFoundError, match="no such local folder"):
         models_assembly.resolve_model(tmp_path / "nothing")
@@ -181,7 +182,7 @@ def test_cache_rejects_a_different_dimension(tmp_path):
 
 
 def test_cache_key_sees_config_weights_and_library_versions(tmp_path, monkeypatch):
-    from chunklab_core import embedding_cache
+    from chunklab_core.retrieval import embedding_cache
 
     (tmp_path / "config.json").write_text("{}")
     (tmp_path / "model.safetensors").write_bytes(b"\0" * (3 << 20))

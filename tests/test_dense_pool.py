@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from chunklab_core.dense import DenseRetriever, pool_devices, resolve_device
-from chunklab_core.embedding_cache import text_sha256
+from chunklab_core.retrieval.dense import DenseRetriever, pool_devices, resolve_device
+from chunklab_core.retrieval.embedding_cache import text_sha256
 
 # texts of very different lengths, so the two ways of batching pad them differently
 TEXTS = [("word " * (1 + 7 * i)).strip() + f" number {i}: the tower, the river, the bank."

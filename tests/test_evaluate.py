@@ -6,9 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from chunklab_core import chunking_benchmark as bench
-from chunklab_core.corpus import Corpus, Document, Question
-from chunklab_core.evaluate import ContextGoldIndex, collapse_to_contexts, evaluate, run_cell, score_run, summarize
+from chunklab_core.reports import post01 as bench
+from chunklab_core.core.corpus import Corpus, Document, Question
+from chunklab_core.evaluation.scoring import ContextGoldIndex, evaluate, run_cell, score_run, summarize
+from chunklab_core.retrieval.run import collapse_to_contexts
 
 
 def _tiny_corpus() -> Corpus:

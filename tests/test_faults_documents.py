@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from chunklab_core.loaders import ValidationError, load_folder, load_user_corpus
+from chunklab_core.data.loaders import ValidationError, load_folder, load_user_corpus
 
 TEXT = "The keeper lit the lamp at dusk. The fog horn sounded every thirty seconds.\n"
 

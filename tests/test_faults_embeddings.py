@@ -14,10 +14,10 @@ import time
 import numpy as np
 import pytest
 
-from chunklab_core import embedding_cache
-from chunklab_core.dense import DenseRetriever
-from chunklab_core.embedding_cache import EmbeddingCache
-from chunklab_core.paths import PROJ_ROOT
+from chunklab_core.retrieval import embedding_cache
+from chunklab_core.retrieval.dense import DenseRetriever
+from chunklab_core.retrieval.embedding_cache import EmbeddingCache
+from chunklab_core.core.paths import PROJ_ROOT
 
 ENV = {**os.environ, "PYTHONPATH": str(PROJ_ROOT)}
 TEXTS = [f"text number {i}" for i in range(6)]
@@ -83,7 +83,7 @@ def test_the_cache_key_changes_with_torch_or_sentence_transformers(tmp_path, mon
 _FAKE_ENCODER = textwrap.dedent("""
     import sys, time
     import numpy as np
-    from chunklab_core.embedding_cache import EmbeddingCache
+    from chunklab_core.retrieval.embedding_cache import EmbeddingCache
     def encode(texts):
         time.sleep(0.01)
         return np.array([[len(t), sum(map(ord, t)) % 97, 1.0] for t in texts], dtype=np.float32)
@@ -118,7 +118,7 @@ def test_kill_9_at_random_points_of_an_encode_leaves_a_sound_cache(tmp_path):
 
 _MINILM_ENCODER = textwrap.dedent("""
     import sys
-    from chunklab_core.dense import DenseRetriever
+    from chunklab_core.retrieval.dense import DenseRetriever
     retriever = DenseRetriever("all-MiniLM-L6-v2", cache_dir=sys.argv[1], num_threads=1,
                                batch_size=8, flush_rows=8)
     retriever.model  # loaded

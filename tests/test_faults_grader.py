@@ -13,13 +13,13 @@ import subprocess
 import sys
 import time
 
-from chunklab_core.grade import grade_sheet
-from chunklab_core.paths import PROJ_ROOT
-from chunklab_core.sheet_file import SheetFile, SheetLock
-from chunklab_core.sheets import SHEET_COLUMNS, read_sheet, write_sheet_rows
+from chunklab_core.audit.grader import grade_sheet
+from chunklab_core.core.paths import PROJ_ROOT
+from chunklab_core.audit.sheet_file import SheetFile, SheetLock
+from chunklab_core.audit.sheets import SHEET_COLUMNS, read_sheet, write_sheet_rows
 
 ENV = {**os.environ, "PYTHONPATH": str(PROJ_ROOT), "PYTHONUNBUFFERED": "1"}
-GRADER = [sys.executable, "-m", "chunklab_core.grade"]
+GRADER = [sys.executable, "-m", "chunklab_core.audit.grader"]
 
 
 def make_sheet(path, n=3):
@@ -200,8 +200,8 @@ def test_sheet_file_round_trip_is_byte_identical(tmp_path):
 def test_a_batch_of_grades_waits_for_no_one_and_overwrites_nothing(tmp_path):
     import pytest
 
-    from chunklab_core.grade_batch import apply_grades
-    from chunklab_core.sheet_file import SheetLocked
+    from chunklab_core.audit.grade_batch import apply_grades
+    from chunklab_core.audit.sheet_file import SheetLocked
 
     sheet = make_sheet(tmp_path / "sheet.csv")
     os.chmod(sheet, 0o600)

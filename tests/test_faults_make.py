@@ -15,10 +15,10 @@ import sys
 import nbformat
 import pytest
 
-from chunklab_core import datasets
-from chunklab_core.notebook_run import (ParameterError, check_parameters, notebook_parameters,
+from chunklab_core.data import registry as datasets
+from chunklab_core.reports.notebook_run import (ParameterError, check_parameters, notebook_parameters,
                                         papermill_parameter_names, run_notebook)
-from chunklab_core.paths import PROJ_ROOT
+from chunklab_core.core.paths import PROJ_ROOT
 
 POST01 = PROJ_ROOT / "notebooks" / "src" / "01_chunking.ipynb"
 
@@ -49,7 +49,7 @@ def test_every_papermill_parameter_form_is_read(tmp_path):
 
 def test_an_unknown_parameter_fails_before_anything_runs(tmp_path):
     out = tmp_path / "01.ipynb"
-    done = subprocess.run([sys.executable, "-m", "chunklab_core.notebook_run", str(POST01), str(out),
+    done = subprocess.run([sys.executable, "-m", "chunklab_core.reports.notebook_run", str(POST01), str(out),
                            "-p", "N_QUESTION", "80", "-y", "RESAMPLE: 3"],
                           capture_output=True, text=True, timeout=60, cwd=PROJ_ROOT)
     assert done.returncode == 2 and not out.exists() and not list(tmp_path.iterdir())
@@ -69,7 +69,7 @@ def test_a_notebook_without_a_parameters_cell_is_refused(tmp_path):
 # ---- a failed run never replaces the output ------------------------------------------------------
 def test_a_run_failing_midway_leaves_the_output_as_it_was(tmp_path, monkeypatch):
     """papermill stand-in: writes part of the output (as papermill does while it runs), then fails."""
-    from chunklab_core import notebook_run
+    from chunklab_core.reports import notebook_run
 
     def fake_papermill(command):
         if "papermill" in command:
@@ -109,12 +109,12 @@ def test_every_notebook_rule_of_the_makefile_goes_through_the_safe_runner():
     assert len(rules) >= 6
     for target, recipe in rules:
         assert "$(PAPERMILL) $< $@" in recipe, target
-    assert re.search(r"^PAPERMILL\s*:=\s*\$\(PY\) -m chunklab_core\.notebook_run ", makefile, flags=re.M)
+    assert re.search(r"^PAPERMILL\s*:=\s*\$\(PY\) -m chunklab_core\.reports\.notebook_run ", makefile, flags=re.M)
     assert "-m papermill" not in makefile
     dry = subprocess.run(["make", "-n", "-B", "-o", ".venv/.installed", "-o", ".venv/.llm-installed",
                           "notebooks/01_chunking.ipynb", "PARAMS=-p RESAMPLES 500"],
                          capture_output=True, text=True, cwd=PROJ_ROOT, timeout=60)
-    assert "-m chunklab_core.notebook_run --kernel chunklab notebooks/src/01_chunking.ipynb " \
+    assert "-m chunklab_core.reports.notebook_run --kernel chunklab notebooks/src/01_chunking.ipynb " \
            "notebooks/01_chunking.ipynb -p RESAMPLES 500" in dry.stdout
 
 

@@ -21,7 +21,7 @@ from chunklab_core.llm.record_schema import RecordsError, read_records
 from chunklab_core.llm.records import CallStore, RecordedLLM, RecordsFolderMissing
 from chunklab_core.llm.testing import ScriptedLLM
 from chunklab_core.llm.wiring import make_models
-from chunklab_core.paths import PROJ_ROOT
+from chunklab_core.core.paths import PROJ_ROOT
 
 ENV = {**os.environ, "PYTHONPATH": str(PROJ_ROOT)}
 

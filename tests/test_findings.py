@@ -4,8 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from chunklab_core import claims, findings, verdict_tables
-from chunklab_core.paths import DATA_DIR
+from chunklab_core.stats import claims
+from chunklab_core.reports import post00 as findings, verdict_tables
+from chunklab_core.core.paths import DATA_DIR
 
 
 # ------------------------------------------------------------------ builders on hand-made data

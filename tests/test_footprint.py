@@ -3,8 +3,8 @@
 import pytest
 
 from chunklab_core.chunking import chunk_corpus
-from chunklab_core.corpus import Chunk, Corpus, Document, Question
-from chunklab_core.footprint import (bm25_index_bytes, bm25_postings, duplication_factor, footprint_table,
+from chunklab_core.core.corpus import Chunk, Corpus, Document, Question
+from chunklab_core.retrieval.footprint import (bm25_index_bytes, bm25_postings, duplication_factor, footprint_table,
                                      mean_stride, union_length, vector_index_bytes)
 
 

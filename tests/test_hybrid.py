@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from chunklab_core.hybrid import HybridRetriever, rrf_fuse
+from chunklab_core.retrieval.hybrid import HybridRetriever, rrf_fuse
 
 
 def reference_rrf(rankings, k, rrf_k=60):

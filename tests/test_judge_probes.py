@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from chunklab_core.llm.wiring import MeteredLLM
-from chunklab_core.corpus import Corpus, Document, Question
-from chunklab_core.judge_probes import (FILLER, alter_number, probe_inputs, probe_summary,
+from chunklab_core.core.corpus import Corpus, Document, Question
+from chunklab_core.answers.probes import (FILLER, alter_number, probe_inputs, probe_summary,
                                         run_probes)
 from chunklab_core.llm.records import CallStore, RecordedLLM
 from chunklab_core.llm.testing import ScriptedLLM

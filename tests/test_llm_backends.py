@@ -10,8 +10,9 @@ import sys
 import pytest
 
 from fake_ollama_server import FakeOllamaServer
-from chunklab_core.llm import base, llamacpp_backend
-from chunklab_core.llm.base import LLM, BackendUnavailable, default_backend, validate_messages
+from chunklab_core.llm import llamacpp_backend, wiring
+from chunklab_core.llm.base import LLM, BackendUnavailable, validate_messages
+from chunklab_core.llm.wiring import default_backend
 from chunklab_core.llm.judges import THREE_WAY_SCHEMA, judge_three_way
 from chunklab_core.llm.llamacpp_backend import LlamaCppBackend
 from chunklab_core.llm.models import MODELS
@@ -165,4 +166,4 @@ def test_default_backend_prefers_a_live_server(monkeypatch):
     monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{closed_port()}")
     chosen = default_backend(gguf="qwen-0.5b", probe_timeout_s=1.0)
     assert isinstance(chosen, LlamaCppBackend) and chosen.model == "qwen2.5-coder-0.5b-instruct"
-    assert base.default_backend is default_backend
+    assert wiring.default_backend is default_backend

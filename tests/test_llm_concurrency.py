@@ -17,14 +17,14 @@ import time
 import pandas as pd
 import pytest
 
-from chunklab_core.answer_study import build_items, load_study, run_study
+from chunklab_core.answers.study import build_items, load_study, run_study
 from chunklab_core.llm.answering import answer_question, run_batch
 from chunklab_core.llm.pool import map_bounded
 from chunklab_core.llm.records import CallStore, RecordedLLM
 from chunklab_core.llm.testing import ScriptedLLM
 from chunklab_core.llm.wiring import MeteredLLM
 
-from chunklab_core.corpus import Corpus, Document, Question
+from chunklab_core.core.corpus import Corpus, Document, Question
 
 STRATEGIES = ["fixed_500", "fixed_1000"]
 

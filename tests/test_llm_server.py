@@ -23,8 +23,9 @@ import time
 import pandas as pd
 import pytest
 
-from chunklab_core import post05
-from chunklab_core.answer_study import load_study, study_corpus
+from chunklab_core.reports.post05 import tables as post05
+from chunklab_core.answers.study import load_study
+from chunklab_core.data.corpora import load_corpus
 from chunklab_core.llm.base import BackendUnavailable
 from chunklab_core.llm.models import MODELS, model_path
 from chunklab_core.llm.openai_backend import OpenAIBackend
@@ -62,7 +63,7 @@ def gguf():
 @pytest.fixture(scope="module")
 def squad(mirror):
     os.environ.setdefault("CHUNKLAB_DATA_MIRROR", str(mirror))
-    return study_corpus("squad", 40, SEED)
+    return load_corpus("squad", squad_articles=40, seed=SEED)
 
 
 def models(root, base_url, mode="replay_or_record", max_retries=2):

@@ -11,10 +11,10 @@ import docx
 import pytest
 from pypdf import PdfWriter
 
-from chunklab_core import loaders
-from chunklab_core.gold_advice import GoldAdvice
-from chunklab_core.loaders import ValidationError, load_folder, load_questions, load_user_corpus
-from chunklab_core.paths import PROJ_ROOT
+from chunklab_core.data import loaders
+from chunklab_core.data.gold_advice import GoldAdvice
+from chunklab_core.data.loaders import ValidationError, load_folder, load_questions, load_user_corpus
+from chunklab_core.core.paths import PROJ_ROOT
 
 EXAMPLE = PROJ_ROOT / "examples" / "own_docs"
 

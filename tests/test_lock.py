@@ -9,7 +9,7 @@ import tomllib
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from chunklab_core.paths import PROJ_ROOT
+from chunklab_core.core.paths import PROJ_ROOT
 
 
 def _pins(path) -> dict[str, str]:

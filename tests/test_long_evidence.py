@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from chunklab_core.corpus import Chunk, Corpus, Document, Question
-from chunklab_core.evaluate import RetrievalRun
-from chunklab_core.post02_long_evidence import LONG_GOLD_SHARE, corpus_measures, token_span_recall
-from chunklab_core.span_metrics import span_overlap
+from chunklab_core.core.corpus import Chunk, Corpus, Document, Question
+from chunklab_core.retrieval.run import RetrievalRun
+from chunklab_core.reports.post02.long_evidence import LONG_GOLD_SHARE, corpus_measures, token_span_recall
+from chunklab_core.evaluation.span_metrics import span_overlap
 
 TEXT = "alpha beta gamma delta epsilon zeta eta theta"
 #       0     6    11    17    23      31   36  40
@@ -56,8 +56,8 @@ def test_corpus_measure_rule():
 
 
 def test_gold_cut_by_chunking_share():
-    from chunklab_core.post02_long_evidence import long_gold_shares
-    from chunklab_core.retrieval_matrix import MatrixResult
+    from chunklab_core.reports.post02.long_evidence import long_gold_shares
+    from chunklab_core.evaluation.matrix import MatrixResult
 
     questions = [Question("q1", "?", "d", (("gamma delta",),)), Question("q2", "?", "d", (("zeta eta",),))]
     corpus = Corpus("c", [Document("d", TEXT)], questions)

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chunklab_core import longdocs
-from chunklab_core.corpus import Corpus, Document, Question
-from chunklab_core.datasets import MIRROR_ENV
-from chunklab_core.paths import PROJ_ROOT
-from chunklab_core.text import normalize
+from chunklab_core.data import longdocs
+from chunklab_core.core.corpus import Corpus, Document, Question
+from chunklab_core.data.registry import MIRROR_ENV
+from chunklab_core.core.paths import PROJ_ROOT
+from chunklab_core.core.text import normalize
 
 MIRROR = Path(os.environ.get(MIRROR_ENV) or PROJ_ROOT.parent / "shared" / "data")
 needs_mirror = pytest.mark.skipif(not MIRROR.is_dir(), reason=f"data mirror {MIRROR} not present")

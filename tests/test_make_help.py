@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 
-from chunklab_core.paths import PROJ_ROOT
+from chunklab_core.core.paths import PROJ_ROOT
 
 
 def _help() -> str:

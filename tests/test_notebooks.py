@@ -7,7 +7,7 @@ import ast
 import nbformat
 import pytest
 
-from chunklab_core.paths import NOTEBOOKS_DIR
+from chunklab_core.core.paths import NOTEBOOKS_DIR
 
 SOURCES = sorted((NOTEBOOKS_DIR / "src").glob("*.ipynb"))
 EXECUTED = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))

@@ -9,8 +9,8 @@ import numpy as np
 import onnxruntime  # noqa: F401  (the runtime under test; its absence must fail, not skip)
 import pytest
 
-from chunklab_core.dense import DenseRetriever
-from chunklab_core.onnx_embedding import OnnxEncoder, check_backend
+from chunklab_core.retrieval.dense import DenseRetriever
+from chunklab_core.retrieval.onnx_embedding import OnnxEncoder, check_backend
 
 TEXTS = [
     "The lantern sits 38 metres above mean sea level.",

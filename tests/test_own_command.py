@@ -17,8 +17,8 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 from papermill.exceptions import PapermillExecutionError
 
-from chunklab_core import own
-from chunklab_core.paths import PROJ_ROOT
+from chunklab_core.own import cli as own
+from chunklab_core.core.paths import PROJ_ROOT
 
 EXAMPLE = PROJ_ROOT / "examples" / "own_docs"
 FAST_CONFIG = "strategies: [fixed_500, recursive_500, {kind: fixed, size: 64, unit: tokens}]\n" \
@@ -27,7 +27,7 @@ FAST_CONFIG = "strategies: [fixed_500, recursive_500, {kind: fixed, size: 64, un
 
 def _cli(*args, cwd=PROJ_ROOT):
     env = {**os.environ, "PYTHONPATH": str(PROJ_ROOT), "CI": "1"}
-    return subprocess.run([sys.executable, "-m", "chunklab_core.own", *map(str, args)], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "chunklab_core.own.cli", *map(str, args)], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from chunklab_core.chunking import STRATEGIES, document_spans
-from chunklab_core.loaders import ValidationError
-from chunklab_core.own_config import DEFAULT_STRATEGIES, OwnConfig, load_config, parse_config
-from chunklab_core.paths import PROJ_ROOT
-from chunklab_core.tokens import count_tokens
+from chunklab_core.data.loaders import ValidationError
+from chunklab_core.own.config import DEFAULT_STRATEGIES, OwnConfig, load_config, parse_config
+from chunklab_core.core.paths import PROJ_ROOT
+from chunklab_core.core.tokens import count_tokens
 
 @pytest.fixture(autouse=True)
 def _registry_restored():

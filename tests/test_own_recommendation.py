@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from chunklab_core.own_recommendation import (Recommendation, describe, health_warnings, recommend,
+from chunklab_core.own.recommendation import (Recommendation, describe, health_warnings, recommend,
                                               recommendation_table)
-from chunklab_core.selection import SelectionVerdict, select_winner
-from chunklab_core.stats import Interval
+from chunklab_core.stats.selection import SelectionVerdict, select_winner
+from chunklab_core.stats.bootstrap import Interval
 
 
 def _verdict(names, probabilities, winner, candidates, ruled_out, diff: Interval, needed, n=40):

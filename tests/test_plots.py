@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from chunklab_core import plots
+from chunklab_core.reports import plots
 
 
 def _figure():

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from chunklab_core import post02
-from chunklab_core import retrieval_matrix as rm
-from chunklab_core.corpus import Corpus, Document, Question
+from chunklab_core.reports.post02 import tables as post02
+from chunklab_core.evaluation import matrix as rm
+from chunklab_core.core.corpus import Corpus, Document, Question
+from chunklab_core.data.corpora import load_corpus, subsample_documents
 
 FILLER = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 12
 
@@ -70,22 +71,22 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="unknown retrievers"):
         rm.run_matrix(corpora, ["fixed_500"], ["splade"], progress=False)
     with pytest.raises(ValueError, match="unknown corpus"):
-        rm.load_corpus("wikipedia")
+        load_corpus("wikipedia")
     with pytest.raises(ValueError, match="needs DOCS"):
-        rm.load_corpus("own")
+        load_corpus("own")
 
 
 def test_subsample_documents_is_seeded():
     corpus = _corpus()
-    a = rm.subsample_documents(corpus, 2, seed=3)
-    b = rm.subsample_documents(corpus, 2, seed=3)
+    a = subsample_documents(corpus, 2, seed=3)
+    b = subsample_documents(corpus, 2, seed=3)
     assert [d.doc_id for d in a.documents] == [d.doc_id for d in b.documents]
     assert {q.doc_id for q in a.questions} <= {d.doc_id for d in a.documents}
-    assert rm.subsample_documents(corpus, None, 1) is corpus
+    assert subsample_documents(corpus, None, 1) is corpus
 
 
 def test_truncation_text_sums_per_model_and_names_the_worst_cell():
-    from chunklab_core.post02_truncation import truncation_text
+    from chunklab_core.reports.post02.truncation import truncation_text
 
     truncated = pd.DataFrame({
         "corpus": ["squad", "nq", "squad"], "model": ["m1", "m1", "m2"],
@@ -99,7 +100,7 @@ def test_truncation_text_sums_per_model_and_names_the_worst_cell():
 
 
 def test_miss_examples_without_dense_runs_says_none_was_found(matrix):
-    from chunklab_core.post02_truncation import miss_examples
+    from chunklab_core.reports.post02.truncation import miss_examples
 
     _, result = matrix
     assert miss_examples(result, "all-MiniLM-L6-v2", 5) == [

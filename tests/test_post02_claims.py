@@ -3,7 +3,8 @@
 import numpy as np
 import pandas as pd
 
-from chunklab_core import claims, post02, post02_claims
+from chunklab_core.stats import claims
+from chunklab_core.reports.post02 import tables as post02, claims as post02_claims
 
 
 def test_budget_long_keeps_corpus_strategy_retriever_and_budget():

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from chunklab_core import post05, post05_drift, post05_judges
-from chunklab_core.answer_study import StudyTable
-from chunklab_core.audit_draw import _paragraph_around
+from chunklab_core.reports.post05 import tables as post05, drift as post05_drift, judges as post05_judges
+from chunklab_core.answers.study import StudyTable
+from chunklab_core.audit.draw import _paragraph_around
 
 
 def _study() -> StudyTable:
@@ -163,7 +163,7 @@ def test_judge_pair_confusions_cover_every_pair_of_llm_judges():
 
 # ---------------------------------------------------------------- post05_claims (issue 14)
 def test_wilson_interval_matches_a_hand_computation():
-    from chunklab_core.post05_claims import wilson_interval
+    from chunklab_core.reports.post05.claims import wilson_interval
 
     # Wilson (1927): 24 of 24 at 95%: low = n / (n + z^2) with z = 1.959964 -> 24 / 27.8415 = 0.8620
     low, high = wilson_interval(24, 24)
@@ -173,7 +173,7 @@ def test_wilson_interval_matches_a_hand_computation():
 
 
 def test_probe_intervals_are_k_of_n():
-    from chunklab_core.post05_claims import probe_intervals
+    from chunklab_core.reports.post05.claims import probe_intervals
 
     summary = pd.DataFrame([{"judge": "qwen05_3way", "n": 24, "plain_pass": 1.0, "padded_flip": 0.0,
                              "wrong_figure_caught": 0.625, "retest_changed": 0.0, "unparsed": 0}])
@@ -183,7 +183,7 @@ def test_probe_intervals_are_k_of_n():
 
 
 def test_reading_words_follow_the_paired_intervals():
-    from chunklab_core.post05_claims import corpus_reading
+    from chunklab_core.reports.post05.claims import corpus_reading
 
     answers = pd.DataFrame({"corpus": "nq", "strategy": ["A", "B"], "measure": "reference grader (rules)",
                             "questions": 12, "documents": 11, "share": [0.33, 0.25], "low": [0.08, 0.0],

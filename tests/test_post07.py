@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from chunklab_core import post07
+from chunklab_core.reports import post07
 
 
 def rows(scorer, depth, before, after, qids=None):

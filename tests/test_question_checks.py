@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.feature_extraction.text import CountVectorizer
 
-from chunklab_core.question_checks import (CHECK_NAMES, answer_not_in_passage, check_all, context_dependent,
+from chunklab_core.questions.checks import (CHECK_NAMES, answer_not_in_passage, check_all, context_dependent,
                                            is_yes_no, near_duplicates, numbers_disagree, overlap_words,
                                            word_overlap, yes_no_restatement)
 
@@ -158,7 +158,7 @@ def test_check_all_runs_every_check_and_checks_lengths():
 
 
 def test_answer_found_when_only_the_spacing_differs():
-    from chunklab_core.question_checks import answer_not_in_passage
+    from chunklab_core.questions.checks import answer_not_in_passage
 
     passage = "The series premiered on April 26 , 2017 on Hulu ( U.S. v. Schoon ) ."
     assert not answer_not_in_passage("April 26, 2017", passage).flag
@@ -167,7 +167,7 @@ def test_answer_found_when_only_the_spacing_differs():
 
 
 def test_locate_ignoring_spacing_maps_back_to_the_text():
-    from chunklab_core.question_checks import locate_ignoring_spacing
+    from chunklab_core.questions.checks import locate_ignoring_spacing
 
     passage = "The series premiered on April 26 , 2017 on Hulu ( U.S. v. Schoon ) ; april 26 , 2017 again."
     spans = locate_ignoring_spacing(passage, "April 26, 2017")
@@ -182,7 +182,7 @@ def test_locate_ignoring_spacing_maps_back_to_the_text():
 
 
 # ---------------------------------------------------------------- issue 14: self-answering and non-questions
-from chunklab_core.question_checks import answer_in_question, not_a_question  # noqa: E402
+from chunklab_core.questions.checks import answer_in_question, not_a_question  # noqa: E402
 
 
 def test_answer_in_question_flags_a_question_that_gives_its_answer():
@@ -200,7 +200,7 @@ def test_not_a_question_flags_statements_but_not_search_queries():
 
 
 def test_bigram_overlap_hand_computed():
-    from chunklab_core.question_checks import bigram_overlap
+    from chunklab_core.questions.checks import bigram_overlap
 
     # question bigrams: (who, wrote), (wrote, the), (the, handmaids), (handmaids, tale) -> 4 distinct
     # passage bigrams include (wrote, the), (the, handmaids), (handmaids, tale) but not (who, wrote)
@@ -213,7 +213,7 @@ def test_bigram_overlap_hand_computed():
 def test_reference_overlap_text_states_ratios_not_levels():
     import pandas as pd
 
-    from chunklab_core import reference_results
+    from chunklab_core.reports import reference_results
 
     measures = pd.DataFrame({"corpus": ["squad", "squad"], "set": ["generated", "human"],
                              "content words": [0.8, 0.5], "bigrams": [0.4, 0.2]})

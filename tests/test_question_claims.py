@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from chunklab_core import question_claims
+from chunklab_core.reports.post04 import claims as question_claims
 
 
 def _scores():

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from chunklab_core import question_gen as qg
-from chunklab_core.corpus import Corpus, Document, Question
+from chunklab_core.questions import generation as qg
+from chunklab_core.core.corpus import Corpus, Document, Question
 from chunklab_core.llm.records import CallStore, RecordedLLM, ReplayMiss
 from chunklab_core.llm.testing import BackendUsed, ScriptedLLM
-from chunklab_core.text import normalize
-from chunklab_core.question_passages import (Passage, html_paragraph_spans, nq_answer_paragraph,
+from chunklab_core.core.text import normalize
+from chunklab_core.questions.passages import (Passage, html_paragraph_spans, nq_answer_paragraph,
                                              sample_nq_passages, sample_squad_passages,
                                              squad_paragraph_spans)
 

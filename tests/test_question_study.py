@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from chunklab_core import question_retrieval as qr
-from chunklab_core import question_study as qs
-from chunklab_core.corpus import Corpus, Document
-from chunklab_core.question_checks import CHECK_NAMES
-from chunklab_core.question_gen import GENERATION_COLUMNS
-from chunklab_core.question_passages import Passage
+from chunklab_core.questions import retrieval as qr
+from chunklab_core.reports.post04 import study as qs
+from chunklab_core.core.corpus import Corpus, Document
+from chunklab_core.questions.checks import CHECK_NAMES
+from chunklab_core.questions.generation import GENERATION_COLUMNS
+from chunklab_core.questions.passages import Passage
 
 PARAGRAPHS = [
     "The red bridge over the Elm river was designed by Ann Lee and opened in 1901 after six years of work. "
@@ -195,7 +195,7 @@ def test_check_table_examples_and_read_sample():
 
 
 def test_figures_draw_one_panel_per_corpus():
-    from chunklab_core import question_plots as qp
+    from chunklab_core.reports.post04 import plots as qp
 
     overlaps = qs.overlap_table(PASSAGES, GENERATIONS)
     fig = qp.plot_overlap(overlaps, qs.HUMAN_LABELS, qs.CORPUS_LABELS)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats as scipy_stats
 
-from chunklab_core.ranking_stability import (
+from chunklab_core.stats.rank_stability import (
     kendall_tau_b_rows,
     kendall_tau_ci,
     snap_ties,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from chunklab_core.paths import PROJ_ROOT
+from chunklab_core.core.paths import PROJ_ROOT
 
 README = (PROJ_ROOT / "README.md").read_text(encoding="utf-8")
 MAKEFILE = (PROJ_ROOT / "Makefile").read_text(encoding="utf-8")
@@ -26,11 +26,11 @@ def test_make_targets_named_in_readme_exist():
 def test_model_cards_repeat_the_pinned_hashes_and_packages():
     """The README's model table states the sha256 and PyPI packages that the code pins (issue 17)."""
     from chunklab_core.llm.models import MODELS
-    from chunklab_core.models_assembly import MPNET_FILES, MPNET_WHEELS
+    from chunklab_core.retrieval.model_assembly import MPNET_FILES, MPNET_WHEELS
 
     import hashlib
 
-    from chunklab_core.models_assembly import minilm_path
+    from chunklab_core.retrieval.model_assembly import minilm_path
 
     readme = (PROJ_ROOT / "README.md").read_text(encoding="utf-8")
     table = readme.split("## Models", 1)[1]

@@ -11,12 +11,12 @@ from docx.oxml.ns import qn
 from fpdf import FPDF
 
 from chunklab_core.chunking import chunk_document, document_spans
-from chunklab_core.corpus import Corpus, Document, Question
-from chunklab_core.document_text import extract_document, html_document
-from chunklab_core.gold_advice import (GoldAdvice, document_quote, located_evidence, multi_document_advice,
+from chunklab_core.core.corpus import Corpus, Document, Question
+from chunklab_core.data.document_text import extract_document, html_document
+from chunklab_core.data.gold_advice import (GoldAdvice, document_quote, located_evidence, multi_document_advice,
                                        short_gold_advice)
-from chunklab_core.headings import Heading, document_headings, heading_warnings, text_headings
-from chunklab_core.loaders import load_user_corpus
+from chunklab_core.core.headings import Heading, document_headings, heading_warnings, text_headings
+from chunklab_core.data.loaders import load_user_corpus
 
 BODY = "The committee meets every month and reviews the budget in detail. " * 3
 

@@ -28,9 +28,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 from scipy.stats import norm
 
-from chunklab_core.agreement import ppi_mean_ci
-from chunklab_core.hybrid import rrf_fuse
-from chunklab_core.stratified_estimates import stratified_ppi_mean_ci
+from chunklab_core.stats.agreement import ppi_mean_ci
+from chunklab_core.retrieval.hybrid import rrf_fuse
+from chunklab_core.stats.stratified import stratified_ppi_mean_ci
 
 ROOT = Path(__file__).resolve().parents[1]
 

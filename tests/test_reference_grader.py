@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from chunklab_core.reference_grader import reference_grade
+from chunklab_core.answers.reference_grader import reference_grade
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,9 @@ import pandas as pd
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from chunklab_core import claims, reference_results as rr, uncertainty_claims
+from chunklab_core.stats import claims
+from chunklab_core.reports import reference_results as rr
+from chunklab_core.reports.post03 import claims as uncertainty_claims
 
 
 def test_half_width_is_the_wald_formula_and_matches_statsmodels():

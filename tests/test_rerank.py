@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import pytrec_eval
 
-from chunklab_core.rerank import rerank_prefix, relevance_matrix, same_top_set, stage_metrics
+from chunklab_core.rerank.stage import rerank_prefix, relevance_matrix, same_top_set, stage_metrics
 
 
 def test_only_the_prefix_is_reordered_and_the_rest_keeps_first_stage_order():

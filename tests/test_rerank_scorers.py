@@ -8,7 +8,7 @@ import pytest
 from chunklab_core.llm.records import CallStore, RecordedLLM, ReplayMiss
 from chunklab_core.llm.relevance import p_yes_from_logprobs, parse_relevance, relevance_messages
 from chunklab_core.llm.testing import BackendUsed, ScriptedLLM
-from chunklab_core.rerank_scorers import CrossEncoderScorer, LLMRelevanceScorer
+from chunklab_core.rerank.scorers import CrossEncoderScorer, LLMRelevanceScorer
 
 
 def test_parse_relevance_reads_logprobs_labels_and_rejects_free_text():

@@ -4,11 +4,11 @@ import json
 
 import numpy as np
 
-from chunklab_core.corpus import Corpus, Document, Question
+from chunklab_core.core.corpus import Corpus, Document, Question
 from chunklab_core.llm.records import CallStore, RecordedLLM
 from chunklab_core.llm.testing import ScriptedLLM
-from chunklab_core.rerank_scorers import LLMRelevanceScorer
-from chunklab_core.rerank_study import depth_sweep, first_stage_runs, llm_sweep
+from chunklab_core.rerank.scorers import LLMRelevanceScorer
+from chunklab_core.rerank.study import depth_sweep, first_stage_runs, llm_sweep
 
 
 def tiny_corpus():

@@ -8,15 +8,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from chunklab_core.selection import minimal_confidence_set, select_winner
-from chunklab_core.selection_holdout import held_out_selection
-from chunklab_core.simulation import (
+from chunklab_core.stats.selection import minimal_confidence_set, select_winner
+from chunklab_core.stats.holdout import held_out_selection
+from chunklab_core.stats.simulation import (
     calibration_table,
     correlated_outcomes,
     leader_probability_curve,
     simulate_comparisons,
 )
-from chunklab_core.stats import probability_best
+from chunklab_core.stats.bootstrap import probability_best
 
 
 def bernoulli(rates, n, seed):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pysbd
 import pytest
 
-from chunklab_core import text as text_module
+from chunklab_core.core import text as text_module
 from chunklab_core.chunking import document_spans
-from chunklab_core.sentence_split import sentence_spans
+from chunklab_core.core.sentence_split import sentence_spans
 
 
 def sentences(text, **kw):

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from chunklab_core.audit_sample import allocate_sample, draw_audit_sample
-from chunklab_core.sheets import (DEFAULT_JUDGE_COLUMNS, SHEET_COLUMNS, SheetError,
+from chunklab_core.audit.sample import allocate_sample, draw_audit_sample
+from chunklab_core.audit.sheets import (DEFAULT_JUDGE_COLUMNS, SHEET_COLUMNS, SheetError,
                                   import_grades, normalize_label, read_key, read_sheet,
                                   write_key, write_sheet, write_sheet_rows)
 

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from chunklab_core import gold_slots, slot_metrics
-from chunklab_core.corpus import Corpus, Document, Question
-from chunklab_core.evaluate import RetrievalRun
+from chunklab_core.evaluation import gold_slots, slot_metrics
+from chunklab_core.core.corpus import Corpus, Document, Question
+from chunklab_core.retrieval.run import RetrievalRun
 
 SEGMENTS = [
     "Refunds are issued within 30 days of purchase.",  # c0: "within 14 days" must not match

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from chunklab_core.corpus import Corpus, Document, Question
-from chunklab_core.evaluate import RetrievalRun
-from chunklab_core.span_metrics import (
+from chunklab_core.core.corpus import Corpus, Document, Question
+from chunklab_core.retrieval.run import RetrievalRun
+from chunklab_core.evaluation.span_metrics import (
     intersection_length,
     merge_intervals,
     span_overlap,

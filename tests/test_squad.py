@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chunklab_core import squad
+from chunklab_core.data import squad
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from chunklab_core import stats
-from chunklab_core.stats import (
+from chunklab_core.stats import bootstrap as stats
+from chunklab_core.stats.bootstrap import (
     balanced_score,
     bootstrap_ci,
     paired_difference_ci,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from chunklab_core.stats import bootstrap_ci, resample_indices
-from chunklab_core.stats_clustered import clustered_bootstrap_ci, clustered_resampled_means, design_effect
+from chunklab_core.stats.bootstrap import bootstrap_ci, resample_indices
+from chunklab_core.stats.clustered import clustered_bootstrap_ci, clustered_resampled_means, design_effect
 
 
 def document_effect_data(n_docs=40, per_doc=10, doc_sd=1.0, seed=0):

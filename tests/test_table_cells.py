@@ -5,10 +5,10 @@ from __future__ import annotations
 import docx
 import pytest
 
-from chunklab_core.document_text import docx_to_text, html_to_text
-from chunklab_core.gold_diagnosis import closest_hint, closest_passage
-from chunklab_core.loaders import ValidationError, load_user_corpus
-from chunklab_core.textmatch import contains_gold, match_gold, match_text, table_cells
+from chunklab_core.data.document_text import docx_to_text, html_to_text
+from chunklab_core.data.gold_diagnosis import closest_hint, closest_passage
+from chunklab_core.data.loaders import ValidationError, load_user_corpus
+from chunklab_core.core.textmatch import contains_gold, match_gold, match_text, table_cells
 
 
 @pytest.mark.parametrize("row", [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chunklab_core.text import normalize, sentence_spans
+from chunklab_core.core.text import normalize, sentence_spans
 
 
 def test_normalize():

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from rapidfuzz import fuzz
 
-from chunklab_core.gold_slots import (gold_coverage, normalize_gold, partial_evidence, relevance_grade, slot_found,
+from chunklab_core.evaluation.gold_slots import (gold_coverage, normalize_gold, partial_evidence, relevance_grade, slot_found,
                                       slots_found)
-from chunklab_core.textmatch import (
+from chunklab_core.core.textmatch import (
     canonical_number,
     contains_gold,
     extract_numbers,

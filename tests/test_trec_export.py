@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import ranx
 
-from chunklab_core.corpus import Corpus, Document, Question
-from chunklab_core.evaluate import run_cell, score_run
-from chunklab_core.trec_export import context_id, export_runs, trec_qrels_lines, trec_run_lines, write_trec
+from chunklab_core.core.corpus import Corpus, Document, Question
+from chunklab_core.evaluation.scoring import run_cell, score_run
+from chunklab_core.evaluation.trec_export import context_id, export_runs, trec_qrels_lines, trec_run_lines, write_trec
 
 
 def _corpus() -> Corpus:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from chunklab_core.trend import clustered_slope_ci, ols_slope, weighted_slopes
+from chunklab_core.stats.trend import clustered_slope_ci, ols_slope, weighted_slopes
 
 
 def test_ols_slope_hand_fixtures():

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from chunklab_core import uncertainty_report as ur
+from chunklab_core.reports.post03 import tables as ur
 
 
 def _per_question(seed: int = 0, n: int = 200) -> pd.DataFrame:

@@ -12,8 +12,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from chunklab_core.paths import PROJ_ROOT
-from chunklab_core.website import build_site, discover_posts, read_post
+from chunklab_core.core.paths import PROJ_ROOT
+from chunklab_core.reports.website import build_site, discover_posts, read_post
 
 
 def _png(width: int = 4, height: int = 3) -> bytes:

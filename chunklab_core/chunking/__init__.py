@@ -32,14 +32,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
-from ..corpus import Chunk, Document
-from ..headings import Heading, document_headings
-from .characters import fixed_characters, parent_document, recursive_characters, whole_document
-from .semantic import semantic_embedding, semantic_tfidf
-from .sentences import sentence_window
-from .spans import ChunkSpan, absorb_blank_spans, check_spans
-from .structure import TableCount, structure_aware, structure_blocks, tables_intact
-from .token_windows import fixed_tokens, recursive_tokens
+from chunklab_core.core.corpus import Chunk, Document
+from chunklab_core.core.headings import Heading, document_headings
+from chunklab_core.chunking.characters import fixed_characters, parent_document, recursive_characters, whole_document
+from chunklab_core.chunking.semantic import semantic_embedding, semantic_tfidf
+from chunklab_core.chunking.sentences import sentence_window
+from chunklab_core.chunking.spans import ChunkSpan, absorb_blank_spans, check_spans
+from chunklab_core.chunking.structure import TableCount, structure_aware, structure_blocks, tables_intact
+from chunklab_core.chunking.token_windows import fixed_tokens, recursive_tokens
 
 __all__ = [
     "STRATEGIES", "StrategySpec", "TableCount", "chunk_corpus", "chunk_document",

@@ -11,7 +11,7 @@ strategies (their own modules).
 
 from __future__ import annotations
 
-from .spans import LEVELS, CharMeasure, ChunkSpan, recursive_spans
+from chunklab_core.chunking.spans import LEVELS, CharMeasure, ChunkSpan, recursive_spans
 
 
 def _check_size(name: str, value: object) -> None:

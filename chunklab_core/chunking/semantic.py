@@ -31,8 +31,8 @@ from typing import Callable
 
 import numpy as np
 
-from .sentences import sentence_units
-from .spans import LEVELS, CharMeasure, ChunkSpan, Span, pack
+from chunklab_core.chunking.sentences import sentence_units
+from chunklab_core.chunking.spans import LEVELS, CharMeasure, ChunkSpan, Span, pack
 
 Embed = Callable[[list[str]], np.ndarray]
 MIN_SENTENCES = 3
@@ -151,7 +151,7 @@ def semantic_embedding(text: str, embed: Embed | None, percentile: float, min_ch
     if embed is None or not callable(embed):
         raise ValueError(
             "semantic_embedding needs embed=: a function list[str] -> np.ndarray of "
-            "L2-normalised rows (one per sentence), e.g. from chunklab_core.dense"
+            "L2-normalised rows (one per sentence), e.g. from chunklab_core.retrieval.dense"
         )
     _check(percentile, min_chars, max_chars)
     units = sentence_units(text)

@@ -14,8 +14,8 @@ recognised boundary is one sentence.
 
 from __future__ import annotations
 
-from ..sentence_split import sentence_spans
-from .spans import ChunkSpan, Span, merge_blank_pieces
+from chunklab_core.core.sentence_split import sentence_spans
+from chunklab_core.chunking.spans import ChunkSpan, Span, merge_blank_pieces
 
 
 def sentence_units(text: str) -> list[Span]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Protocol, Sequence
 
-from ..text import sentence_spans
+from chunklab_core.core.text import sentence_spans
 
 Span = tuple[int, int]
 ChunkSpan = tuple[int, int, int, int]  # (start, end, ctx_start, ctx_end)

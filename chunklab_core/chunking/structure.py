@@ -45,9 +45,9 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple, Sequence
 
-from ..headings import Heading, text_headings
-from .spans import NON_SPACE, LEVELS, ChunkSpan, Span, is_blank, pack, recursive_spans
-from .token_windows import TokenMeasure
+from chunklab_core.core.headings import Heading, text_headings
+from chunklab_core.chunking.spans import NON_SPACE, LEVELS, ChunkSpan, Span, is_blank, pack, recursive_spans
+from chunklab_core.chunking.token_windows import TokenMeasure
 
 HTML_BLOCK_TAG = re.compile(r"<(/?)(H[1-6]|P|Table|Ul|Ol|Dl)(?:[\s_][^>]*)?>", re.IGNORECASE)
 _HTML_KINDS = {"table": "table", "ul": "list", "ol": "list", "dl": "list", "p": "paragraph"}

@@ -22,8 +22,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..tokens import count_tokens, count_tokens_many, encoding
-from .spans import ChunkSpan, Span
+from chunklab_core.core.tokens import count_tokens, count_tokens_many, encoding
+from chunklab_core.chunking.spans import ChunkSpan, Span
 
 
 @lru_cache(maxsize=1)
@@ -164,7 +164,7 @@ def recursive_tokens(text: str, max_tokens: int) -> list[ChunkSpan]:
     """The recursive splitter of ``characters.recursive_characters`` (paragraph > line >
     sentence > whitespace > hard cut, greedy merge) under a ceiling of ``max_tokens``
     cl100k_base tokens instead of characters."""
-    from .spans import LEVELS, recursive_spans
+    from chunklab_core.chunking.spans import LEVELS, recursive_spans
 
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
         raise ValueError(f"max_tokens must be a positive integer number of tokens, got {max_tokens!r}")

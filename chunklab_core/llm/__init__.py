@@ -10,8 +10,7 @@ Importing this package imports neither ``llama_cpp`` nor a model.
 
 from chunklab_core.llm.answering import (ANSWER_SYSTEM, NOT_IN_CONTEXT, AnswerResult,
                                          answer_messages, answer_question, run_batch)
-from chunklab_core.llm.base import (LLM, BackendUnavailable, Completion, IdentityUnavailable,
-                                    default_backend)
+from chunklab_core.llm.base import LLM, BackendUnavailable, Completion, IdentityUnavailable
 from chunklab_core.llm.judges import (THREE_WAY_LABELS, UNPARSED, YES_NO_LABELS, JudgeResult,
                                       judge_three_way, judge_yes_no, parse_verdict,
                                       verdict_counts)
@@ -19,6 +18,7 @@ from chunklab_core.llm.llamacpp_backend import LlamaCppBackend
 from chunklab_core.llm.ollama_backend import OllamaBackend
 from chunklab_core.llm.openai_backend import OpenAIBackend
 from chunklab_core.llm.records import CallStore, RecordedLLM, ReplayMiss, call_key
+from chunklab_core.llm.wiring import default_backend
 
 __all__ = [
     "ANSWER_SYSTEM", "NOT_IN_CONTEXT", "AnswerResult", "answer_messages", "answer_question",

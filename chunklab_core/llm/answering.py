@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, TypeVar
 
 from chunklab_core.llm.records import CallStore
-from chunklab_core.text import normalize
+from chunklab_core.core.text import normalize
 
 NOT_IN_CONTEXT = "not in the context"
 ANSWER_MAX_TOKENS = 64

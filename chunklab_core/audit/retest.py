@@ -1,0 +1,154 @@
+"""Judge stability under sampling: the post-05 judges re-asked at temperature > 0 on audit items.
+
+Post 05 records every verdict at temperature 0 (greedy decoding), and its temperature-0
+retest (:mod:`chunklab_core.answers.probes`) measures only the runtime's determinism. This
+module asks how much a verdict depends on decoding: a seeded subset of the audit sample's
+items is judged again by the three-way judges with the same prompt at ``temperature`` (0.7
+by default) and several sampling seeds (one recorded call each, through the recorded-call
+layer :mod:`chunklab_core.llm.records`, stage ``judge_retest_<judge>`` under
+``data/llm_calls``, append-only; post 06 replays them).
+
+Handles: the subset (:func:`retest_items`: ``n`` items of the key, drawn with a seed, with
+their texts and temperature-0 verdicts from the population), the recorded calls
+(:func:`run_retest`; in replay mode an item with a missing record ends the run, so a partial
+recording gives the items recorded so far), and the summary (:func:`retest_summary`: per
+judge, the share of sampled verdicts that differ from the temperature-0 verdict, the share
+of items whose pass/fail changes in at least one sample, each with a 95% interval that
+resamples questions, and ``unparsed`` counts).
+
+CLI (records; ~6 s per 1.5B call on a laptop CPU):
+``python -m chunklab_core.audit.retest [--items 30] [--samples 3] [--temperature 0.7]``.
+
+Not handled: the yes/no judge (its prompt is a different question), other temperatures in
+one run (pass ``--temperature``; each is its own set of records).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from chunklab_core.audit.data import binary_labels, resolve_path
+from chunklab_core.core.paths import DATA_DIR
+
+RETEST_JUDGES = {"qwen15": "qwen-1.5b", "qwen05": "qwen-0.5b"}
+DEFAULT_TEMPERATURE = 0.7
+
+
+def retest_items(key: pd.DataFrame, population: pd.DataFrame, n: int, seed: int,
+                 judges: Sequence[str] = tuple(RETEST_JUDGES)) -> pd.DataFrame:
+    """``n`` items of the audit key (seeded), with question, reference, answer, qid and temperature-0 verdicts."""
+    if not 1 <= n <= len(key):
+        raise ValueError(f"n must lie in [1, {len(key)}] (the sample's items), got {n}")
+    picked = np.sort(np.random.default_rng(seed).choice(len(key), n, replace=False))
+    rows = key.iloc[picked]
+    texts = population.set_index("item_id").loc[rows["source_item_id"]]
+    table = pd.DataFrame({"item_id": rows["item_id"].to_numpy(),
+                          "source_item_id": rows["source_item_id"].to_numpy()})
+    for column in ("qid", "question", "reference", "answer"):
+        table[column] = texts[column].to_numpy()
+    for judge in judges:
+        table[f"t0_{judge}"] = texts[f"judge_{judge}_3way"].to_numpy()
+    return table
+
+
+def retest_models(mode: str = "replay", root=None, n_threads: int | None = None,
+                  judges: dict[str, str] | None = None) -> dict:
+    """Recorded judges writing to (or replaying) ``judge_retest_<name>.jsonl``; nothing is loaded here."""
+    from chunklab_core.llm.records import CallStore, RecordedLLM
+    from chunklab_core.llm.wiring import make_backend
+
+    models = {}
+    for name, model in (judges or RETEST_JUDGES).items():
+        store = CallStore.for_stage(f"judge_retest_{name}", root, make_target="audit-retest")
+        models[name] = RecordedLLM(make_backend("llamacpp", model, n_threads), store, mode)
+    return models
+
+
+def run_retest(items: pd.DataFrame, models: dict, samples: int = 3,
+               temperature: float = DEFAULT_TEMPERATURE, progress: bool = False) -> pd.DataFrame:
+    """Verdicts (item_id, qid, judge, sample, label), one recorded call per item, judge and seed.
+
+    Sample ``s`` uses ``seed = s`` (1..samples). Stops at the first item with a missing
+    record in replay mode; every earlier item is complete.
+    """
+    from chunklab_core.llm.judges import judge_three_way
+    from chunklab_core.llm.records import ReplayMiss
+
+    if samples < 1 or temperature <= 0:
+        raise ValueError("need samples >= 1 and temperature > 0")
+    rows = []
+    iterator = items.itertuples(index=False)
+    if progress:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(iterator, total=len(items), desc="retest at temperature "
+                        f"{temperature}", unit="item")
+    for item in iterator:
+        try:
+            done = [{"item_id": item.item_id, "qid": item.qid, "judge": name, "sample": s,
+                     "label": judge_three_way(llm, item.question, item.reference, item.answer,
+                                              temperature=temperature, seed=s).label}
+                    for name, llm in models.items() for s in range(1, samples + 1)]
+        except ReplayMiss:
+            break
+        rows += done
+    return pd.DataFrame(rows, columns=["item_id", "qid", "judge", "sample", "label"])
+
+
+def retest_summary(verdicts: pd.DataFrame, items: pd.DataFrame, resamples: int = 10_000,
+                   seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
+    """Per judge: verdicts that differ from temperature 0, items whose pass/fail changes, with intervals."""
+    from chunklab_core.audit.paired import weighted_mean_ci
+
+    rows = []
+    for judge, group in verdicts.groupby("judge", sort=False):
+        merged = group.merge(items[["item_id", f"t0_{judge}"]], on="item_id")
+        merged["changed"] = merged["label"] != merged[f"t0_{judge}"]
+        merged["flipped"] = binary_labels(merged["label"]) != binary_labels(merged[f"t0_{judge}"])
+        per_item = merged.groupby("item_id").agg(qid=("qid", "first"), changed=("changed", "mean"),
+                                                 flipped=("flipped", "any"))
+        ones = np.ones(len(per_item))
+        row = {"judge": judge, "items": len(per_item),
+               "samples per item": int(group.groupby("item_id").size().max()),
+               "unparsed": int((group["label"] == "unparsed").sum())}
+        for name, values in (("verdicts changed", per_item["changed"]),
+                             ("items with a pass/fail flip", per_item["flipped"].astype(float))):
+            result = weighted_mean_ci(values.to_numpy(dtype=float), ones, per_item["qid"],
+                                      resamples, seed, confidence)
+            row.update({name: result.estimate, f"{name} low": result.low,
+                        f"{name} high": result.high})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from chunklab_core.audit.sheets import read_key
+
+    parser = argparse.ArgumentParser(description="Record the judges' verdicts at temperature > 0 "
+                                                 "on a subset of the audit sample.")
+    parser.add_argument("--key", default="data/audit/post05_v2_key.csv")
+    parser.add_argument("--population", default="data/audit/post05_v2_population.csv")
+    parser.add_argument("--items", type=int, default=30)
+    parser.add_argument("--samples", type=int, default=3)
+    parser.add_argument("--temperature", type=float, default=DEFAULT_TEMPERATURE)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--mode", default="replay_or_record",
+                        choices=("replay", "replay_or_record", "record"))
+    args = parser.parse_args(argv)
+    key = read_key(resolve_path(args.key))
+    population = pd.read_csv(resolve_path(args.population), dtype=str, keep_default_na=False)
+    items = retest_items(key, population, args.items, args.seed)
+    verdicts = run_retest(items, retest_models(args.mode, n_threads=args.threads), args.samples,
+                          args.temperature, progress=True)
+    print(f"{verdicts['item_id'].nunique()} of {len(items)} items recorded "
+          f"({len(verdicts)} verdicts) under {DATA_DIR / 'llm_calls'}/judge_retest_*.jsonl")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

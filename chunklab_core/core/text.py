@@ -1,0 +1,22 @@
+"""Small text utilities shared by chunking, metrics and answer grading.
+
+Handles: the case/whitespace normalisation used for gold containment. Sentence boundaries
+live in ``sentence_split`` (the one sentence rule, every script); ``sentence_spans`` is
+re-exported here for the callers that import it from this module. Not handled: fuzzy
+matching and number guards (``textmatch``), retrieval tokenisation (``bm25``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from chunklab_core.core.sentence_split import sentence_spans
+
+__all__ = ["normalize", "sentence_spans"]
+
+_WS = re.compile(r"\s+")
+
+
+def normalize(text: str) -> str:
+    """Lower-case and collapse every run of whitespace to one space, stripped."""
+    return _WS.sub(" ", text).strip().lower()

@@ -1,0 +1,133 @@
+"""Comparing chunkings at a fixed token budget instead of a fixed k (post 02).
+
+A k of 5 means 5 sentences for one strategy and 5 pages for another; a reader (or an LLM
+prompt) has a token budget instead. For a budget B each question reads its ranked contexts in
+order while the running total of their cl100k_base tokens stays within B, and stops at the
+first context that does not fit: it does not skip to a smaller one further down, because a
+reader of a ranked list reads a prefix (skipping would reward a strategy for its size mix, not
+its ranking). A first context larger than B means nothing is read (hit 0, recall 0, 0 tokens).
+
+What is read is always a prefix of the ranking, so the metrics come from per-rank arrays:
+``m(B)`` = the number of leading contexts whose cumulative tokens are <= B, then hit and slot
+recall are those of the top m(B) (``slot_metrics.recall_by_rank``). Both are non-decreasing
+in B. :func:`recall_token_curve` gives the fixed-k view (mean recall against mean tokens for
+k = 1..k_max) for plotting one curve per strategy x retriever.
+
+Not handled: truncating a context to fit the remaining budget, prompt overhead tokens,
+span-based gold (``span_metrics``); questions without gold slots get NaN.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from chunklab_core.retrieval.run import RetrievalRun
+from chunklab_core.evaluation.slot_metrics import RankedJudgments, cumulative_slot_fills, judge_run, recall_by_rank
+
+BUDGETS = (500, 1000, 2000, 4000)
+
+
+def contexts_within_budget(tokens: np.ndarray, budget: float) -> np.ndarray:
+    """m(B) per question: the number of leading contexts with cumulative tokens <= B.
+
+    ``tokens`` (n_q, depth), 0 for ranks where nothing was returned (they never stop the
+    reading and add nothing). The first rank whose cumulative total exceeds B ends the prefix.
+    """
+    tokens = np.asarray(tokens, dtype=float)
+    if tokens.ndim != 2:
+        raise ValueError(f"tokens must be 2-D (questions x ranks), got shape {tokens.shape}")
+    if np.any(tokens < 0):
+        raise ValueError("token counts must be >= 0")
+    if budget < 0:
+        raise ValueError(f"budget must be >= 0, got {budget!r}")
+    fits = np.cumsum(tokens, axis=1) <= budget
+    # cumulative sums are non-decreasing, so the fitting ranks are a prefix: count them
+    return fits.sum(axis=1)
+
+
+def _as_fills(rel: np.ndarray, n_slots) -> tuple[np.ndarray, np.ndarray]:
+    rel = np.asarray(rel)
+    if rel.ndim == 2:  # one slot: relevant or not per rank
+        return (rel > 0)[:, :, None], np.ones(rel.shape[0], dtype=np.int64)
+    if rel.ndim != 3:
+        raise ValueError(f"rel must be (n_q, depth) grades or (n_q, depth, n_slots) slot fills, got shape {rel.shape}")
+    fills = rel.astype(bool)
+    n_slots = np.full(rel.shape[0], rel.shape[2]) if n_slots is None else np.asarray(n_slots)
+    if n_slots.shape != (rel.shape[0],):
+        raise ValueError(f"n_slots must give one count per question, got shape {n_slots.shape}")
+    return fills, n_slots
+
+
+def budget_metrics(rel: np.ndarray, tokens: np.ndarray, budget: float, n_slots=None) -> dict[str, np.ndarray]:
+    """Hit, slot recall, contexts read and tokens used per question at budget B.
+
+    ``rel``: (n_q, depth) grades (> 0 = relevant; one slot, so recall = hit) or
+    (n_q, depth, n_slots) bool slot fills with ``n_slots`` (n_q,) the real slot counts when
+    questions have fewer slots than the padded last axis (NaN recall and hit when 0).
+    """
+    fills, n_slots = _as_fills(rel, n_slots)
+    tokens = np.asarray(tokens, dtype=float)
+    if tokens.shape != fills.shape[:2]:
+        raise ValueError(f"tokens {tokens.shape} and rel {fills.shape[:2]} must both be (n_q, depth)")
+    taken = contexts_within_budget(tokens, budget)
+    has_gold = n_slots > 0
+    # prepend rank 0 (nothing read) so that m = 0 indexes a row of zeros
+    recall = np.concatenate([np.where(has_gold, 0.0, np.nan)[:, None], recall_by_rank(fills, n_slots)], axis=1)
+    hit = np.concatenate([np.zeros((len(taken), 1), bool), cumulative_slot_fills(fills).any(axis=2)], axis=1)
+    used = np.concatenate([np.zeros((len(taken), 1)), np.cumsum(tokens, axis=1)], axis=1)
+    rows = np.arange(len(taken))
+    return {
+        "contexts_read": taken,
+        "tokens_used": used[rows, taken],
+        "hit": np.where(has_gold, hit[rows, taken].astype(float), np.nan),
+        "recall": recall[rows, taken],
+    }
+
+
+def _judged(run_or_tables: RetrievalRun | RankedJudgments, threshold: float) -> RankedJudgments:
+    if isinstance(run_or_tables, RankedJudgments):
+        return run_or_tables
+    if isinstance(run_or_tables, RetrievalRun):
+        return judge_run(run_or_tables, threshold)
+    raise ValueError(f"expected a RetrievalRun or slot_metrics.RankedJudgments, got {type(run_or_tables).__name__}")
+
+
+def recall_at_budget(run_or_tables: RetrievalRun | RankedJudgments, budgets: Sequence[float] = BUDGETS,
+                     threshold: float = 0.90) -> pd.DataFrame:
+    """Tidy per-question table: corpus, strategy, retriever, qid, budget, contexts_read,
+    tokens_used, hit, recall (slot recall on the contexts read within the budget)."""
+    judged = _judged(run_or_tables, threshold)
+    if not budgets:
+        raise ValueError("no budgets given")
+    frames = []
+    for budget in budgets:
+        scores = budget_metrics(judged.fills, judged.tokens, budget, judged.n_slots)
+        frames.append(pd.DataFrame({
+            "corpus": judged.corpus, "strategy": judged.strategy, "retriever": judged.retriever,
+            "qid": judged.qids, "budget": budget, **scores,
+        }))
+    return pd.concat(frames, ignore_index=True)
+
+
+def recall_token_curve(run_or_tables: RetrievalRun | RankedJudgments, threshold: float = 0.90) -> pd.DataFrame:
+    """Mean slot recall, hit and returned tokens at k = 1..k_max (one curve per run).
+
+    Means are over the questions with gold slots, for tokens too, so both axes describe the
+    same questions.
+    """
+    judged = _judged(run_or_tables, threshold)
+    gold = judged.has_gold
+    if not gold.any():
+        raise ValueError(f"no question of {judged.corpus!r} has gold slots; nothing to plot")
+    depth = judged.tokens.shape[1]
+    recall = recall_by_rank(judged.fills, judged.n_slots)[gold]
+    hit = cumulative_slot_fills(judged.fills).any(axis=2)[gold]
+    tokens = np.cumsum(judged.tokens, axis=1)[gold]
+    return pd.DataFrame({
+        "corpus": judged.corpus, "strategy": judged.strategy, "retriever": judged.retriever,
+        "k": np.arange(1, depth + 1), "questions": int(gold.sum()),
+        "mean_tokens": tokens.mean(axis=0), "recall": recall.mean(axis=0), "hit": hit.mean(axis=0),
+    })

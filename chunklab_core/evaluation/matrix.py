@@ -1,0 +1,155 @@
+"""Post 02: the strategy x retriever (x embedding model) matrix on several corpora.
+
+Handles: chunking each corpus once per strategy,
+running BM25, dense and hybrid (RRF) retrieval over the same chunks with one shared dense
+model per embedding model (so every distinct text is embedded once, through the on-disk
+cache), and scoring every question with the slot metrics (fuzzy gold, pooled graded nDCG)
+and, where the data has character offsets, the span metrics. Output: one tidy
+per-question table with columns corpus, model, strategy, retriever, qid, metric columns.
+
+Not handled: the metric formulas (``slot_metrics``, ``span_metrics``, ``budget``), the
+statistics (``stats``), the chunkers (``chunking``), the retrievers (``bm25``, ``dense``,
+``hybrid``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import pandas as pd
+
+from chunklab_core.chunking import STRATEGIES, chunk_corpus, strategy_label
+from chunklab_core.core.corpus import Corpus
+from chunklab_core.data.corpora import CORPUS_LABELS
+from chunklab_core.evaluation.scoring import run_cell
+from chunklab_core.retrieval.run import RetrievalRun
+
+RETRIEVERS = ("bm25", "dense", "hybrid")
+EMBEDDING_STRATEGIES = {"semantic_embedding", "semantic_no_floor"}
+
+
+def corpus_table(corpora: dict[str, Corpus]) -> pd.DataFrame:
+    """Documents, questions, characters and what the gold looks like, per corpus."""
+    rows = []
+    for name, corpus in corpora.items():
+        questions = corpus.questions
+        rows.append({
+            "corpus": CORPUS_LABELS.get(name, name),
+            "documents": len(corpus.documents),
+            "questions": len(questions),
+            "characters": corpus.n_chars,
+            "with gold snippets": sum(1 for q in questions if q.gold_slots),
+            "multi-slot": sum(1 for q in questions if len(q.gold_slots) > 1),
+            "with character offsets": sum(1 for q in questions if q.evidence_spans),
+            "question source": ", ".join(sorted({q.source for q in questions if q.source})) or "—",
+        })
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class MatrixResult:
+    """Per-question scores of every cell, and the runs (for examples and budgets)."""
+
+    per_question: pd.DataFrame
+    runs: dict[tuple[str, str, str, str], RetrievalRun] = field(repr=False)
+    chunks: dict[tuple[str, str], list] = field(repr=False)
+    truncated: pd.DataFrame = field(default=None)
+
+
+def _retriever_engine(name: str, dense):
+    from chunklab_core.retrieval.bm25 import BM25Index
+    from chunklab_core.retrieval.hybrid import HybridRetriever
+
+    if name == "bm25":
+        return BM25Index()
+    if name == "dense":
+        return dense
+    if name == "hybrid":
+        return HybridRetriever([BM25Index(), dense])
+    raise ValueError(f"unknown retriever {name!r}; known: {', '.join(RETRIEVERS)}")
+
+
+def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers: Sequence[str] = RETRIEVERS,
+               models: Sequence[str] = ("all-MiniLM-L6-v2",), model_corpora: dict[str, Sequence[str]] | None = None,
+               ks: Sequence[int] = (1, 3, 5, 10), threshold: float = 0.90, progress: bool = True,
+               model_strategies: dict[str, Sequence[str]] | None = None, backend: str = "torch") -> MatrixResult:
+    """Score every (corpus, model, strategy, retriever) cell.
+
+    ``model_corpora`` / ``model_strategies`` restrict a model to some corpora / strategies
+    (e.g. the slower second model on SQuAD and four strategies only); BM25 does not depend on the model and is run once per (corpus, strategy), under
+    the first model's name. Strategies that need embeddings (semantic_embedding,
+    semantic_no_floor) chunk with the first model. ``backend``: "torch" or "onnx" (``dense``).
+    """
+    from tqdm import tqdm
+
+    from chunklab_core.retrieval.dense import DenseRetriever
+    from chunklab_core.evaluation.slot_metrics import pool_judgments, score_slots
+    from chunklab_core.evaluation.span_metrics import span_scores
+
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown:
+        raise ValueError(f"unknown strategies {unknown}; known: {sorted(STRATEGIES)}")
+    bad = [r for r in retrievers if r not in RETRIEVERS]
+    if bad:
+        raise ValueError(f"unknown retrievers {bad}; known: {', '.join(RETRIEVERS)}")
+    if not corpora or not strategies or not retrievers or not models:
+        raise ValueError("corpora, strategies, retrievers and models must all be non-empty")
+    k_max = max(ks)
+    if not progress:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+    dense_models = {m: DenseRetriever(m, backend=backend, show_progress=progress) for m in models}
+    first_model = models[0]
+    runs: dict[tuple[str, str, str, str], RetrievalRun] = {}
+    chunk_sets: dict[tuple[str, str], list] = {}
+    frames, truncation = [], []
+    cells = [(c, s) for c in corpora for s in strategies]
+    for corpus_name, strategy in tqdm(cells, desc="corpus x strategy", disable=not progress):
+        corpus = corpora[corpus_name]
+        needs_embed = strategy in EMBEDDING_STRATEGIES or "embed" in STRATEGIES[strategy].params  # variants too
+        options = {"embed": dense_models[first_model].embed} if needs_embed else {}
+        chunks = chunk_corpus(corpus.documents, strategy, **options)
+        chunk_sets[(corpus_name, strategy)] = chunks
+        texts = [corpus.doc(c.doc_id).text[c.start : c.end] for c in chunks]
+        cell_runs = []
+        for model in models:
+            if model_corpora and model in model_corpora and corpus_name not in model_corpora[model]:
+                continue
+            if model_strategies and model in model_strategies and strategy not in model_strategies[model]:
+                continue
+            dense = dense_models[model]
+            if "dense" in retrievers or "hybrid" in retrievers:
+                mask = dense.truncated_mask(texts)
+                truncation.append({"corpus": corpus_name, "model": model, "strategy": strategy,
+                                   "chunks": len(texts), "truncated": int(mask.sum()),
+                                   "share truncated": float(mask.mean()) if len(texts) else 0.0})
+            for retriever in retrievers:
+                if retriever == "bm25" and model != first_model:
+                    continue
+                run = run_cell(corpus, strategy, retriever, k_max=k_max, chunks=chunks,
+                               engine=_retriever_engine(retriever, dense))
+                runs[(corpus_name, model, strategy, retriever)] = run
+                cell_runs.append((model, retriever, run))
+        pool = pool_judgments([run for _, _, run in cell_runs], threshold=threshold)
+        for model, retriever, run in cell_runs:
+            scored = score_slots(run, ks, threshold=threshold, pool_grades=pool)
+            spans = span_scores(run, ks)
+            span_cols = [c for c in spans.columns if c.startswith(("span_", "complete_evidence"))]
+            scored = pd.concat([scored.reset_index(drop=True), spans[span_cols].reset_index(drop=True)], axis=1)
+            scored.insert(1, "model", model if retriever != "bm25" else "—")
+            scored["corpus"] = corpus_name
+            frames.append(scored)
+    per_question = pd.concat(frames, ignore_index=True)
+    return MatrixResult(per_question, runs, chunk_sets, pd.DataFrame(truncation))
+
+
+def cell_summary(per_question: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
+    """Mean of each metric per (corpus, model, strategy, retriever), NaN-aware, with the question count."""
+    keys = ["corpus", "model", "strategy", "retriever"]
+    grouped = per_question.groupby(keys, sort=False)
+    table = grouped[list(metrics)].mean().reset_index()
+    table.insert(4, "questions", grouped.size().values)
+    table.insert(3, "label", [strategy_label(s) for s in table["strategy"]])
+    return table

@@ -1,0 +1,205 @@
+"""The retrieval experiment: corpus x strategy x retriever -> one tidy per-question table.
+
+Handles: chunking a corpus, fitting a retriever on the indexed spans, searching every
+question (the ranked contexts of ``retrieval.run``), judging relevance, and computing every per-question metric
+(``metrics``) and token count (``tokens``). Output columns: corpus, strategy, retriever,
+qid, doc_id, n_relevant, first_rank, hit@k, p@k, rr@10, ndcg@10, tokens@k.
+
+Relevance here is the post-01 rule: a returned context is relevant when, after lower-casing
+and collapsing whitespace (``text.normalize``), it contains any alternative of the
+question's gold slot (questions with several slots, or none, get no relevant context here;
+post 02 scores them with ``slot_metrics``). It is decided for *every* context of the collection (so nDCG's
+ideal ranking knows every relevant context), by searching each gold alternative once in a
+single string holding all normalised contexts — exact, and fast enough for 800 questions x
+thousands of contexts.
+
+Not handled: fuzzy gold and multi-slot recall (post 02, ``textmatch``), intervals (``stats``).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from chunklab_core.evaluation import ranking_metrics as metrics
+from chunklab_core.chunking import chunk_corpus
+from chunklab_core.core.corpus import Chunk, Corpus
+from chunklab_core.core.text import normalize
+from chunklab_core.retrieval.run import RetrievalRun, collapse_to_contexts, make_retriever
+from chunklab_core.core.tokens import count_tokens_many
+
+KS = (1, 3, 5, 10)
+SEPARATOR = "\x00"
+
+
+class ContextGoldIndex:
+    """Which contexts contain a gold string, after normalisation, by one search per string."""
+
+    def __init__(self, context_texts: Sequence[str]):
+        normalised = [normalize(t) for t in context_texts]
+        self._haystack = SEPARATOR.join(normalised)
+        lengths = np.fromiter((len(t) + 1 for t in normalised), dtype=np.int64, count=len(normalised))
+        self._starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(normalised) else np.zeros(0, np.int64)
+
+    def containing(self, alternatives: Sequence[str]) -> np.ndarray:
+        """Sorted unique indices of contexts containing any alternative."""
+        hits: list[int] = []
+        for alt in alternatives:
+            needle = normalize(alt)
+            if not needle:
+                continue
+            pos = self._haystack.find(needle)
+            while pos != -1:
+                hits.append(pos)
+                pos = self._haystack.find(needle, pos + 1)
+        if not hits:
+            return np.zeros(0, dtype=np.int64)
+        return np.unique(np.searchsorted(self._starts, np.asarray(hits), side="right") - 1)
+
+
+def run_cell(
+    corpus: Corpus,
+    strategy: str,
+    retriever: str = "bm25",
+    k_max: int = 10,
+    retriever_options: dict | None = None,
+    strategy_options: dict | None = None,
+    chunks: list[Chunk] | None = None,
+    engine=None,
+) -> RetrievalRun:
+    """Chunk, index, search and judge one cell.
+
+    ``engine``: an already built retriever object (``fit``/``search``) to reuse, e.g. one
+    dense model shared by many cells; ``retriever`` is then only its name in the tables.
+    """
+    if k_max < 1:
+        raise ValueError(f"k must be >= 1, got {k_max}")
+    if not corpus.questions:
+        raise ValueError(f"corpus {corpus.name!r} has no questions to evaluate")
+    chunks = chunks if chunks is not None else chunk_corpus(corpus.documents, strategy, **(strategy_options or {}))
+    if not chunks:
+        raise ValueError(f"strategy {strategy!r} produced no chunks for corpus {corpus.name!r}")
+    texts = [corpus.doc(c.doc_id).text[c.start : c.end] for c in chunks]
+    context_keys = [(c.doc_id, c.ctx_start, c.ctx_end) for c in chunks]
+    unique_contexts = list(dict.fromkeys(context_keys))
+    context_position = {key: i for i, key in enumerate(unique_contexts)}
+    chunk_context = np.array([context_position[key] for key in context_keys], dtype=np.int64)
+    per_context = np.bincount(chunk_context).max()
+    depth = int(min(len(chunks), k_max * per_context))
+
+    engine = engine if engine is not None else make_retriever(retriever, **(retriever_options or {}))
+    engine.fit(texts)
+    ids, _ = engine.search([q.text for q in corpus.questions], depth)
+    ranked = collapse_to_contexts(np.asarray(ids), chunk_context, k_max)
+
+    context_texts = [corpus.doc(d).text[s:e] for d, s, e in unique_contexts]
+    gold_index = ContextGoldIndex(context_texts)
+    relevant = [
+        gold_index.containing(q.gold_slots[0]) if len(q.gold_slots) == 1 else np.zeros(0, np.int64)
+        for q in corpus.questions
+    ]
+    return RetrievalRun(
+        corpus=corpus,
+        strategy=strategy,
+        retriever=retriever,
+        chunks=chunks,
+        contexts=unique_contexts,
+        ranked=ranked,
+        relevant=relevant,
+        chunk_tokens=count_tokens_many(texts),
+        context_tokens=count_tokens_many(context_texts),
+    )
+
+
+def score_run(run: RetrievalRun, ks: Sequence[int] = KS) -> pd.DataFrame:
+    """Per-question metrics of one cell as a tidy DataFrame."""
+    k_max = run.ranked.shape[1]
+    if max(ks) > k_max:
+        raise ValueError(f"k={max(ks)} exceeds the retrieved depth {k_max}")
+    rel = np.zeros(run.ranked.shape, dtype=float)
+    tokens = np.zeros(run.ranked.shape, dtype=float)
+    for row, (ranked, relevant) in enumerate(zip(run.ranked, run.relevant)):
+        valid = ranked >= 0
+        rel[row, valid] = np.isin(ranked[valid], relevant)
+        tokens[row, valid] = run.context_tokens[ranked[valid]]
+    n_relevant = np.array([len(r) for r in run.relevant])
+    first = np.where(rel.any(axis=1), rel.argmax(axis=1) + 1, np.nan)
+    frame = {
+        "corpus": run.corpus.name,
+        "strategy": run.strategy,
+        "retriever": run.retriever,
+        "qid": [q.qid for q in run.corpus.questions],
+        "doc_id": [q.doc_id for q in run.corpus.questions],
+        "n_relevant": n_relevant,
+        "first_rank": first,
+    }
+    for k in ks:
+        frame[f"hit@{k}"] = metrics.hit_at_k(rel, k)
+    for k in ks:
+        frame[f"p@{k}"] = metrics.precision_at_k(rel, k)
+    frame[f"rr@{k_max}"] = metrics.reciprocal_rank_at_k(rel, k_max)
+    frame[f"ndcg@{k_max}"] = metrics.ndcg_at_k(rel, k_max, metrics.binary_ideal_gains(n_relevant, k_max))
+    for k in ks:
+        frame[f"tokens@{k}"] = metrics.tokens_at_k(tokens, k)
+    return pd.DataFrame(frame)
+
+
+def evaluate(
+    corpus: Corpus,
+    strategies: Sequence[str],
+    retriever: str = "bm25",
+    ks: Sequence[int] = KS,
+    progress: bool = True,
+    on_run: Callable[[RetrievalRun], None] | None = None,
+) -> pd.DataFrame:
+    """Run every strategy under one retriever; per-question metrics stacked in one table."""
+    if not strategies:
+        raise ValueError("no strategies given")
+    if any(k < 1 for k in ks):
+        raise ValueError(f"every k must be >= 1, got {list(ks)}")
+    from tqdm import tqdm
+
+    frames = []
+    for strategy in tqdm(strategies, desc=f"{corpus.name} / {retriever}", disable=not progress):
+        run = run_cell(corpus, strategy, retriever, k_max=max(ks))
+        if on_run is not None:
+            on_run(run)
+        frames.append(score_run(run, ks))
+    return pd.concat(frames, ignore_index=True)
+
+
+def chunk_statistics(run: RetrievalRun) -> dict:
+    """Size statistics of one cell's chunks (indexed spans) and returned contexts."""
+    return {
+        "strategy": run.strategy,
+        "chunks": len(run.chunks),
+        "mean_chunk_tokens": float(np.mean(run.chunk_tokens)),
+        "median_chunk_tokens": float(np.median(run.chunk_tokens)),
+        "mean_context_tokens": float(np.mean(run.context_tokens)),
+        "mean_chunk_chars": float(np.mean([c.end - c.start for c in run.chunks])),
+    }
+
+
+def summarize(per_question: pd.DataFrame, ks: Sequence[int] = KS, target: float = 0.90) -> pd.DataFrame:
+    """Mean of every metric per (corpus, strategy, retriever), plus the context cost.
+
+    Means skip unmeasured (NaN) values, so ``questions`` counts the questions whose
+    ``hit@k`` (smallest k) was measured -- a slot-metric table leaves questions without gold
+    unmeasured -- and ``unmeasured`` counts the rest, so no question disappears silently.
+    """
+    metric_cols = [c for c in per_question.columns if "@" in c]
+    keys = ["corpus", "strategy", "retriever"]
+    grouped = per_question.groupby(keys, sort=False)
+    table = grouped[metric_cols].mean().reset_index()
+    measured = grouped[f"hit@{min(ks)}"].count().values
+    table.insert(len(keys), "questions", measured)
+    table.insert(len(keys) + 1, "unmeasured", grouped.size().values - measured)
+    costs = []
+    for _, row in table.iterrows():
+        k, tokens = metrics.context_cost({k: row[f"hit@{k}"] for k in ks}, {k: row[f"tokens@{k}"] for k in ks}, target)
+        costs.append((k, tokens))
+    table["cost_k"] = [c[0] for c in costs]
+    table["context_cost_tokens"] = [c[1] for c in costs]
+    return table

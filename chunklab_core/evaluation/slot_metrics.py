@@ -1,0 +1,291 @@
+"""Per-question retrieval metrics when gold is written the way people write it (post 02).
+
+Handles
+-------
+Gold as *slots* (``Question.gold_slots``: each slot a tuple of alternatives, filled when any
+alternative is found) matched fuzzily by :mod:`chunklab_core.core.textmatch`. Only the contexts a
+run returned are judged (its top ``k_max``), once per (context span, question, threshold):
+:func:`judge_run` fills a :class:`Judgments` cache that later runs of the same chunking reuse.
+
+Per question, with ``F_r`` the set of slots filled by the context at rank r and ``S`` the
+question's slots (formulas over the top k):
+
+* ``recall@k``   = |F_1 u ... u F_k| / |S|   (slot recall; equals ``hit@k`` when |S| = 1);
+* ``complete@k`` = 1[|F_1 u ... u F_k| = |S|];
+* ``hit@k``      = 1[some context in the top k fills some slot];
+* ``p@k``, ``rr@k_max``: precision and reciprocal rank with the *hit* definition of relevant
+  (the context fills at least one slot), the same quantities posts 01 and 03 report:
+  ``p@k`` = #{r <= k : F_r non-empty} / k, ``rr@k_max`` = 1 / min{r : F_r non-empty} (0 if
+  none). Partial evidence (grade 1 without a filled slot) counts only in nDCG;
+* ``ndcg@k_max``: graded, gains = ``gold_slots.relevance_grade`` (2 every slot, 1 part of the
+  evidence, 0 none), ``metrics.ndcg_at_k``. The ideal ranking is built from a *pooled*
+  judged set, as TREC does (Voorhees & Harman, "TREC: Experiment and Evaluation in Information
+  Retrieval", MIT Press 2005, ch. 3): pass ``pool_grades`` from :func:`pool_judgments` over
+  every retriever of the same (corpus, strategy). Without a pool the ideal is the sorted
+  grades of the contexts *this run* returned; the ideal DCG is then never larger than the
+  pooled one, so that nDCG is an upper bound of the pooled nDCG and only measures the order
+  of what was returned (column ``ndcg_ideal`` says which was used);
+* ``tokens@k`` (``metrics.tokens_at_k``); ``context_efficiency@k`` = tokens of the found gold /
+  tokens@k, where the found gold of a filled slot is the first of its alternatives (in the
+  order written) found in some top-k context, counted in cl100k_base tokens as written; NaN
+  when tokens@k is 0.
+
+Questions with no gold slots (span-only or yes/no questions) get NaN slot metrics (not 0) and
+``has_gold`` False; tokens@k is still reported.
+
+Not handled: judging contexts that no run returned (no exhaustive qrels: a pool is what the
+runs found), character-span gold (``span_metrics``), token budgets (``budget``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from chunklab_core.evaluation import gold_slots, ranking_metrics as metrics
+from chunklab_core.core import textmatch
+from chunklab_core.evaluation.scoring import KS
+from chunklab_core.retrieval.run import RetrievalRun
+from chunklab_core.core.tokens import count_tokens, count_tokens_many
+
+@dataclass(frozen=True)
+class ContextJudgment:
+    """One context judged for one question: which slots it fills, how, and its grade.
+
+    ``first_alternative[j]`` is the index of the first alternative of slot j (in the order
+    written) found in the context, -1 when the slot is not filled.
+    """
+
+    fills: tuple[bool, ...]
+    first_alternative: tuple[int, ...]
+    grade: int
+
+
+# (doc_id, ctx_start, ctx_end, qid, threshold) -> judgment; plain dict so callers can share it
+Judgments = dict
+
+
+def judge_context(context: str, slots: Sequence[Sequence[str]], threshold: float = 0.90) -> ContextJudgment:
+    """Judge one context for one question's slots (``gold_slots.slots_found`` + grade).
+
+    The grade equals ``gold_slots.relevance_grade(context, slots, threshold)``: 2 when every slot
+    is filled, 1 when some is, else the partial-coverage rule (only then is
+    ``relevance_grade`` called; its slot matching hits ``textmatch``'s match cache).
+    """
+    fills = gold_slots.slots_found([context], slots, threshold)[0]
+    first = []
+    for slot, filled in zip(slots, fills):
+        index = -1
+        if filled:  # the same (context, alternative) pairs slots_found matched: cached
+            index = next(i for i, alt in enumerate(slot) if textmatch.contains_gold(context, alt, threshold))
+        first.append(index)
+    if fills.all():
+        grade = 2
+    elif fills.any():
+        grade = 1
+    else:
+        grade = gold_slots.relevance_grade(context, slots, threshold)
+    return ContextJudgment(tuple(bool(f) for f in fills), tuple(first), int(grade))
+
+
+@dataclass
+class RankedJudgments:
+    """Per-rank judgments of one run, as arrays (the cheap input of metrics and budgets).
+
+    ``fills`` (n_q, depth, max_slots) bool, padded False beyond a question's slots and for
+    ranks with nothing returned; ``first_alternative`` same shape, -1 where not filled;
+    ``n_slots`` (n_q,); ``grades`` (n_q, depth); ``tokens`` (n_q, depth) context tokens, 0 for
+    padding; ``alternative_tokens[q][j][a]`` tokens of alternative a of slot j of question q.
+    """
+
+    corpus: str
+    strategy: str
+    retriever: str
+    qids: list[str]
+    doc_ids: list[str]
+    fills: np.ndarray
+    first_alternative: np.ndarray
+    n_slots: np.ndarray
+    grades: np.ndarray
+    tokens: np.ndarray
+    alternative_tokens: list[list[tuple[int, ...]]]
+
+    @property
+    def has_gold(self) -> np.ndarray:
+        return self.n_slots > 0
+
+
+def _context_tokens(run: RetrievalRun) -> np.ndarray:
+    if run.context_tokens is not None:
+        tokens = np.asarray(run.context_tokens)
+        if tokens.shape != (len(run.contexts),):
+            raise ValueError(f"run.context_tokens has shape {tokens.shape}, expected ({len(run.contexts)},)")
+        return tokens
+    return count_tokens_many(run.context_text(i) for i in range(len(run.contexts)))
+
+
+def judge_run(run: RetrievalRun, threshold: float = 0.90, cache: Judgments | None = None) -> RankedJudgments:
+    """Judge every returned (context, question) pair of ``run`` once and lay them out by rank.
+
+    ``cache`` (a dict, filled in place) is keyed by (doc_id, ctx_start, ctx_end, qid,
+    threshold), so a context returned by several retrievers of the same chunking is matched
+    once per question.
+    """
+    questions = run.corpus.questions
+    ranked = np.asarray(run.ranked)
+    if ranked.ndim != 2 or ranked.shape[0] != len(questions):
+        raise ValueError(f"run.ranked must be (n_questions={len(questions)}, k_max), got shape {ranked.shape}")
+    if ranked.size and (ranked.max() >= len(run.contexts) or ranked.min() < -1):
+        raise ValueError(f"run.ranked holds indices outside [-1, {len(run.contexts)}) (there are "
+                         f"{len(run.contexts)} contexts)")
+    cache = {} if cache is None else cache
+    n_q, depth = ranked.shape
+    max_slots = max((len(q.gold_slots) for q in questions), default=0)
+    fills = np.zeros((n_q, depth, max_slots), dtype=bool)
+    first = np.full((n_q, depth, max_slots), -1, dtype=np.int64)
+    grades = np.zeros((n_q, depth), dtype=float)
+    context_tokens = _context_tokens(run)
+    tokens = np.where(ranked >= 0, context_tokens[np.maximum(ranked, 0)] if len(context_tokens) else 0, 0)
+    for row, question in enumerate(questions):
+        slots = question.gold_slots
+        if not slots:
+            continue
+        for rank, index in enumerate(ranked[row]):
+            if index < 0:
+                continue
+            key = (*run.contexts[index], question.qid, float(threshold))
+            judgment = cache.get(key)
+            if judgment is None:
+                judgment = cache[key] = judge_context(run.context_text(index), slots, threshold)
+            fills[row, rank, : len(slots)] = judgment.fills
+            first[row, rank, : len(slots)] = judgment.first_alternative
+            grades[row, rank] = judgment.grade
+    return RankedJudgments(
+        corpus=run.corpus.name,
+        strategy=run.strategy,
+        retriever=run.retriever,
+        qids=[q.qid for q in questions],
+        doc_ids=[q.doc_id for q in questions],
+        fills=fills,
+        first_alternative=first,
+        n_slots=np.array([len(q.gold_slots) for q in questions], dtype=np.int64),
+        grades=grades,
+        tokens=tokens.astype(float),
+        alternative_tokens=[[tuple(count_tokens(a) for a in slot) for slot in q.gold_slots] for q in questions],
+    )
+
+
+def pool_judgments(runs: Sequence[RetrievalRun], threshold: float = 0.90,
+                   cache: Judgments | None = None) -> dict[str, list[int]]:
+    """Pooled judged set per question: grades of every distinct context any run returned.
+
+    ``runs`` must share corpus and strategy (the same chunking; contexts are identified by
+    their character span). Returns ``{qid: grades sorted in decreasing order}`` (zeros kept).
+    """
+    if not runs:
+        raise ValueError("no runs to pool")
+    cells = {(r.corpus.name, r.strategy) for r in runs}
+    if len(cells) != 1:
+        raise ValueError(f"pool runs of one (corpus, strategy) only, got {sorted(cells)}: contexts of "
+                         "different chunkings are different judged sets")
+    cache = {} if cache is None else cache
+    pooled: dict[str, dict[tuple, int]] = {}
+    for run in runs:
+        judged = judge_run(run, threshold, cache)
+        for row, qid in enumerate(judged.qids):
+            seen = pooled.setdefault(qid, {})
+            for rank, index in enumerate(run.ranked[row]):
+                if index >= 0 and judged.n_slots[row] > 0:
+                    seen[run.contexts[index]] = int(judged.grades[row, rank])
+    return {qid: sorted(grades.values(), reverse=True) for qid, grades in pooled.items()}
+
+
+def cumulative_slot_fills(fills: np.ndarray) -> np.ndarray:
+    """Slots filled by the top r contexts, for every r: cumulative OR over ranks (same shape)."""
+    return np.logical_or.accumulate(fills, axis=1) if fills.shape[1] else fills
+
+
+def recall_by_rank(fills: np.ndarray, n_slots: np.ndarray) -> np.ndarray:
+    """Slot recall of the top r contexts, (n_q, depth): |F_1 u ... u F_r| / |S|; NaN when |S| = 0."""
+    filled = cumulative_slot_fills(fills).sum(axis=2).astype(float)
+    n_slots = np.asarray(n_slots, dtype=float)[:, None]
+    return np.divide(filled, n_slots, out=np.full(filled.shape, np.nan), where=n_slots > 0)
+
+
+def _ideal_gains(judged: RankedJudgments, k_max: int, pool_grades: dict[str, list[int]] | None) -> np.ndarray:
+    ideal = np.zeros((len(judged.qids), k_max))
+    for row, qid in enumerate(judged.qids):
+        returned = np.sort(judged.grades[row])[::-1]
+        if pool_grades is None:
+            grades = returned
+        else:
+            if qid not in pool_grades:
+                raise ValueError(f"pool_grades has no entry for question {qid!r}; build it with "
+                                 "pool_judgments over every run of this (corpus, strategy)")
+            grades = np.sort(np.asarray(pool_grades[qid], dtype=float))[::-1]
+            width = max(len(grades), len(returned))
+            if np.any(np.pad(returned, (0, width - len(returned))) > np.pad(grades, (0, width - len(grades)))):
+                raise ValueError(f"the pool for question {qid!r} lacks contexts this run returned "
+                                 f"(pool {grades.tolist()}, returned {returned.tolist()}); include this run "
+                                 "in pool_judgments")
+        take = min(k_max, len(grades))
+        ideal[row, :take] = grades[:take]
+    return ideal
+
+
+def _found_gold_tokens(judged: RankedJudgments, k: int) -> np.ndarray:
+    out = np.zeros(len(judged.qids))
+    for row, slots in enumerate(judged.alternative_tokens):
+        for j, alt_tokens in enumerate(slots):
+            found = judged.first_alternative[row, :k, j]
+            found = found[found >= 0]
+            if len(found):
+                out[row] += alt_tokens[int(found.min())]
+    return out
+
+
+def slot_scores(judged: RankedJudgments, ks: Sequence[int] = KS,
+                pool_grades: dict[str, list[int]] | None = None) -> pd.DataFrame:
+    """The per-question metric table from per-rank judgments (see the module docstring)."""
+    n_q, k_max = judged.grades.shape
+    if not ks or min(ks) < 1 or max(ks) > k_max:
+        raise ValueError(f"every k must lie in [1, {k_max}] (the retrieved depth), got {list(ks)}")
+    gold = judged.has_gold
+    masked = np.where(gold, 1.0, np.nan)  # NaN for questions without gold
+    recall = recall_by_rank(judged.fills, judged.n_slots)
+    filled_any = cumulative_slot_fills(judged.fills).any(axis=2)
+    frame: dict[str, object] = {
+        "corpus": judged.corpus, "strategy": judged.strategy, "retriever": judged.retriever,
+        "qid": judged.qids, "doc_id": judged.doc_ids, "has_gold": gold, "n_slots": judged.n_slots,
+    }
+    for k in ks:
+        frame[f"recall@{k}"] = recall[:, k - 1]
+    for k in ks:
+        frame[f"complete@{k}"] = np.where(recall[:, k - 1] == 1.0, 1.0, 0.0) * masked
+    for k in ks:
+        frame[f"hit@{k}"] = filled_any[:, k - 1] * masked
+    hits = judged.fills.any(axis=2).astype(float)  # the hit definition of relevant, per rank
+    for k in ks:
+        frame[f"p@{k}"] = metrics.precision_at_k(hits, k) * masked
+    frame[f"rr@{k_max}"] = metrics.reciprocal_rank_at_k(hits, k_max) * masked
+    ideal = _ideal_gains(judged, k_max, pool_grades)
+    frame[f"ndcg@{k_max}"] = metrics.ndcg_at_k(judged.grades, k_max, ideal) * masked
+    frame["ndcg_ideal"] = "returned" if pool_grades is None else "pool"
+    for k in ks:
+        frame[f"tokens@{k}"] = metrics.tokens_at_k(judged.tokens, k)
+    for k in ks:
+        tokens = metrics.tokens_at_k(judged.tokens, k)
+        gold_tokens = _found_gold_tokens(judged, k)
+        efficiency = np.divide(gold_tokens, tokens, out=np.full(n_q, np.nan), where=tokens > 0)
+        frame[f"context_efficiency@{k}"] = efficiency * masked
+    return pd.DataFrame(frame)
+
+
+def score_slots(run: RetrievalRun, ks: Sequence[int] = KS, threshold: float = 0.90,
+                pool_grades: dict[str, list[int]] | None = None,
+                cache: Judgments | None = None) -> pd.DataFrame:
+    """Per-question slot metrics of one run (id columns as ``evaluate.score_run``)."""
+    return slot_scores(judge_run(run, threshold, cache), ks, pool_grades)

@@ -1,0 +1,145 @@
+"""Span metrics: retrieved character spans against gold evidence spans (post 02).
+
+Handles data sets whose gold has character offsets (``Question.evidence_spans``: QMSum turns,
+Chroma's reference excerpts, SQuAD answer spans). Per question and k, with R the union of the
+top-k returned contexts' spans and E the union of the evidence spans (both as sets of
+character positions, per document):
+
+* ``span_recall@k``       = |R n E| / |E|
+* ``span_precision@k``    = |R n E| / |R|   (0 when nothing was returned)
+* ``span_iou@k``          = |R n E| / |R u E|
+* ``complete_evidence@k`` = 1[every evidence span lies entirely inside R]
+
+The unit is the character. Chroma's chunking evaluation (Smith & Troynikov, "Evaluating
+Chunking Strategies for Retrieval", Chroma technical report, 2024) defines the same ratios and
+calls the unit "tokens", but its code counts characters too. One difference: Chroma's precision
+and IoU denominators add up the lengths of the returned chunks, so overlapping chunks count
+their shared characters twice; here R is a set (intervals merged), so a character is counted
+once however many returned contexts hold it. Without overlap the two agree.
+
+Intervals are half-open ``[start, end)``; empty ones are dropped; spans of different documents
+never intersect. Questions without evidence spans get NaN (``has_evidence`` False).
+
+Not handled: gold without offsets (``slot_metrics``), token-level units, partial credit inside
+an evidence span beyond the character count.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, NamedTuple, Sequence
+
+import numpy as np
+import pandas as pd
+
+from chunklab_core.evaluation.scoring import KS
+from chunklab_core.retrieval.run import RetrievalRun
+
+Interval = tuple[int, int]
+DocSpan = tuple[str, int, int]
+
+
+def merge_intervals(intervals: Iterable[Interval]) -> list[Interval]:
+    """Sorted, disjoint intervals covering the same characters: the union as a list.
+
+    Overlapping and touching intervals are merged ([0, 5) + [5, 8) -> [0, 8)); empty ones
+    (start == end) are dropped; start > end raises ``ValueError``.
+    """
+    cleaned = []
+    for start, end in intervals:
+        if start > end:
+            raise ValueError(f"interval [{start}, {end}) ends before it starts")
+        if start < end:
+            cleaned.append((int(start), int(end)))
+    merged: list[Interval] = []
+    for start, end in sorted(cleaned):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def total_length(intervals: Iterable[Interval]) -> int:
+    """|union of intervals| in characters."""
+    return sum(end - start for start, end in merge_intervals(intervals))
+
+
+def intersection_length(a: Iterable[Interval], b: Iterable[Interval]) -> int:
+    """|union(a) n union(b)| in characters, by a linear sweep over the merged lists."""
+    a, b = merge_intervals(a), merge_intervals(b)
+    i = j = total = 0
+    while i < len(a) and j < len(b):
+        low, high = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        total += max(0, high - low)
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+def _by_document(spans: Iterable[DocSpan]) -> dict[str, list[Interval]]:
+    grouped: dict[str, list[Interval]] = {}
+    for doc_id, start, end in spans:
+        grouped.setdefault(doc_id, []).append((start, end))
+    return {doc: merge_intervals(intervals) for doc, intervals in grouped.items()}
+
+
+class SpanScores(NamedTuple):
+    recall: float
+    precision: float
+    iou: float
+    complete: float
+
+
+def span_overlap(retrieved: Sequence[DocSpan], evidence: Sequence[DocSpan]) -> SpanScores:
+    """Recall, precision, IoU and completeness of ``retrieved`` against ``evidence``.
+
+    Both are ``(doc_id, start, end)`` spans; all four are NaN when the evidence is empty.
+    """
+    evidence_by_doc = _by_document(evidence)
+    retrieved_by_doc = _by_document(retrieved)
+    evidence_chars = sum(total_length(v) for v in evidence_by_doc.values())
+    if evidence_chars == 0:
+        return SpanScores(np.nan, np.nan, np.nan, np.nan)
+    retrieved_chars = sum(total_length(v) for v in retrieved_by_doc.values())
+    common = sum(intersection_length(v, retrieved_by_doc.get(doc, [])) for doc, v in evidence_by_doc.items())
+    complete = all(
+        intersection_length([(start, end)], retrieved_by_doc.get(doc, [])) == end - start
+        for doc, start, end in evidence
+    )
+    return SpanScores(
+        recall=common / evidence_chars,
+        precision=common / retrieved_chars if retrieved_chars else 0.0,
+        iou=common / (retrieved_chars + evidence_chars - common),
+        complete=float(complete),
+    )
+
+
+def span_scores(run: RetrievalRun, ks: Sequence[int] = KS) -> pd.DataFrame:
+    """Per-question span metrics of one run (id columns as ``evaluate.score_run``)."""
+    ranked = np.asarray(run.ranked)
+    questions = run.corpus.questions
+    if ranked.ndim != 2 or ranked.shape[0] != len(questions):
+        raise ValueError(f"run.ranked must be (n_questions={len(questions)}, k_max), got shape {ranked.shape}")
+    if not ks or min(ks) < 1 or max(ks) > ranked.shape[1]:
+        raise ValueError(f"every k must lie in [1, {ranked.shape[1]}] (the retrieved depth), got {list(ks)}")
+    frame: dict[str, object] = {
+        "corpus": run.corpus.name, "strategy": run.strategy, "retriever": run.retriever,
+        "qid": [q.qid for q in questions], "doc_id": [q.doc_id for q in questions],
+        "has_evidence": [bool(merge_intervals((s, e) for _, s, e in q.evidence_spans)) for q in questions],
+    }
+    columns = {f"{name}@{k}": np.full(len(questions), np.nan)
+               for name in ("span_recall", "span_precision", "span_iou", "complete_evidence") for k in ks}
+    for row, question in enumerate(questions):
+        if not frame["has_evidence"][row]:
+            continue
+        for k in ks:
+            returned = [run.contexts[i] for i in ranked[row, :k] if i >= 0]
+            scores = span_overlap(returned, question.evidence_spans)
+            columns[f"span_recall@{k}"][row] = scores.recall
+            columns[f"span_precision@{k}"][row] = scores.precision
+            columns[f"span_iou@{k}"][row] = scores.iou
+            columns[f"complete_evidence@{k}"][row] = scores.complete
+    frame.update(columns)
+    return pd.DataFrame(frame)

@@ -1,0 +1,224 @@
+"""``chunklab-own``: which chunking should I use on my documents? Validate, then run.
+
+    chunklab-own validate DOCS QUESTIONS [--config FILE]
+    chunklab-own run DOCS QUESTIONS [--config FILE] [--out DIR] [--resamples N]
+    chunklab-own strategies
+    (also: python -m chunklab_core.own.cli ...; make own DOCS=dir QUESTIONS=file [OUT=dir] [CONFIG=file])
+
+``validate`` reads the documents, the questions and the config and lists every problem at
+once (with, for a gold snippet found nowhere, the closest passage and its score), then the
+gold snippets matched only approximately, with their scores. It takes seconds.
+
+``run`` validates, then executes the report notebook ``notebooks/src/own_documents.ipynb``
+with papermill on your corpus only (no public corpus, no second model unless the config asks),
+drops the progress bars' stderr output from it (they were shown on the terminal), converts it
+to HTML without code (nbconvert's ``--no-input``), and prints the recommendation
+table. Output folder (default ``own_results`` in the current folder): ``report.ipynb``,
+``report.html``, CSV tables, ``recommendation.json`` and figures. Everything is written into a
+temporary folder beside it and moved into place only when the whole run succeeded, so a failed
+run leaves no partial output; an existing output folder of an earlier run is replaced, any other
+non-empty folder is refused. An output folder holding files tracked by git is refused, so a
+run never writes a tracked file. Progress (cells, encoding) is shown unless ``CI`` is set.
+
+Not handled: running several corpora at once (run once per folder), remote models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+from chunklab_core.stats import claims
+from chunklab_core.core import paths
+
+REPORT_SOURCE = paths.NOTEBOOKS_DIR / "src" / "own_documents.ipynb"
+DEFAULT_OUT = "own_results"
+MARKER = ".chunklab-own"
+KERNEL = "chunklab"
+
+
+def validate(docs: str | Path, questions: str | Path, config: str | Path | None = None):
+    """``(problems, approximate notes, other notes)`` of the documents, questions and config."""
+    from chunklab_core.data.loaders import ValidationError, load_user_corpus
+    from chunklab_core.own.config import load_config
+    from chunklab_core.own.report import approximate_matches
+
+    problems: list[str] = []
+    try:
+        load_config(config)
+    except ValidationError as exc:
+        problems += exc.problems
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            load_user_corpus(docs, questions)
+        except ValidationError as exc:
+            problems += exc.problems
+    approximate, other = approximate_matches([str(w.message) for w in caught])
+    return problems, approximate, other
+
+
+def _print_validation(problems, approximate, other) -> None:
+    if other:
+        print(f"note: {other}")
+    if len(approximate):
+        print(f"{len(approximate)} gold snippet(s) matched only approximately (fuzzy score; 1.00 = exact):")
+        for _, row in approximate.iterrows():
+            print(f'  {row["question"]}: "{row["gold snippet"]}" score {row["score"]:.2f}, matched "{row["matched text"]}"')
+    if problems:
+        print(f"{len(problems)} problem(s); fix them all and run again:", file=sys.stderr)
+        for problem in problems:
+            print(f"  {problem}", file=sys.stderr)
+
+
+def _tracked_files(folder: Path) -> list[str]:
+    """Files under ``folder`` tracked by the git repository around it (none outside a repository)."""
+    try:
+        result = subprocess.run(["git", "-C", str(folder if folder.is_dir() else folder.parent), "ls-files",
+                                 "--", str(folder.resolve())], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return result.stdout.split() if result.returncode == 0 else []
+
+
+def check_output_folder(out: Path) -> str | None:
+    """A problem with ``out`` as the output folder, or ``None``."""
+    if out.exists() and not out.is_dir():
+        return f"{out}: exists and is not a folder"
+    if _tracked_files(out):
+        return f"{out}: holds files tracked by git; choose an output folder outside the repository's tracked files"
+    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
+        return f"{out}: a non-empty folder that is not the output of an earlier run; choose another --out"
+    return None
+
+
+def console_table(record: dict) -> str:
+    """The recommendation as a plain-text table (one block per scope)."""
+    target = record["config"]["recall_target"]
+    lines = [f"Recommendation on {record['corpus']['questions']} questions, {record['corpus']['documents']} "
+             f"documents (recall@{record['config']['k']}, {record['recommendations'][0]['resamples']:,} paired "
+             f"resamples, seed {record['config']['seed']}):", ""]
+    for rec in sorted(record["recommendations"], key=lambda r: r["scope"] != "overall"):
+        tokens = rec.get(f"leader's tokens at recall {target:.2f}")
+        rows = [("leader", f"{rec['leader']}  ({rec['verdict']})"),
+                ("P(best)", claims.probability_best_text(rec["P(best)"])),
+                ("cannot be ruled out", rec["cannot be ruled out"]),
+                ("ruled out", rec["ruled out"]),
+                ("top two", rec["top two"]),
+                ("questions to separate", rec["questions to separate top two"]),
+                (f"tokens at recall {target:.2f}", "not reached within k = 10" if tokens is None else f"{tokens:,.0f}"),
+                ("warnings", rec["warnings"])]
+        rows += [("caution", caution) for caution in rec.get("verdict_warnings", [])]
+        lines.append(f"[{rec['scope']}]")
+        lines += [f"  {name:<24} {value}" for name, value in rows]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def drop_progress_output(notebook):
+    """The notebook without stderr stream outputs (progress bars, which the terminal showed)."""
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [o for o in cell.outputs if not (o.output_type == "stream" and o.name == "stderr")]
+    return notebook
+
+
+def _execute(docs: Path, questions: Path, config: Path | None, folder: Path, resamples: int, progress: bool) -> None:
+    import nbformat
+    import papermill
+    from nbconvert import HTMLExporter
+
+    notebook = folder / "report.ipynb"
+    papermill.execute_notebook(
+        str(REPORT_SOURCE), str(notebook), kernel_name=KERNEL, progress_bar=progress, cwd=str(folder),
+        parameters={"DOCS": str(docs), "QUESTIONS": str(questions), "CONFIG": str(config or ""),
+                    "OUTPUT_DIR": str(folder), "RESAMPLES": resamples, "PROGRESS": progress})
+    executed = drop_progress_output(nbformat.read(notebook, as_version=4))
+    nbformat.write(executed, notebook)
+    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+    html, _ = exporter.from_notebook_node(executed)
+    (folder / "report.html").write_text(html, encoding="utf-8")
+
+
+def run(docs: str | Path, questions: str | Path, config: str | Path | None = None, out: str | Path = DEFAULT_OUT,
+        resamples: int = 0, progress: bool | None = None) -> dict:
+    """Validate, execute the report into a temporary folder, move it to ``out``; the JSON record.
+
+    Raises ``SystemExit(1)`` on validation problems or an unusable ``out``; any failure of the
+    execution removes the temporary folder and re-raises.
+    """
+    docs, questions = Path(docs).resolve(), Path(questions).resolve()
+    config = Path(config).resolve() if config else None
+    out = Path(out).resolve()
+    problems, approximate, other = validate(docs, questions, config)
+    folder_problem = check_output_folder(out)
+    problems += [folder_problem] if folder_problem else []
+    _print_validation(problems, approximate, other)
+    if problems:
+        raise SystemExit(1)
+    progress = (not os.environ.get("CI")) if progress is None else progress
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        _execute(docs, questions, config, work, resamples, progress)
+        (work / MARKER).write_text("output of chunklab-own run; safe to replace\n", encoding="utf-8")
+        record = json.loads((work / "recommendation.json").read_text(encoding="utf-8"))
+        old = None
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            os.replace(out, old / "previous")
+        os.replace(work, out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return record
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="chunklab-own", description="Which chunking should I use on my documents?")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, text in (("validate", "check documents, questions and config; every problem at once (seconds)"),
+                       ("run", "validate, then run the comparison and write the report")):
+        command = sub.add_parser(name, help=text)
+        command.add_argument("docs", help="folder of .md, .txt, .html, .pdf, .docx files (read recursively)")
+        command.add_argument("questions", help="questions file (.yaml, .yml or .jsonl)")
+        command.add_argument("--config", default=None, help="YAML config (strategies, retrievers, models, k, ...)")
+        if name == "run":
+            command.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default: ./{DEFAULT_OUT})")
+            command.add_argument("--resamples", type=int, default=0, help="paired resamples (default: the config's)")
+            command.add_argument("--no-progress", action="store_true", help="no progress bars (also when CI is set)")
+    sub.add_parser("strategies", help="list the registered strategy names")
+    args = parser.parse_args(argv)
+    if args.command == "strategies":
+        from chunklab_core.own.config import strategy_table
+
+        for name, label in strategy_table():
+            print(f"{name:<24} {label}")
+        return 0
+    if args.command == "validate":
+        problems, approximate, other = validate(args.docs, args.questions, args.config)
+        _print_validation(problems, approximate, other)
+        if not problems:
+            print("OK: documents, questions and config are valid.")
+        return 1 if problems else 0
+    try:
+        record = run(args.docs, args.questions, args.config, args.out, args.resamples,
+                     progress=False if args.no_progress else None)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    print(console_table(record))
+    print(f"Report: {Path(args.out).resolve() / 'report.html'} (also report.ipynb, CSV tables, recommendation.json)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,277 @@
+"""The config file of a run on your own documents: YAML, validated with every problem listed at once.
+
+Every key is optional; a missing key takes the default below. An example with every key::
+
+    strategies:                       # registered names, or sized variants (mappings)
+      - recursive_500                 # any registered name (python -m chunklab_core.own.cli strategies)
+      - fixed_tokens_512
+      - {kind: fixed, size: 800, overlap: 200}            # characters (the default unit)
+      - {kind: fixed, size: 512, unit: tokens}            # cl100k_base tokens (no overlap)
+      - {kind: recursive, size: 256, unit: tokens}
+      - {kind: semantic, floor: 200, max: 1000}           # embedding breakpoints, characters
+      - {kind: structure, max: 256}                       # headings/tables/lists, tokens
+    retrievers: [bm25, dense, hybrid]
+    models: [all-MiniLM-L6-v2]        # all-MiniLM-L6-v2 / minilm, all-mpnet-base-v2 / mpnet,
+                                      # or the path of a local sentence-transformers folder
+    backend: torch                    # torch or onnx (embeddings through ONNX Runtime)
+    k: 5                              # the cut-off of the recommendation (recall@k)
+    budgets: [500, 1000, 2000, 4000]  # tokens a question may read (recall at a budget)
+    recall_target: 0.8                # report the tokens each cell needs to reach this recall
+    resamples: 10000                  # paired bootstrap resamples
+    seed: 20260729
+    threshold: 0.9                    # fuzzy gold threshold
+
+Sized variants are registered as strategies named by their sizes (``fixed_chars_800_o200``,
+``fixed_tokens_512``, ``recursive_tokens_256``, ``semantic_floor200_max1000``,
+``structure_tokens_256``) through ``chunking.register_variant``. Units: ``characters`` for
+fixed (with ``overlap``), recursive, semantic (``floor`` and ``max`` only); ``tokens`` for
+fixed (no overlap), recursive and structure (``max``, always tokens).
+
+Not handled: per-strategy retrievers, parameters of the retrievers (BM25's k1/b, RRF's k),
+models that need a network download (folders only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from chunklab_core.core.seeds import DEFAULT_SEED
+from chunklab_core.chunking import STRATEGIES, register_variant, strategy_label
+from chunklab_core.data.loaders import ValidationError
+
+DEFAULT_STRATEGIES = ("fixed_500", "fixed_500_o125", "recursive_500", "sentence_window_2", "semantic_tfidf",
+                      "fixed_1000", "fixed_tokens_256", "fixed_tokens_512", "structure_aware",
+                      "semantic_embedding")
+KINDS = {"fixed": ("size", "overlap", "unit"), "recursive": ("size", "unit"),
+         "semantic": ("floor", "max", "unit"), "structure": ("max", "unit")}
+UNITS = ("characters", "tokens")
+MODEL_ALIASES = ("all-MiniLM-L6-v2", "minilm", "all-mpnet-base-v2", "mpnet")
+
+
+@dataclass
+class OwnConfig:
+    """A validated config; ``strategies`` holds registered strategy names."""
+
+    strategies: list[str] = field(default_factory=lambda: list(DEFAULT_STRATEGIES))
+    retrievers: list[str] = field(default_factory=lambda: ["bm25", "dense", "hybrid"])
+    models: list[str] = field(default_factory=lambda: ["all-MiniLM-L6-v2"])
+    backend: str = "torch"
+    k: int = 5
+    budgets: list[int] = field(default_factory=lambda: [500, 1000, 2000, 4000])
+    recall_target: float = 0.8
+    resamples: int = 10_000
+    seed: int = DEFAULT_SEED
+    threshold: float = 0.9
+
+    @property
+    def ks(self) -> list[int]:
+        """Cut-offs scored: 1, 3, 5, 10 and k."""
+        return sorted({1, 3, 5, 10, self.k})
+
+    def as_parameters(self) -> dict[str, Any]:
+        """The notebook's parameters (papermill) for this config."""
+        return {"STRATEGIES": list(self.strategies), "RETRIEVERS": list(self.retrievers),
+                "MODELS": list(self.models), "BACKEND": self.backend, "K": self.k, "KS": self.ks,
+                "BUDGETS": list(self.budgets), "RECALL_TARGET": self.recall_target,
+                "RESAMPLES": self.resamples, "SEED": self.seed, "THRESHOLD": self.threshold}
+
+
+def _positive_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _variant(entry: dict, where: str, problems: list[str]) -> str | None:
+    """Register the sized variant of ``entry``; its name, or ``None`` after a problem."""
+    kind = entry.get("kind")
+    if kind not in KINDS:
+        problems.append(f"{where}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        return None
+    unknown = sorted(set(entry) - {"kind", *KINDS[kind]})
+    if unknown:
+        problems.append(f"{where}: unknown key(s) {', '.join(unknown)} for kind {kind} "
+                        f"(allowed: {', '.join(KINDS[kind])})")
+    unit = entry.get("unit", "tokens" if kind == "structure" else "characters")
+    if unit not in UNITS:
+        problems.append(f"{where}: unit must be characters or tokens, got {unit!r}")
+        return None
+    sizes = {key: entry.get(key) for key in KINDS[kind] if key not in ("unit", "overlap")}
+    missing = [key for key, value in sizes.items() if value is None]
+    bad = [f"{key}={value!r}" for key, value in sizes.items() if value is not None and not _positive_int(value)]
+    if missing:
+        problems.append(f"{where}: missing {', '.join(missing)}")
+    if bad:
+        problems.append(f"{where}: sizes must be positive integers, got {', '.join(bad)}")
+    overlap = entry.get("overlap", 0)
+    if not isinstance(overlap, int) or isinstance(overlap, bool) or overlap < 0:
+        problems.append(f"{where}: overlap must be a non-negative integer, got {overlap!r}")
+        return None
+    if missing or bad:
+        return None
+    unit_word = "tokens" if unit == "tokens" else "characters"
+    if kind == "fixed" and unit == "tokens":
+        if overlap:
+            problems.append(f"{where}: overlap is offered for character windows only (unit: characters)")
+            return None
+        base, params, name = "fixed_tokens_256", {"size": sizes["size"]}, f"fixed_tokens_{sizes['size']}"
+        label, extra = f"Fixed {sizes['size']} tokens", {"max_tokens": sizes["size"]}
+    elif kind == "fixed":
+        size = sizes["size"]
+        base, params = "fixed_500", {"size": size, "overlap": overlap}
+        name = f"fixed_chars_{size}" + (f"_o{overlap}" if overlap else "")
+        label = f"Fixed {size} characters" + (f" / overlap {overlap}" if overlap else "")
+        extra = {"max_chars": size}
+    elif kind == "recursive":
+        size = sizes["size"]
+        if unit == "tokens":
+            base, params, name = "recursive_tokens_512", {"max_tokens": size}, f"recursive_tokens_{size}"
+            extra = {"max_tokens": size}
+        else:
+            base, params, name = "recursive_500", {"max_chars": size}, f"recursive_chars_{size}"
+            extra = {"max_chars": size}
+        label = f"Recursive {size} {unit_word}"
+    elif kind == "semantic":
+        if unit != "characters":
+            problems.append(f"{where}: semantic floor and max are in characters (unit: characters)")
+            return None
+        floor, most = sizes["floor"], sizes["max"]
+        base, params = "semantic_embedding", {"min_chars": floor, "max_chars": most}
+        name, label = f"semantic_floor{floor}_max{most}", f"Semantic (embedding, floor {floor}, max {most})"
+        extra = {"max_chars": most}
+        if floor >= most:
+            problems.append(f"{where}: floor ({floor}) must be below max ({most})")
+            return None
+    else:  # structure
+        if unit != "tokens":
+            problems.append(f"{where}: the structure cap is in tokens (unit: tokens)")
+            return None
+        most = sizes["max"]
+        base, params, name = "structure_aware", {"max_tokens": most}, f"structure_tokens_{most}"
+        label, extra = f"Structure-aware (≤{most} tokens)", {"max_tokens": most}
+    if name in STRATEGIES and STRATEGIES[name].func is STRATEGIES[base].func \
+            and all(STRATEGIES[name].params.get(k) == v for k, v in params.items()):
+        return name  # e.g. fixed_tokens_512, already registered
+    try:
+        return register_variant(name, base, params, label, **extra)
+    except ValueError as exc:
+        problems.append(f"{where}: {exc}")
+        return None
+
+
+def _strategies(value: Any, problems: list[str], name: str) -> list[str]:
+    if not isinstance(value, list) or not value:
+        problems.append(f"{name}: strategies must be a non-empty list")
+        return []
+    names = []
+    for number, entry in enumerate(value, start=1):
+        where = f"{name}: strategies item {number}"
+        if isinstance(entry, str):
+            if entry not in STRATEGIES:
+                problems.append(f"{where}: unknown strategy {entry!r}; known: {', '.join(STRATEGIES)}")
+            else:
+                names.append(entry)
+        elif isinstance(entry, dict):
+            variant = _variant(entry, where, problems)
+            if variant is not None:
+                names.append(variant)
+        else:
+            problems.append(f"{where}: expected a strategy name or a mapping with kind and sizes")
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        problems.append(f"{name}: strategies listed twice: {', '.join(duplicates)}")
+    return list(dict.fromkeys(names))
+
+
+def _models(value: Any, problems: list[str], name: str) -> list[str]:
+    if not isinstance(value, list) or not value or not all(isinstance(m, str) for m in value):
+        problems.append(f"{name}: models must be a non-empty list of model names or folders")
+        return []
+    for model in value:
+        if model.lower() in {a.lower() for a in MODEL_ALIASES}:
+            continue
+        folder = Path(model).expanduser()
+        if not folder.is_dir() or not ((folder / "config.json").is_file() or (folder / "modules.json").is_file()):
+            problems.append(f"{name}: model {model!r} is neither a shipped model ({', '.join(MODEL_ALIASES)}) "
+                            "nor a local sentence-transformers folder (with config.json)")
+    return value
+
+
+def parse_config(data: Any, name: str = "config") -> OwnConfig:
+    """An ``OwnConfig`` from parsed YAML; ``ValidationError`` listing every problem."""
+    from chunklab_core.evaluation.matrix import RETRIEVERS
+
+    config, problems = OwnConfig(), []
+    if data is None:
+        return config
+    if not isinstance(data, dict):
+        raise ValidationError([f"{name}: expected a mapping of settings (see chunklab_core/own_config.py)"])
+    known = set(OwnConfig.__dataclass_fields__)
+    unknown = sorted(set(data) - known)
+    if unknown:
+        problems.append(f"{name}: unknown key(s) {', '.join(map(str, unknown))} (allowed: {', '.join(sorted(known))})")
+    if "strategies" in data:
+        config.strategies = _strategies(data["strategies"], problems, name)
+    if "retrievers" in data:
+        value = data["retrievers"]
+        if not isinstance(value, list) or not value or any(r not in RETRIEVERS for r in value):
+            problems.append(f"{name}: retrievers must be a non-empty list of {', '.join(RETRIEVERS)}, got {value!r}")
+        else:
+            config.retrievers = list(dict.fromkeys(value))
+    if "models" in data:
+        config.models = _models(data["models"], problems, name)
+    if "backend" in data:
+        if data["backend"] not in ("torch", "onnx"):
+            problems.append(f"{name}: backend must be torch or onnx, got {data['backend']!r}")
+        else:
+            config.backend = data["backend"]
+    for key, low in (("k", 1), ("resamples", 100)):
+        if key in data:
+            if not _positive_int(data[key]) or data[key] < low:
+                problems.append(f"{name}: {key} must be an integer >= {low}, got {data[key]!r}")
+            else:
+                setattr(config, key, data[key])
+    if "seed" in data:
+        if not isinstance(data["seed"], int) or isinstance(data["seed"], bool) or data["seed"] < 0:
+            problems.append(f"{name}: seed must be a non-negative integer, got {data['seed']!r}")
+        else:
+            config.seed = data["seed"]
+    if "budgets" in data:
+        value = data["budgets"]
+        if not isinstance(value, list) or not value or not all(_positive_int(b) for b in value):
+            problems.append(f"{name}: budgets must be a non-empty list of positive integers (tokens), got {value!r}")
+        else:
+            config.budgets = sorted(set(value))
+    for key in ("recall_target", "threshold"):
+        if key in data:
+            value = data[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+                problems.append(f"{name}: {key} must be a number in (0, 1], got {value!r}")
+            else:
+                setattr(config, key, float(value))
+    if "dense" not in config.retrievers and "hybrid" not in config.retrievers and "models" in data:
+        problems.append(f"{name}: models are set but no dense or hybrid retriever uses them")
+    if problems:
+        raise ValidationError(problems, f" in {name}")
+    return config
+
+
+def load_config(path: str | Path | None) -> OwnConfig:
+    """The config of ``path`` (``None`` or ``""``: the defaults); ``ValidationError`` on any problem."""
+    if not path:
+        return OwnConfig()
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValidationError([f"{path}: cannot be read ({exc.strerror})"]) from None
+    except yaml.YAMLError as exc:
+        raise ValidationError([f"{path.name}: invalid YAML ({' '.join(str(exc).split())})"]) from None
+    return parse_config(data, path.name)
+
+
+def strategy_table() -> list[tuple[str, str]]:
+    """(name, label) of every registered strategy, for ``python -m chunklab_core.own.cli strategies``."""
+    return [(name, strategy_label(name)) for name in STRATEGIES]

@@ -1,0 +1,223 @@
+"""Which chunking should I use? The recommendation of a run on your own documents.
+
+Handles, from the per-question table of ``retrieval_matrix.run_matrix`` on one corpus:
+
+* one selection verdict per retriever (and per embedding model for dense/hybrid) over the
+  strategies, and one overall over every (strategy, retriever, model) cell, on recall@k of
+  the same questions, by ``selection.select_winner`` -- the series' one rule
+  (``chunklab_core.stats.claims``): the leader is the highest mean, a *winner* only when every
+  paired 95% interval leader - candidate lies above 0; a candidate whose interval lies above 0
+  is *ruled out*, the rest *cannot be ruled out*; the probability of being best is reported
+  beside it, never the basis of the verdict; the questions that would separate the top two
+  come from their paired interval). The wording is the verdict's own
+  (``SelectionVerdict.headline``), so the series' one vocabulary is used;
+* the tokens each cell returns at the recall target (the mean returned tokens at the
+  smallest k <= 10 whose mean slot recall reaches the target, from ``budget.recall_token_curve``);
+* warnings from chunk health for the leaders and the strategies that cannot be ruled out:
+  fragments (chunks under 200 characters) and chunks cut by the embedding model's length
+  limit (``max_seq_length``);
+* one tidy table (the console table and the report's), and JSON-ready records.
+
+Not handled: running retrieval, choosing k or the target for you, several corpora at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from chunklab_core.evaluation.budget import recall_token_curve
+from chunklab_core.chunking import strategy_label
+from chunklab_core.stats.selection import SelectionVerdict, select_winner
+
+FRAGMENT_WARNING_PCT = 10.0  # warn when more than this share (%) of a strategy's chunks are fragments
+MAX_K = 10
+
+
+@dataclass
+class Recommendation:
+    """The verdict of one scope ("bm25", "dense · all-MiniLM-L6-v2", "overall") and its extras."""
+
+    scope: str
+    verdict: SelectionVerdict
+    cells: dict[str, tuple[str, str, str]]  # candidate name -> (strategy, retriever, model)
+    tokens_at_target: dict[str, float] = field(default_factory=dict)
+    k_at_target: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def row(self, recall_target: float) -> dict:
+        """One row of the recommendation table."""
+        v = self.verdict
+        leader_p = float(v.probabilities[v.names.index(v.leader)])
+        diff = v.top_two_difference
+        if diff.low > 0 or diff.high < 0:
+            needed = "separated already"
+        elif v.questions_needed is not None:
+            needed = f"about {v.questions_needed:,}"
+        else:
+            needed = "more than 100,000" if abs(diff.mean) >= 1e-9 else "none would (equal means)"
+        tokens = self.tokens_at_target.get(v.leader, np.nan)
+        return {
+            "scope": self.scope, "leader": v.leader, "P(best)": leader_p,
+            "verdict": "winner" if v.winner is not None else "no winner",
+            "cannot be ruled out": (f"all {len(v.names)}" if len(v.candidates) == len(v.names) > 3
+                                    else ", ".join(v.candidates)),
+            "ruled out": ", ".join(v.ruled_out) or "none",
+            "top two": f"{v.top_two[0]} − {v.top_two[1]}: {diff.mean:+.3f} [{diff.low:+.3f}, {diff.high:+.3f}]",
+            "questions to separate top two": needed,
+            f"leader's tokens at recall {recall_target:.2f}": tokens,
+            "questions": v.n_questions,
+            "warnings": "; ".join(self.warnings) or "—",
+        }
+
+    def to_record(self, recall_target: float) -> dict:
+        """JSON-ready: the row, the headline and every candidate's figures."""
+        frame = self.verdict.to_frame()
+        candidates = [{"candidate": name, "strategy": self.cells[name][0], "retriever": self.cells[name][1],
+                       "model": self.cells[name][2], "mean": float(r["mean"]),
+                       "probability_best": float(r["probability_best"]), "status": r["status"],
+                       "tokens_at_target": _none_if_nan(self.tokens_at_target.get(name)),
+                       "k_at_target": _none_if_nan(self.k_at_target.get(name))}
+                      for name, r in frame.iterrows()]
+        row = {key: _none_if_nan(value) for key, value in self.row(recall_target).items()}
+        return {**row, "headline": self.verdict.headline(), "verdict_warnings": list(self.verdict.warnings),
+                "resamples": self.verdict.resamples, "seed": self.verdict.seed, "candidates": candidates}
+
+
+def _none_if_nan(value):
+    if isinstance(value, (float, np.floating)):
+        return None if np.isnan(value) else float(value)
+    return value
+
+
+def _cell_name(strategy: str, retriever: str, model: str, with_retriever: bool, with_model: bool) -> str:
+    name = strategy_label(strategy)
+    if with_retriever:
+        name += f" / {retriever}"
+    if with_model and retriever != "bm25":
+        name += f" ({model})"
+    return name
+
+
+def tokens_at_target(runs: dict, recall_target: float) -> pd.DataFrame:
+    """Per (strategy, retriever, model) run: the smallest k <= 10 whose mean slot recall reaches
+    ``recall_target`` and the mean returned tokens there (NaN when no k reaches it)."""
+    rows = []
+    for (_, model, strategy, retriever), run in runs.items():
+        try:
+            curve = recall_token_curve(run)
+        except ValueError:
+            continue
+        reached = curve[curve["recall"] >= recall_target - 1e-12]
+        first = reached.iloc[0] if len(reached) else None
+        rows.append({"strategy": strategy, "retriever": retriever, "model": model,
+                     "k at target": float(first["k"]) if first is not None else np.nan,
+                     "tokens at target": float(first["mean_tokens"]) if first is not None else np.nan,
+                     f"recall@{MAX_K}": float(curve["recall"].iloc[-1])})
+    return pd.DataFrame(rows)
+
+
+def health_warnings(health: pd.DataFrame, strategies: Sequence[str]) -> dict[str, list[str]]:
+    """Chunk-health warnings per strategy name: fragments and chunks cut by the model's limit."""
+    notes: dict[str, list[str]] = {}
+    for _, row in health.iterrows():
+        if row["strategy"] not in strategies:
+            continue
+        items = []
+        fragments = row.get("pct_fragments")
+        if fragments is not None and not pd.isna(fragments) and fragments > FRAGMENT_WARNING_PCT:
+            items.append(f"{fragments:.0f}% of chunks are fragments (under 200 characters)")
+        truncated = row.get("share truncated")
+        if truncated is not None and not pd.isna(truncated) and truncated > 0:
+            items.append(f"{100 * truncated:.0f}% of chunks are cut by the embedding model's length limit")
+        if items:
+            notes[row["strategy"]] = items
+    return notes
+
+
+def _verdict(per_question: pd.DataFrame, metric: str, keys: list[tuple[str, str, str]], names: list[str],
+             resamples: int, seed: int) -> SelectionVerdict:
+    frame = per_question.set_index(["strategy", "retriever", "model", "qid"])[metric].sort_index()
+    columns = [frame.loc[key] for key in keys]
+    wide = pd.concat(columns, axis=1, keys=names).dropna()
+    if wide.empty:
+        raise ValueError(f"no question has {metric} in every compared cell")
+    return select_winner(wide.to_numpy(dtype=float), names, resamples=resamples, seed=seed)
+
+
+def recommend(per_question: pd.DataFrame, runs: dict, health: pd.DataFrame, k: int, recall_target: float,
+              resamples: int, seed: int, progress: bool = False) -> list[Recommendation]:
+    """Per-retriever (x model) recommendations, then the overall one (see the module docstring).
+
+    ``progress``: a tqdm bar over the verdicts (each resamples every cell of its scope).
+    """
+    import warnings
+
+    from tqdm import tqdm
+
+    metric = f"recall@{k}"
+    if metric not in per_question:
+        raise ValueError(f"the per-question table has no {metric}; run the matrix with k={k} among its ks")
+    data = per_question.copy()
+    data["model"] = data["model"].astype(str)
+    cells_run = list(dict.fromkeys(zip(data["strategy"], data["retriever"], data["model"])))
+    targets = tokens_at_target(runs, recall_target)
+    tokens = {(row["strategy"], row["retriever"], "—" if row["retriever"] == "bm25" else row["model"]):
+              (row["tokens at target"], row["k at target"]) for _, row in targets.iterrows()}
+    strategies = list(dict.fromkeys(data["strategy"]))
+    notes = health_warnings(health, strategies)
+    models = [m for m in dict.fromkeys(data["model"]) if m != "—"]
+    scopes: list[tuple[str, list[tuple[str, str, str]], bool]] = []
+    for retriever in dict.fromkeys(data["retriever"]):
+        for model in (["—"] if retriever == "bm25" else models):
+            keys = [(s, retriever, model) for s in strategies if (s, retriever, model) in cells_run]
+            label = retriever if retriever == "bm25" or len(models) < 2 else f"{retriever} · {model}"
+            if len(keys) >= 2:
+                scopes.append((label, keys, False))
+    every = cells_run
+    if len(scopes) > 1:  # with one retriever (and model) its verdict is the overall one
+        scopes.append(("overall", every, True))
+    out = []
+    for label, keys, overall in tqdm(scopes, desc="verdicts (paired resamples)", disable=not progress):
+        names = [_cell_name(s, r, m, overall, overall and len(models) > 1) for s, r, m in keys]
+        with warnings.catch_warnings():  # the few-questions warning is kept in verdict.warnings
+            warnings.simplefilter("ignore", UserWarning)
+            verdict = _verdict(data, metric, keys, names, resamples, seed)
+        cells = dict(zip(names, keys))
+        flagged = [verdict.leader] + [c for c in verdict.candidates if c != verdict.leader]
+        warned = []
+        for name in flagged:
+            for note in notes.get(cells[name][0], []):
+                text = f"{strategy_label(cells[name][0])}: {note}"
+                if text not in warned:
+                    warned.append(text)
+        out.append(Recommendation(
+            label, verdict, cells,
+            tokens_at_target={n: tokens.get(c, (np.nan, np.nan))[0] for n, c in cells.items()},
+            k_at_target={n: tokens.get(c, (np.nan, np.nan))[1] for n, c in cells.items()},
+            warnings=warned))
+    return out
+
+
+def recommendation_table(recommendations: Sequence[Recommendation], recall_target: float) -> pd.DataFrame:
+    """One row per scope (the console and report table)."""
+    return pd.DataFrame([r.row(recall_target) for r in recommendations]).set_index("scope")
+
+
+def describe(recommendations: Sequence[Recommendation], k: int, recall_target: float) -> str:
+    """The recommendation as Markdown prose: the overall verdict first, then each retriever's."""
+    ordered = sorted(recommendations, key=lambda r: r.scope != "overall")
+    parts = []
+    for rec in ordered:
+        v = rec.verdict
+        tokens = rec.tokens_at_target.get(v.leader, np.nan)
+        cost = (f" At the recall target {recall_target:.2f} the leader returns about {tokens:,.0f} tokens per "
+                f"question (k = {rec.k_at_target[v.leader]:.0f})." if not np.isnan(tokens) else
+                f" The leader does not reach recall {recall_target:.2f} within the top {MAX_K}.")
+        warn = (" Chunk health: " + "; ".join(rec.warnings) + ".") if rec.warnings else ""
+        caution = "".join(f" *Caution: {w}.*" for w in v.warnings)
+        parts.append(f"**{rec.scope}** (recall@{k}): {v.headline()}{cost}{warn}{caution}")
+    return "\n\n".join(parts)

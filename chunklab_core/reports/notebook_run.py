@@ -1,0 +1,163 @@
+"""Executing a notebook safely: parameter names checked first, the output replaced only on success.
+
+Usage (what every notebook rule of the Makefile runs; usable by hand the same way)::
+
+    python -m chunklab_core.reports.notebook_run SOURCE OUTPUT [papermill options...]
+    python -m chunklab_core.reports.notebook_run --check SOURCE [-p NAME VALUE ...]   # only the check
+
+Handles: :func:`notebook_parameters` (the names assigned in the source notebook's cell tagged
+``parameters``, read with ``ast``), :func:`papermill_parameter_names` (the names given by
+``-p``/``-r``/``-y``/``-f``/``-b`` and their long forms), :func:`check_parameters` (every
+unknown name at once, with the closest known name as a hint: papermill itself only warns
+and runs the post on its defaults) and :func:`run_notebook`: papermill writes a hidden
+temporary file next to OUTPUT (``.OUTPUT.tmp.ipynb``), ``scripts/clean_notebook.py`` strips
+its volatile metadata, and only then is it moved over OUTPUT with ``os.replace``. A failed
+run (bad data, a bug, Ctrl-C) leaves OUTPUT as it was and removes the temporary file; the
+failed notebook can be kept for reading with ``--keep-failed PATH``.
+
+Not handled: checking parameter *values* (the notebook's own validation does that), papermill
+options other than the parameter ones (passed through untouched).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import base64
+import difflib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from chunklab_core.core.paths import PROJ_ROOT
+
+_PAIR_OPTIONS = ("-p", "--parameters", "-r", "--parameters_raw")
+_YAML_OPTIONS = ("-y", "--parameters_yaml")
+_FILE_OPTIONS = ("-f", "--parameters_file")
+_B64_OPTIONS = ("-b", "--parameters_base64")
+
+
+class ParameterError(ValueError):
+    """Unknown parameter names (or a notebook without a parameters cell)."""
+
+
+def notebook_parameters(source: str | os.PathLike) -> list[str]:
+    """Names assigned in the cell tagged ``parameters`` of ``source``, in order."""
+    notebook = json.loads(Path(source).read_text(encoding="utf-8"))
+    for cell in notebook.get("cells", []):
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            code = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            names = []
+            for node in ast.parse(code).body:
+                targets = node.targets if isinstance(node, ast.Assign) else \
+                    [node.target] if isinstance(node, ast.AnnAssign) else []
+                names += [t.id for t in targets if isinstance(t, ast.Name)]
+            return names
+    raise ParameterError(f"{source}: no cell tagged 'parameters'; papermill would inject parameters "
+                         "into a new cell without checking them")
+
+
+def papermill_parameter_names(args: list[str]) -> list[str]:
+    """The parameter names a papermill command line sets (``-p NAME VALUE``, ``-y YAML`` ...)."""
+    names, i = [], 0
+    while i < len(args):
+        arg = args[i]
+        option, _, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if option in _PAIR_OPTIONS:
+            if inline:
+                names.append(inline)
+                i += 2
+                continue
+            if i + 1 < len(args):
+                names.append(args[i + 1])
+            i += 3
+            continue
+        if option in (*_YAML_OPTIONS, *_FILE_OPTIONS, *_B64_OPTIONS):
+            value = inline or (args[i + 1] if i + 1 < len(args) else "")
+            if option in _FILE_OPTIONS:
+                value = Path(value).read_text(encoding="utf-8")
+            elif option in _B64_OPTIONS:
+                value = base64.b64decode(value).decode("utf-8")
+            data = yaml.safe_load(value) or {}
+            if not isinstance(data, dict):
+                raise ParameterError(f"{arg} must give a YAML mapping of parameter names to values")
+            names += [str(k) for k in data]
+            i += 1 if inline else 2
+            continue
+        i += 1
+    return names
+
+
+def check_parameters(source: str | os.PathLike, names: list[str]) -> None:
+    """Raise :class:`ParameterError` listing every name not in ``source``'s parameters cell."""
+    known = notebook_parameters(source)
+    unknown = [n for n in dict.fromkeys(names) if n not in known]
+    if unknown:
+        lines = []
+        for name in unknown:
+            close = difflib.get_close_matches(name, known, n=1)
+            lines.append(f"  - {name}" + (f" (did you mean {close[0]}?)" if close else ""))
+        raise ParameterError(f"{source}: unknown parameter(s); nothing was run:\n" + "\n".join(lines)
+                             + f"\nthe parameters cell defines: {', '.join(known)}")
+
+
+def run_notebook(source: str | os.PathLike, output: str | os.PathLike, papermill_args: list[str],
+                 kernel: str = "chunklab", keep_failed: str | os.PathLike | None = None) -> int:
+    """Check the parameters, execute ``source`` into a temporary file, clean it, move it over
+    ``output`` only if everything succeeded; returns papermill's (or the cleaner's) exit status."""
+    check_parameters(source, papermill_parameter_names(papermill_args))
+    output = Path(output)
+    tmp = output.with_name(f".{output.stem}.tmp.ipynb")
+    progress = "--no-progress-bar" if os.environ.get("CI") else "--progress-bar"  # off under CI only
+    command = [sys.executable, "-m", "papermill", "--kernel", kernel, progress,
+               str(source), str(tmp), *papermill_args]
+    try:
+        status = subprocess.call(command)
+        if status == 0:
+            status = subprocess.call([sys.executable, str(PROJ_ROOT / "scripts" / "clean_notebook.py"), str(tmp)])
+        if status == 0:
+            os.replace(tmp, output)
+            return 0
+        if keep_failed and tmp.exists():
+            shutil.move(str(tmp), str(keep_failed))
+        print(f"notebook_run: {source} failed (exit {status}); {output} was left as it was"
+              + (f"; the failed run is in {keep_failed}" if keep_failed else ""), file=sys.stderr)
+        return status
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m chunklab_core.reports.notebook_run", allow_abbrev=False,
+        description="Run a notebook with papermill after checking its parameter names; the output "
+                    "is replaced only when the run succeeds. Other options go to papermill.")
+    parser.add_argument("--check", action="store_true", help="only check the parameter names")
+    parser.add_argument("--kernel", default="chunklab")
+    parser.add_argument("--keep-failed", metavar="PATH", help="keep a failed run's notebook here")
+    parser.add_argument("source")
+    parser.add_argument("output", nargs="?")
+    args, papermill_args = parser.parse_known_args(argv)
+    if args.output is not None and args.output.startswith("-"):
+        papermill_args.insert(0, args.output)
+        args.output = None
+    try:
+        if args.output is None and not args.check:
+            parser.error("give SOURCE and OUTPUT (or --check SOURCE to only check the parameter names)")
+        if args.check:
+            check_parameters(args.source, papermill_parameter_names(papermill_args))
+            print(f"{args.source}: parameter names ok")
+            return 0
+        return run_notebook(args.source, args.output, papermill_args, args.kernel, args.keep_failed)
+    except ParameterError as err:
+        print(err, file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,157 @@
+"""Figures of the series, saved deterministically.
+
+Handles: a fixed style, one function per figure kind, ``show_figure`` (display in a notebook
+cell, optionally saving), and ``save_figure`` which writes PNG
+(and optionally SVG) under ``paths.FIGURES_DIR`` with volatile metadata removed
+(``svg.hashsalt`` fixed, no creation date, no software string), so re-execution produces
+byte-identical files. Not handled: computing what is plotted (the tables come in ready).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from chunklab_core.core import paths
+
+plt.rcParams.update(
+    {
+        "svg.hashsalt": "chunklab",
+        "figure.dpi": 110,
+        "savefig.dpi": 110,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "axes.grid": True,
+        "grid.alpha": 0.3,
+        "font.size": 10,
+    }
+)
+
+
+def save_figure(fig, name: str, folder: Path | None = None, svg: bool = False) -> Path:
+    """Write ``fig`` as ``<name>.png`` (and ``.svg``) without volatile metadata; return the PNG path."""
+    folder = folder or paths.FIGURES_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    png = folder / f"{name}.png"
+    fig.savefig(png, bbox_inches="tight", metadata={"Software": None})
+    if svg:
+        fig.savefig(folder / f"{name}.svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    return png
+
+
+def show_figure(fig, name: str, write: bool = True, folder: Path | None = None) -> None:
+    """Display ``fig`` in the notebook here, then close it; with ``write`` also :func:`save_figure` it.
+
+    Closing keeps the inline backend from showing the figure a second time at the end of the
+    cell, so a figure sits where the cell displays it, between its tables and prose.
+    """
+    from IPython.display import display
+
+    if write:
+        save_figure(fig, name, folder)
+    display(fig)
+    plt.close(fig)
+
+
+# Strategy families share a hue; members differ by shade, line style and marker, so eleven
+# strategies stay distinguishable in one panel (and in grey print, by style and marker).
+FAMILY_COLOURS = {
+    "fixed": ("#08306b", "#2171b5", "#6baed6", "#4292c6", "#084594"),
+    "tokens": ("#00441b", "#41ab5d"),
+    "recursive": ("#e7298a",),
+    "sentence": ("#d94801",),
+    "structure": ("#6a51a3",),
+    "parent": ("#b8860b",),
+    "semantic": ("#a50f15", "#ef3b2c", "#fc9272"),
+    "other": ("#525252",),
+}
+FAMILY_OF = {"fixed_tokens": "tokens", "fixed": "fixed", "recursive": "recursive", "sentence": "sentence",
+             "structure": "structure", "parent": "parent", "semantic": "semantic"}
+LINE_STYLES = ("-", "--", ":", "-.")
+MARKERS = ("o", "s", "^", "D", "v")
+
+
+def strategy_family(strategy: str) -> str:
+    """The family a registered strategy name belongs to (by its prefix), else "other"."""
+    for prefix, family in FAMILY_OF.items():
+        if strategy.startswith(prefix):
+            return family
+    return "other"
+
+
+def strategy_styles(strategies: Sequence[str]) -> dict[str, dict]:
+    """Matplotlib keyword arguments per strategy: colour by family, shade/line style/marker within it."""
+    seen: dict[str, int] = {}
+    styles = {}
+    for strategy in strategies:
+        family = strategy_family(strategy)
+        index = seen.get(family, 0)
+        seen[family] = index + 1
+        colours = FAMILY_COLOURS[family]
+        styles[strategy] = {"color": colours[index % len(colours)], "linestyle": LINE_STYLES[index % len(LINE_STYLES)],
+                            "marker": MARKERS[index % len(MARKERS)]}
+    return styles
+
+
+def plot_metric_at_k(summary: pd.DataFrame, ks: Sequence[int], metric: str = "hit", label_col: str = "label",
+                     ylabel: str = "recall@k (hit rate)", ci: pd.DataFrame | None = None):
+    """One line per strategy: ``metric@k`` against k (with interval bars when ``ci`` is given)."""
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for _, row in summary.iterrows():
+        values = [row[f"{metric}@{k}"] for k in ks]
+        line, = ax.plot(ks, values, marker="o", label=row[label_col])
+        if ci is not None:
+            lows = [ci.loc[row["strategy"], f"{metric}@{k}_low"] for k in ks]
+            highs = [ci.loc[row["strategy"], f"{metric}@{k}_high"] for k in ks]
+            ax.fill_between(ks, lows, highs, color=line.get_color(), alpha=0.12, linewidth=0)
+    ax.set_xticks(list(ks))
+    ax.set_xlabel("k (contexts returned)")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+def plot_recall_vs_tokens(summary: pd.DataFrame, ks: Sequence[int], label_col: str = "label"):
+    """Hit rate against mean returned tokens, one curve per strategy through k = ks."""
+    fig, ax = plt.subplots(figsize=(8.5, 4.2))
+    styles = strategy_styles(list(summary["strategy"])) if "strategy" in summary else {}
+    for _, row in summary.iterrows():
+        x = [row[f"tokens@{k}"] for k in ks]
+        y = [row[f"hit@{k}"] for k in ks]
+        ax.plot(x, y, label=row[label_col], markersize=4, **styles.get(row.get("strategy"), {"marker": "o"}))
+    ax.set_xscale("log")
+    ax.set_xlabel("mean returned tokens (cl100k_base, log scale)")
+    ax.set_ylabel("recall@k (hit rate)")
+    ax.set_title(f"each curve runs through k = {', '.join(str(k) for k in ks)} (left to right)", fontsize=9)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the curves, not over them
+    fig.tight_layout()
+    return fig
+
+
+def plot_size_distributions(sizes: dict[str, np.ndarray], xlabel: str = "tokens per chunk (cl100k_base)"):
+    """Horizontal box plots of chunk sizes, one row per strategy label."""
+    labels = list(sizes)
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(labels) + 1.2))
+    ax.boxplot([sizes[label] for label in labels], vert=False, showfliers=True,
+               flierprops={"markersize": 2, "alpha": 0.4})
+    ax.set_yticks(range(1, len(labels) + 1), labels)
+    ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    return fig
+
+
+def plot_intervals(table: pd.DataFrame, value: str, low: str, high: str, label_col: str = "label",
+                   xlabel: str = ""):
+    """Dot-and-whisker plot of one metric with its interval, sorted by the value."""
+    ordered = table.sort_values(value)
+    fig, ax = plt.subplots(figsize=(7, 0.42 * len(ordered) + 1.2))
+    y = np.arange(len(ordered))
+    ax.errorbar(ordered[value], y, xerr=[ordered[value] - ordered[low], ordered[high] - ordered[value]],
+                fmt="o", capsize=3)
+    ax.set_yticks(y, ordered[label_col])
+    ax.set_xlabel(xlabel or value)
+    return fig

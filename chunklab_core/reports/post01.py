@@ -1,0 +1,201 @@
+"""Post 01: the SQuAD chunking benchmark, as one call per notebook section.
+
+Handles: loading the seeded SQuAD sample, running every strategy under one retriever,
+the results table with 95% percentile-bootstrap intervals (questions resampled, the same
+resamples for every strategy), chunk statistics, answers cut by chunk boundaries, and the
+side-by-side with the reference run quoted in the issue. Not handled: the computations
+themselves (``evaluate``, ``metrics``, ``stats``), which this module only sequences.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from chunklab_core.stats import bootstrap as stats
+from chunklab_core.chunking import STRATEGIES, strategy_label
+from chunklab_core.core.corpus import Corpus
+from chunklab_core.evaluation.scoring import KS, evaluate, summarize
+from chunklab_core.retrieval.run import RetrievalRun
+from chunklab_core.data.squad import load_squad_dev, sample_corpus
+
+# Quoted from the issue "Foundation and post 01": an independent run of the same design on a
+# different 800-question sample. Shown beside our numbers; never used in any computation.
+REFERENCE_RUN = {
+    "fixed_1000": {"hit@10": 0.931, "rr@10": 0.792, "ndcg@10": 0.615},
+    "fixed_500": {"hit@10": 0.885},
+    "semantic_tfidf": {"hit@10": 0.8725},
+}
+
+
+def load_squad_sample(n_articles: int, n_questions: int, seed: int) -> Corpus:
+    """The seeded SQuAD v1.1 dev sample (procedure in ``squad.sample_corpus``)."""
+    return sample_corpus(load_squad_dev(), n_articles, n_questions, seed)
+
+
+def strategy_table(strategies: Sequence[str]) -> pd.DataFrame:
+    """Name, label and parameters of each strategy, as registered."""
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown:
+        raise ValueError(f"unknown strategies {unknown}; known: {sorted(STRATEGIES)}")
+    rows = []
+    for name in strategies:
+        spec = STRATEGIES[name]
+        params = ", ".join(f"{k}={v}" for k, v in spec.params.items() if not callable(v))
+        rows.append({"strategy": name, "label": strategy_label(name), "parameters": params})
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class BenchmarkResult:
+    per_question: pd.DataFrame
+    runs: dict[str, RetrievalRun]
+    ks: tuple[int, ...]
+
+
+def run_benchmark(corpus: Corpus, strategies: Sequence[str], retriever: str = "bm25",
+                  ks: Sequence[int] = KS, progress: bool = True) -> BenchmarkResult:
+    """Every strategy under one retriever; keeps each run for the later sections."""
+    if not strategies:
+        raise ValueError("STRATEGIES is empty: name at least one strategy")
+    strategy_table(strategies)  # validates names before any work
+    if any((not isinstance(k, int)) or k < 1 for k in ks):
+        raise ValueError(f"every k must be an integer >= 1, got {list(ks)}")
+    runs: dict[str, RetrievalRun] = {}
+    per_question = evaluate(corpus, strategies, retriever, ks, progress=progress, on_run=lambda r: runs.__setitem__(r.strategy, r))
+    return BenchmarkResult(per_question, runs, tuple(ks))
+
+
+def chunk_statistics(result: BenchmarkResult) -> pd.DataFrame:
+    """Per strategy: chunks, indexed-span tokens and returned-context tokens."""
+    rows = []
+    for name, run in result.runs.items():
+        rows.append({
+            "strategy": name,
+            "label": strategy_label(name),
+            "chunks": len(run.chunks),
+            "contexts": len(run.contexts),
+            "median chunk tokens": float(np.median(run.chunk_tokens)),
+            "mean chunk tokens": float(np.mean(run.chunk_tokens)),
+            "mean context tokens": float(np.mean(run.context_tokens)),
+        })
+    return pd.DataFrame(rows)
+
+
+INTERVAL_METRICS = ("hit@1", "hit@3", "hit@5", "hit@10", "rr@10", "ndcg@10")
+
+
+def results_with_intervals(result: BenchmarkResult, resamples: int, seed: int,
+                           metrics: Sequence[str] = INTERVAL_METRICS) -> pd.DataFrame:
+    """Summary per strategy plus ``<metric>_low``/``_high`` 95% percentile-bootstrap bounds.
+
+    The same question resamples serve every strategy and metric (paired by construction).
+    """
+    summary = summarize(result.per_question, result.ks)
+    summary.insert(1, "label", [strategy_label(s) for s in summary["strategy"]])
+    order = list(summary["strategy"])
+    for metric in metrics:
+        wide = result.per_question.pivot(index="qid", columns="strategy", values=metric)[order]
+        interval = stats.bootstrap_ci(wide.to_numpy(), resamples=resamples, seed=seed)
+        summary[f"{metric}_low"] = interval.low
+        summary[f"{metric}_high"] = interval.high
+    return summary
+
+
+def display_table(summary: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
+    """The post's main table: point estimates with their 95% intervals as text."""
+    def fmt(row, metric):
+        return f"{row[metric]:.3f} [{row[metric + '_low']:.3f}, {row[metric + '_high']:.3f}]"
+
+    rows = []
+    for _, row in summary.iterrows():
+        out = {"strategy": row["label"]}
+        for k in ks:
+            out[f"R@{k}"] = fmt(row, f"hit@{k}") if f"hit@{k}_low" in row else f"{row[f'hit@{k}']:.3f}"
+        out["MRR@10"] = fmt(row, "rr@10")
+        out["nDCG@10"] = fmt(row, "ndcg@10")
+        out["P@1"] = f"{row['p@1']:.3f}"
+        out[f"P@{ks[-1]}"] = f"{row[f'p@{ks[-1]}']:.3f}"
+        out[f"tokens@{ks[-1]}"] = f"{row[f'tokens@{ks[-1]}']:.0f}"
+        cost = row["context_cost_tokens"]
+        out["context cost"] = "n/a" if pd.isna(cost) else f"{cost:.0f} (k={int(row['cost_k'])})"
+        rows.append(out)
+    return pd.DataFrame(rows)
+
+
+def chunk_starts(run: RetrievalRun) -> dict[str, np.ndarray]:
+    """Sorted distinct start offsets of the indexed chunks, per document."""
+    starts: dict[str, list[int]] = {}
+    for c in run.chunks:
+        starts.setdefault(c.doc_id, []).append(c.start)
+    return {d: np.unique(np.asarray(s)) for d, s in starts.items()}
+
+
+def cut_answers(run: RetrievalRun, k: int = 10, max_examples: int = 3, width: int = 160) -> pd.DataFrame:
+    """Missed questions whose every gold answer span is cut by an indexed-chunk boundary.
+
+    Returns one row per example with an excerpt of the article around the answer, the
+    boundary marked with ``⟂`` and the answer in «guillemets».
+    """
+    corpus = run.corpus
+    boundaries = chunk_starts(run)
+    rows = []
+    for index, q in enumerate(corpus.questions):
+        hit = np.isin(run.ranked[index, :k], run.relevant[index]).any()
+        if hit or not q.evidence_spans:
+            continue
+        cuts = []
+        for _, start, end in q.evidence_spans:
+            inside = boundaries.get(q.doc_id, np.zeros(0))
+            cut = inside[(inside > start) & (inside < end)]
+            if len(cut) == 0:
+                break
+            cuts.append((start, end, int(cut[0])))
+        else:
+            if not cuts:
+                continue
+            start, end, cut = cuts[0]
+            text = corpus.doc(q.doc_id).text
+            lo, hi = max(0, start - width // 2), min(len(text), end + width // 2)
+            excerpt = (text[lo:start] + "«" + text[start:cut] + "⟂" + text[cut:end] + "»" + text[end:hi])
+            rows.append({"qid": q.qid, "question": q.text, "answer": text[start:end],
+                         "excerpt": " ".join(excerpt.split())})
+        if len(rows) >= max_examples:
+            break
+    return pd.DataFrame(rows)
+
+
+def count_cut_misses(run: RetrievalRun, k: int = 10) -> dict:
+    """How many misses at k have every gold span cut by an indexed-chunk boundary."""
+    starts = chunk_starts(run)
+    misses = cut = 0
+    for index, q in enumerate(run.corpus.questions):
+        if np.isin(run.ranked[index, :k], run.relevant[index]).any():
+            continue
+        misses += 1
+        b = starts.get(q.doc_id, np.zeros(0))
+        if q.evidence_spans and all(((b > s) & (b < e)).any() for _, s, e in q.evidence_spans):
+            cut += 1
+    return {"strategy": run.strategy, "misses": misses, "misses with every answer cut": cut}
+
+
+def reference_comparison(summary: pd.DataFrame) -> pd.DataFrame:
+    """Our numbers beside the quoted reference run, for the strategies it reported."""
+    rows = []
+    ours = summary.set_index("strategy")
+    for strategy, values in REFERENCE_RUN.items():
+        if strategy not in ours.index:
+            continue
+        for metric, reference in values.items():
+            low, high = ours.loc[strategy].get(f"{metric}_low"), ours.loc[strategy].get(f"{metric}_high")
+            ours_value = ours.loc[strategy, metric]
+            rows.append({
+                "strategy": strategy_label(strategy), "metric": metric, "reference (other sample)": reference,
+                "ours": round(float(ours_value), 4),
+                "ours 95% CI": f"[{low:.3f}, {high:.3f}]" if low is not None else "",
+                "reference inside our CI": bool(low is not None and low <= reference <= high),
+            })
+    return pd.DataFrame(rows)

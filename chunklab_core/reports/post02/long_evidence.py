@@ -1,0 +1,212 @@
+"""Post 02, long evidence: containment recall beside token span recall, and which measure
+each corpus is read by.
+
+Containment (``slot_metrics``' recall@k) counts a chunk only when it holds a whole gold
+answer. Where gold is longer than a chunk -- CUAD's clauses, QASPER's evidence -- no chunk can
+hold it, so recall@k stays low in every cell whatever the retriever finds. Token span recall
+scores such gold fairly:
+
+* ``token_recall@k`` = |gold tokens inside R| / |gold tokens|, with R the union of the top-k
+  returned contexts' character spans and the gold tokens the words and numbers
+  (``textmatch.TOKEN``) of the document text inside the question's evidence spans; a token
+  counts as inside when all its characters are. Evidence spans are the question's own
+  (CUAD, Chroma, SQuAD) or its gold located once in its document
+  (``gold_advice.question_evidence``); questions with neither get NaN. It is
+  ``span_metrics``' span recall with tokens for characters (so a chunk edge cutting a word
+  does not give half a word).
+
+Which measure a corpus is read by (:func:`corpus_measures`): containment can only count a
+question when some single chunk holds its whole gold, so for each (corpus, strategy) the
+share of questions whose evidence no one chunk's returned context holds is containment's
+blind spot (the retrieval-free ``evidence_completeness`` of chunk health, per question, on
+contexts). Gold longer than a
+chunk is always there; gold almost as long as a chunk mostly is, because a chunk boundary
+falls inside it. When that share, averaged over the strategies, is at least
+:data:`LONG_GOLD_SHARE`, the corpus is read by token span recall, else by containment
+recall: at 10%, containment's ceiling is below 0.9 whatever the retriever does, which is
+more than the differences the post compares. (SQuAD's short answers are cut for about 2% of
+questions, CUAD's clauses for about a quarter to a third, depending on the sample.) A corpus
+without located evidence (NQ's short answers recur all over a page) stays with containment.
+The shares (and the share of gold longer than the median chunk) are shown in the post, so
+the choice can be checked.
+
+Not handled: gold that is not verbatim in its document (QASPER answers are mostly
+abstractive: their span recall is NaN unless the data set gives evidence offsets).
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from chunklab_core.chunking import strategy_label
+from chunklab_core.retrieval.run import RetrievalRun
+from chunklab_core.data.gold_advice import question_evidence
+from chunklab_core.data.corpora import CORPUS_LABELS
+from chunklab_core.evaluation.matrix import MatrixResult
+from chunklab_core.evaluation.span_metrics import merge_intervals
+from chunklab_core.core.textmatch import TOKEN
+
+LONG_GOLD_SHARE = 0.10
+MEASURE_LABELS = {"containment": "recall (containment)", "span": "token span recall"}
+
+
+def _gold_tokens(text: str, evidence: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Character spans of the tokens inside the (merged) evidence intervals of one document."""
+    return [m.span() for start, end in merge_intervals(evidence) for m in TOKEN.finditer(text, start, end)]
+
+
+def _inside(tokens: list[tuple[int, int]], returned: list[tuple[int, int]]) -> int:
+    """How many token spans lie wholly inside the union of ``returned`` intervals."""
+    merged = merge_intervals(returned)
+    starts = [s for s, _ in merged]
+    count = 0
+    for start, end in tokens:
+        i = bisect.bisect_right(starts, start) - 1
+        count += i >= 0 and merged[i][1] >= end
+    return count
+
+
+def token_span_recall(run: RetrievalRun, ks: Sequence[int]) -> pd.DataFrame:
+    """Per question ``token_recall@k`` of one run (see the module docstring)."""
+    corpus = run.corpus
+    texts = {d.doc_id: d.text for d in corpus.documents}
+    ranked = np.asarray(run.ranked)
+    rows = {f"token_recall@{k}": np.full(len(corpus.questions), np.nan) for k in ks}
+    for row, question in enumerate(corpus.questions):
+        evidence = question_evidence(question, texts.get(question.doc_id))
+        by_doc: dict[str, list[tuple[int, int]]] = {}
+        for doc_id, start, end in evidence:
+            by_doc.setdefault(doc_id, []).append((start, end))
+        tokens = {doc: _gold_tokens(texts[doc], spans) for doc, spans in by_doc.items() if doc in texts}
+        total = sum(len(t) for t in tokens.values())
+        if total == 0:
+            continue
+        for k in ks:
+            returned: dict[str, list[tuple[int, int]]] = {}
+            for index in ranked[row, :k]:
+                if index >= 0:
+                    doc_id, start, end = run.contexts[index]
+                    returned.setdefault(doc_id, []).append((start, end))
+            inside = sum(_inside(t, returned.get(doc, [])) for doc, t in tokens.items())
+            rows[f"token_recall@{k}"][row] = inside / total
+    return pd.DataFrame({"corpus": corpus.name, "strategy": run.strategy, "retriever": run.retriever,
+                         "qid": [q.qid for q in corpus.questions], **rows})
+
+
+def _held_whole(chunks, evidence: list[tuple[str, int, int]]) -> bool:
+    """Whether every evidence span lies wholly inside one chunk's returned context (what
+    containment judges) of its document."""
+    by_doc: dict[str, list[tuple[int, int]]] = {}
+    for c in chunks:
+        by_doc.setdefault(c.doc_id, []).append((c.ctx_start, c.ctx_end))
+    return all(any(s <= start and end <= e for s, e in by_doc.get(doc, [])) for doc, start, end in evidence)
+
+
+def long_gold_shares(matrix: MatrixResult, corpora: dict) -> pd.DataFrame:
+    """Per (corpus, strategy): median chunk and gold characters (longest alternative per
+    question with gold), the share of questions whose gold is longer than the median chunk,
+    and the share whose evidence no single chunk holds (questions with located evidence)."""
+    rows = []
+    for (name, strategy), chunks in matrix.chunks.items():
+        corpus = corpora[name]
+        gold = [max(len(a) for slot in q.gold_slots for a in slot) for q in corpus.questions if q.gold_slots]
+        if not gold or not chunks:
+            continue
+        texts = {d.doc_id: d.text for d in corpus.documents}
+        chunks_by_doc: dict[str, list] = {}
+        for c in chunks:
+            chunks_by_doc.setdefault(c.doc_id, []).append(c)
+        held = []
+        for q in corpus.questions:
+            evidence = question_evidence(q, texts.get(q.doc_id))
+            if evidence:
+                docs = {doc for doc, _, _ in evidence}
+                held.append(_held_whole([c for d in docs for c in chunks_by_doc.get(d, [])], evidence))
+        median_chunk = float(np.median([c.end - c.start for c in chunks]))
+        rows.append({"corpus": name, "strategy": strategy, "median chunk chars": median_chunk,
+                     "median gold chars": float(np.median(gold)),
+                     "gold longer than chunk": float(np.mean(np.asarray(gold) > median_chunk)),
+                     "gold cut by chunking": float(1 - np.mean(held)) if held else np.nan})
+    return pd.DataFrame(rows)
+
+
+def corpus_measures(shares: pd.DataFrame) -> pd.DataFrame:
+    """Per corpus: the mean over strategies of the share of gold longer than the median chunk
+    and of the share cut by the chunking; the measure is span when the latter is at least
+    LONG_GOLD_SHARE, else containment."""
+    table = shares.groupby("corpus", sort=False).agg(**{
+        "median gold chars": ("median gold chars", "first"),
+        "gold longer than chunk": ("gold longer than chunk", "mean"),
+        "gold cut by chunking": ("gold cut by chunking", "mean")}).reset_index()
+    table["measure"] = np.where(table["gold cut by chunking"] >= LONG_GOLD_SHARE, "span", "containment")
+    return table
+
+
+def long_evidence_table(matrix: MatrixResult, k: int, model: str, measures: pd.DataFrame) -> pd.DataFrame:
+    """Cell means of containment recall@k and token span recall@k, with the corpus's measure."""
+    frames = []
+    for (corpus, run_model, strategy, retriever), run in matrix.runs.items():
+        if run_model == model or retriever == "bm25":
+            frames.append(token_span_recall(run, [k]))
+    spans = pd.concat(frames, ignore_index=True)
+    per_question = matrix.per_question
+    base = per_question[(per_question["model"] == model) | (per_question["retriever"] == "bm25")]
+    merged = base[["corpus", "strategy", "retriever", "qid", f"recall@{k}"]].merge(
+        spans, on=["corpus", "strategy", "retriever", "qid"], how="left")
+    table = merged.groupby(["corpus", "strategy", "retriever"], sort=False)[
+        [f"recall@{k}", f"token_recall@{k}"]].mean().reset_index()
+    table = table.merge(measures[["corpus", "measure"]], on="corpus", how="left")
+    table["read by"] = np.where(table["measure"] == "span", f"token_recall@{k}", f"recall@{k}")
+    return table.drop(columns="measure")
+
+
+def plot_matrix_by_measure(table: pd.DataFrame, k: int):
+    """One heatmap per corpus, strategies x retrievers, in the measure the corpus is read by
+    (the panel title names it)."""
+    corpora = list(dict.fromkeys(table["corpus"]))
+    strategies = list(dict.fromkeys(table["strategy"]))
+    retrievers = list(dict.fromkeys(table["retriever"]))
+    fig, axes = plt.subplots(1, len(corpora), figsize=(2.4 * len(corpora) + 2.6, 0.38 * len(strategies) + 1.8),
+                             squeeze=False, sharey=True)
+    image = None
+    for ax, corpus in zip(axes[0], corpora):
+        sub = table[table["corpus"] == corpus]
+        column = sub["read by"].iloc[0]
+        grid = (sub.pivot(index="strategy", columns="retriever", values=column)
+                .reindex(index=strategies, columns=retrievers)).to_numpy(dtype=float)
+        image = ax.imshow(grid, aspect="auto", cmap="viridis", vmin=0, vmax=1)
+        for (i, j), value in np.ndenumerate(grid):
+            if not np.isnan(value):
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
+                        color="white" if value < 0.6 else "black")
+        ax.set_xticks(range(len(retrievers)), retrievers)
+        name = "token span recall" if column.startswith("token") else "recall (containment)"
+        ax.set_title(f"{CORPUS_LABELS.get(corpus, corpus)}\n{name}@{k}", fontsize=8)
+        ax.grid(False)
+    axes[0][0].set_yticks(range(len(strategies)), [strategy_label(s) for s in strategies])
+    fig.colorbar(image, ax=axes[0].tolist(), label=f"score@{k} (measure per panel)", shrink=0.8)
+    return fig
+
+
+def describe_measures(measures: pd.DataFrame, table: pd.DataFrame, k: int) -> str:
+    """Prose: per corpus, its measure and why, and the gap between the two measures."""
+    parts = []
+    for _, row in measures.iterrows():
+        sub = table[table["corpus"] == row["corpus"]]
+        containment, span = sub[f"recall@{k}"].mean(), sub[f"token_recall@{k}"].mean()
+        measure = MEASURE_LABELS[row["measure"]]
+        cut = row["gold cut by chunking"]
+        reason = (f"no single chunk holds the whole gold of {cut:.0%} of its questions (mean over strategies"
+                  if not np.isnan(cut) else "its gold is not located exactly once in its documents (no evidence"
+                  " to cut") + (f"; median gold {row['median gold chars']:.0f} characters, longer than the median "
+                                f"chunk for {row['gold longer than chunk']:.0%})")
+        span_text = f"{span:.3f}" if not np.isnan(span) else "not computable (no gold located exactly once)"
+        parts.append(f"**{CORPUS_LABELS.get(row['corpus'], row['corpus'])}** is read by **{measure}**: {reason}; "
+                     f"span recall from {LONG_GOLD_SHARE:.0%}. Mean over its cells: containment recall@{k} "
+                     f"{containment:.3f}, token span recall@{k} {span_text}.")
+    return " ".join(parts)

@@ -1,0 +1,92 @@
+"""Post 02's truncation section: chunks cut by the embedding model, and the misses that causes.
+
+Handles: the prose summary of ``MatrixResult.truncated`` (chunks longer than a dense model's
+maximum sequence length, per model and the worst cell), and real questions that BM25 finds in
+its top k while dense retrieval misses them because the gold lies past the part of the chunk
+the model reads. Not handled: counting truncated chunks (``retrieval_matrix``), the rest of
+the post (``post02``).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from chunklab_core.chunking import strategy_label
+from chunklab_core.data.corpora import CORPUS_LABELS
+from chunklab_core.evaluation.matrix import MatrixResult
+
+__all__ = ["truncation_text", "miss_examples"]
+
+
+def truncation_text(truncated: pd.DataFrame) -> str:
+    if truncated is None or truncated.empty:
+        return "No dense model was run, so nothing was truncated."
+    worst = truncated.sort_values("share truncated", ascending=False).iloc[0]
+    total = truncated.groupby("model")[["chunks", "truncated"]].sum()
+    parts = [f"{model}: {int(r['truncated']):,} of {int(r['chunks']):,} chunks ({r['truncated'] / r['chunks']:.1%})"
+             for model, r in total.iterrows()]
+    return (f"Chunks longer than the embedding model's maximum sequence length — {'; '.join(parts)}. "
+            f"The worst cell is {strategy_label(worst['strategy'])} on {CORPUS_LABELS.get(worst['corpus'], worst['corpus'])} "
+            f"under {worst['model']}: {worst['share truncated']:.1%} of its chunks are cut before the model reads their end.")
+
+
+def miss_examples(matrix: MatrixResult, model: str, k: int, max_examples: int = 3, width: int = 140) -> list[str]:
+    """Questions BM25 answers in its top k and dense misses, where the gold sits past the dense
+    model's maximum sequence length inside the BM25 hit (a truncation miss)."""
+    from chunklab_core.retrieval.dense import DenseRetriever
+    from chunklab_core.core.textmatch import match_text
+
+    examples: list[str] = []
+    used: set[str] = set()
+    dense_model = None
+    for (corpus, run_model, strategy, retriever), dense_run in matrix.runs.items():
+        if retriever != "dense" or run_model != model:
+            continue
+        if any(c.ctx_start != c.start or c.ctx_end != c.end for c in dense_run.chunks):
+            continue  # the model embeds the indexed span, not the wider returned context
+        if len(examples) >= max_examples:
+            break
+        bm25_run = matrix.runs.get((corpus, model, strategy, "bm25"))
+        if bm25_run is None:
+            continue
+        for index, q in enumerate(dense_run.corpus.questions):
+            if len(q.gold_slots) != 1 or len(examples) >= max_examples or q.qid in used:
+                continue
+            dense_hit = any(_holds(dense_run, c, q) for c in dense_run.ranked[index, :k] if c >= 0)
+            if dense_hit:
+                continue
+            for c in bm25_run.ranked[index, :k]:
+                if c < 0 or not _holds(bm25_run, c, q):
+                    continue
+                text = bm25_run.context_text(c)
+                if dense_model is None:
+                    dense_model = DenseRetriever(model)
+                if not dense_model.truncated_mask([text])[0]:
+                    break
+                cut = _visible_chars(dense_model, text)
+                position = match_text(text).find(match_text(q.gold_slots[0][0]))
+                if position < cut:
+                    break
+                used.add(q.qid)
+                examples.append(
+                    f"**{CORPUS_LABELS.get(corpus, corpus)} · {strategy_label(strategy)}** — *{q.text}* "
+                    f"(gold: {q.gold_slots[0][0]!r}). BM25 returns a chunk of {len(text):,} characters holding the gold "
+                    f"near character {position:,}; {model} reads only its first ~{cut:,} characters, and dense "
+                    f"retrieval misses it in the top {k}.")
+                break
+    return examples or [f"No truncation miss was found in the top {k} under {model}."]
+
+
+def _holds(run, context_index: int, question) -> bool:
+    from chunklab_core.evaluation.gold_slots import slot_found
+
+    return slot_found(run.context_text(int(context_index)), question.gold_slots[0])
+
+
+def _visible_chars(dense, text: str) -> int:
+    """Characters of ``text`` covered by the model's first max_seq_length tokens."""
+    tokenizer = dense.model.tokenizer
+    encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False)
+    offsets = encoded["offset_mapping"]
+    limit = dense.max_seq_length - 2
+    return offsets[min(limit, len(offsets)) - 1][1] if offsets else 0

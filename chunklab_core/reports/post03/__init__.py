@@ -1,0 +1,1 @@
+"""Post 03 (uncertainty): tables and claims."""

@@ -1,0 +1,1 @@
+"""Post 04 (generated questions): the study's tables, claims and figures."""

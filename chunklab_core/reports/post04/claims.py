@@ -1,0 +1,59 @@
+"""Post 04's claims within their evidence: correlated cells, and retrieval without the flagged questions.
+
+Handles: the sentence that says how many strategy × retriever cells separate and why they are
+not independent tests (every cell scores the same passages and questions), and the generated −
+human comparison recomputed on the passages whose generated question trips no validity check
+(a generated question that contains its own answer, or is no question, makes retrieval look
+easier for reasons other than copied words). Not handled: the checks (:mod:`question_checks`),
+the comparison itself (:func:`question_retrieval.set_comparison`).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from chunklab_core.stats import claims
+from chunklab_core.questions.checks import CHECK_NAMES
+from chunklab_core.questions.retrieval import set_comparison
+
+
+def correlated_cells_text(comparison: pd.DataFrame, corpus_labels: dict) -> str:
+    """Per corpus: separated cells, worded as one correlated family, not as independent confirmations."""
+    parts = []
+    for corpus, group in comparison.groupby("corpus", sort=False):
+        up = int((group["low"] > 0).sum())
+        down = int((group["high"] < 0).sum())
+        parts.append(f"On {corpus_labels.get(corpus, corpus)}, {up + down} of {len(group)} cells separate "
+                     f"({up} upwards, {down} downwards), but all {len(group)} score the same "
+                     f"{int(group['passages'].iloc[0])} passages and questions: they are one correlated family "
+                     "of tests, not independent confirmations, and count as one finding.")
+    return " ".join(parts)
+
+
+def flagged_passages(checks: pd.DataFrame) -> set:
+    """Passages whose generated question trips at least one validity check."""
+    generated = checks[checks["set"] == "generated"]
+    return set(generated.loc[generated[list(CHECK_NAMES)].any(axis=1), "passage_id"])
+
+
+def clean_comparison(scores: pd.DataFrame, checks: pd.DataFrame, metric: str, resamples: int, seed: int) -> pd.DataFrame:
+    """:func:`set_comparison` on the passages whose generated question no check flags."""
+    flagged = flagged_passages(checks)
+    return set_comparison(scores[~scores["passage_id"].isin(flagged)], metric, resamples, seed)
+
+
+def clean_text(full: pd.DataFrame, clean: pd.DataFrame, corpus_labels: dict, metric: str) -> str:
+    """How the generated − human difference changes without the flagged passages, per corpus."""
+    parts = []
+    for corpus, group in full.groupby("corpus", sort=False):
+        kept = clean[clean["corpus"] == corpus]
+        if kept.empty:
+            parts.append(f"{corpus_labels.get(corpus, corpus)}: no unflagged passage left.")
+            continue
+        words = [claims.pair_verdict("generated", "human", lo, hi) for lo, hi in zip(kept["low"], kept["high"])]
+        parts.append(f"{corpus_labels.get(corpus, corpus)}: mean generated − human {metric} "
+                     f"{group['generated − human'].mean():+.2f} on {int(group['passages'].iloc[0])} passages, "
+                     f"{kept['generated − human'].mean():+.2f} on the {int(kept['passages'].iloc[0])} unflagged ones "
+                     f"(generated ahead in {words.count('generated ahead')} of {len(words)} cells, "
+                     f"cannot be told apart in {words.count(claims.NOT_TOLD_APART)}).")
+    return " ".join(parts)

@@ -1,0 +1,1 @@
+"""Post 05 (answers and judges): tables, claims, drift and judge agreement."""

@@ -1,0 +1,269 @@
+"""Post 05: the notebook's sections over a recorded answer study (``answer_study.StudyTable``).
+
+Handles: the graders' display names and pass/fail scores, the answer table per corpus and
+strategy with article-clustered bootstrap intervals (reference grader and each LLM judge) and
+how much the clustering widens them, paired strategy differences, the deterministic
+generation metrics, and the cost per stage and per strategy. Every sentence of prose these
+functions return is built from the numbers they compute.
+Not handled: agreement between judges and the probes (``post05_judges``), where retrieval and
+answer part ways (``post05_drift``), running models (``answer_study``), the formulas
+(``answer_metrics``, ``stats``, ``stats_clustered``).
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from chunklab_core.stats import bootstrap as stats
+from chunklab_core.answers.metrics import (context_grounding, exact_match, is_abstention, mean_ignoring_none, rouge_l_f1, token_prf, unsupported_number_rate)
+from chunklab_core.chunking import strategy_label
+from chunklab_core.stats.clustered import clustered_bootstrap_ci, design_effect
+
+REFERENCE_NAME = "reference grader (rules)"
+JUDGE_NAMES = {"qwen15": "1.5B", "qwen05": "0.5B"}  # display names of the default judges' short names
+PROMPT_NAMES = {"3way": "three-way", "yesno": "YES/NO"}
+
+
+def grader_name(column: str) -> str:
+    """Display name of a verdict column: ``judge_<short name>_<prompt>`` -> "<name> judge, <prompt>".
+
+    The default judges' short names read as their sizes ("1.5B judge, YES/NO"); any other
+    judge (e.g. an Ollama model the notebook's ``JUDGES`` names ``gptoss``) keeps its short
+    name ("gptoss judge, three-way"). Other columns are returned unchanged.
+    """
+    if column == "reference_grader":
+        return REFERENCE_NAME
+    if column.startswith("judge_"):
+        short, _, prompt = column[len("judge_"):].rpartition("_")
+        if short and prompt in PROMPT_NAMES:
+            return f"{JUDGE_NAMES.get(short, short)} judge, {PROMPT_NAMES[prompt]}"
+    return column
+
+
+def passed(table: pd.DataFrame, column: str) -> np.ndarray:
+    """1.0 where the grader in ``column`` passed the answer (``correct`` or ``YES``), else 0.0.
+
+    ``unparsed`` and ``partial`` count as not passed, so they stay in every denominator.
+    """
+    positive = "YES" if column.endswith("_yesno") else "correct"
+    return (table[column] == positive).to_numpy(dtype=float)
+
+
+def grader_columns(table: pd.DataFrame) -> list[str]:
+    """The verdict columns present, reference grader first."""
+    judges = [c for c in table.columns if c.startswith("judge_") and not c.endswith("_attempts")]
+    return ["reference_grader", *judges]
+
+
+def clusters(table: pd.DataFrame) -> np.ndarray:
+    """The bootstrap's resampling unit per row: the question's source document within its corpus.
+
+    Questions written about one SQuAD article share its difficulty, and the strategies'
+    answers to one question share the question's; neither is an independent draw, so the
+    intervals of this post resample documents (one-stage cluster bootstrap,
+    :mod:`chunklab_core.stats.clustered`, as in post 03). A table without ``doc_id`` falls
+    back to the question.
+    """
+    unit = table["doc_id"] if "doc_id" in table.columns else table["qid"]
+    return (table["corpus"].astype(str) + "|" + unit.astype(str)).to_numpy()
+
+
+def _per_question(group: pd.DataFrame, column: str) -> tuple[pd.DataFrame, np.ndarray]:
+    """One corpus's pass/fail scores as questions x strategies, and each question's cluster."""
+    wide = group.assign(score=passed(group, column)).pivot(index="qid", columns="strategy", values="score")
+    units = pd.Series(clusters(group), index=group["qid"].to_numpy()).groupby(level=0).first()
+    return wide, units.loc[wide.index].to_numpy()
+
+
+def answer_table(study, resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
+    """Per corpus, strategy and grader: share of answers passed, with a bootstrap interval.
+
+    Also the share of questions whose passage was retrieved (some top-5 context holds a gold
+    answer). Intervals resample the questions' documents (percentile interval of the one-stage
+    cluster bootstrap, :func:`clusters`); ``documents`` is their number.
+    """
+    table = study.table
+    rows = []
+    for (corpus, strategy), group in table.groupby(["corpus", "strategy"], sort=False):
+        scores = {"passage retrieved": group["passage_retrieved"].to_numpy(dtype=float)}
+        for column in grader_columns(table):
+            scores[grader_name(column)] = passed(group, column)
+        units = clusters(group)
+        for measure, values in scores.items():
+            ci = clustered_bootstrap_ci(values, units, resamples, seed)
+            rows.append({"corpus": corpus, "strategy": strategy_label(strategy), "measure": measure,
+                         "questions": len(values), "documents": len(set(units)),
+                         "share": ci.mean, "low": ci.low, "high": ci.high})
+    return pd.DataFrame(rows)
+
+
+def clustering_effect(study, column: str = "reference_grader", resamples: int = 10_000,
+                      seed: int = 0) -> pd.DataFrame:
+    """How much resampling documents instead of questions widens the answer table's intervals.
+
+    Per corpus and strategy, the share ``column`` passes with the plain (question) and the
+    document-clustered interval, their width ratio, Kish's design effect (the ratio squared)
+    and the number of independent questions the sample is worth
+    (``stats_clustered.design_effect``, same seed for both intervals).
+    """
+    frames = []
+    for corpus, group in study.table.groupby("corpus", sort=False):
+        wide, units = _per_question(group, column)
+        strategies = list(dict.fromkeys(group["strategy"]))
+        effect = design_effect(wide[strategies].to_numpy(), units, resamples, seed,
+                               names=[strategy_label(s) for s in strategies])
+        frames.append(effect.rename(columns={"cell": "strategy", "mean": "share"}).assign(corpus=corpus))
+    table = pd.concat(frames, ignore_index=True)
+    return table[["corpus", "strategy", "n_questions", "n_documents", "share", "plain_low", "plain_high",
+                  "clustered_low", "clustered_high", "width_ratio", "design_effect", "effective_questions"]]
+
+
+def _range(values: pd.Series, form: str) -> str:
+    low, high = form.format(values.min()), form.format(values.max())
+    return low if low == high else f"{low}–{high}"
+
+
+def clustering_text(effect: pd.DataFrame) -> str:
+    """One Markdown sentence per corpus on the width ratios of :func:`clustering_effect`."""
+    lines = []
+    for corpus, part in effect.groupby("corpus", sort=False):
+        ratio = part["width_ratio"].dropna()
+        useful = part["effective_questions"].replace(np.inf, np.nan).dropna()
+        span = _range(ratio, "{:.2f}") if len(ratio) else "n/a"
+        worth = (f"; the sample is worth about {_range(useful, '{:.0f}')} independent questions"
+                 if len(useful) else "")
+        lines.append(f"- **{corpus}**: {int(part['n_questions'].iloc[0])} questions from "
+                     f"{int(part['n_documents'].iloc[0])} documents; resampling documents makes the intervals "
+                     f"{span} times as wide as resampling questions{worth}."
+                     + (" A ratio below 1 is the bootstrap's own noise: there, clustering makes no "
+                        "difference this sample can show." if len(ratio) and ratio.min() < 1 else ""))
+    return "\n".join(lines)
+
+
+def plot_answer_table(answers: pd.DataFrame):
+    """Share passed per strategy (rows of panels: corpora), one marker per grader, with intervals."""
+    corpora = list(dict.fromkeys(answers["corpus"]))
+    fig, axes = plt.subplots(1, len(corpora), figsize=(6.5 * len(corpora), 4.2), squeeze=False)
+    measures = list(dict.fromkeys(answers["measure"]))
+    for ax, corpus in zip(axes[0], corpora):
+        part = answers[answers["corpus"] == corpus]
+        strategies = list(dict.fromkeys(part["strategy"]))
+        for m, measure in enumerate(measures):
+            rows = part[part["measure"] == measure].set_index("strategy").loc[strategies]
+            x = np.arange(len(strategies)) + (m - (len(measures) - 1) / 2) * 0.13
+            ax.errorbar(x, rows["share"], yerr=[rows["share"] - rows["low"], rows["high"] - rows["share"]],
+                        fmt="o", capsize=3, label=measure)
+        ax.set_xticks(np.arange(len(strategies)), strategies)
+        ax.set_ylim(0, 1.02)
+        ax.set_title(f"{corpus}: {int(part['questions'].iloc[0])} questions per strategy")
+        ax.set_ylabel("share of questions")
+        ax.grid(axis="y", alpha=0.3)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(measures), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))  # the legend sits below the panels, off the markers
+    return fig
+
+
+def strategy_differences(study, column: str = "reference_grader", resamples: int = 10_000,
+                         seed: int = 0) -> pd.DataFrame:
+    """Paired differences in share passed between every two strategies of a corpus.
+
+    The per-question differences are resampled by document (:func:`clusters`), so the pairing
+    by question and the clustering by document are both kept. ``questions needed``: for a pair
+    the interval does not separate, how many questions (same design) would shrink the interval
+    to the observed difference (``stats.questions_needed``; None when the observed difference
+    is 0 or the pair is already separated).
+    """
+    rows = []
+    for corpus, group in study.table.groupby("corpus", sort=False):
+        wide, units = _per_question(group, column)
+        for a, b in combinations(list(dict.fromkeys(group["strategy"])), 2):
+            ci = clustered_bootstrap_ci((wide[a] - wide[b]).to_numpy(), units, resamples, seed)
+            separated = bool(ci.low > 0 or ci.high < 0)
+            rows.append({"corpus": corpus, "strategy A": strategy_label(a), "strategy B": strategy_label(b),
+                         "questions": len(wide), "A - B": ci.mean, "low": ci.low, "high": ci.high,
+                         "separated": separated,
+                         "questions needed": None if separated else
+                         stats.questions_needed(len(wide), ci.mean, (ci.low, ci.high))})
+    return pd.DataFrame(rows)
+
+
+def generation_metrics_row(answer: str, golds: Sequence[str], contexts: Sequence[str]) -> dict:
+    """The deterministic generation metrics of one answer; ``None`` where not measured.
+
+    Exact match, token precision/recall/F1 and ROUGE-L F1 are not measured on an abstention
+    (it is counted by ``abstained`` instead); grounding and the unsupported-number rate are
+    ``None`` when the answer has no content word / no number (``answer_metrics``).
+    """
+    context = "\n\n".join(contexts)
+    abstained = is_abstention(answer)
+    prf = None if abstained else token_prf(answer, list(golds))
+    return {
+        "exact_match": None if abstained else exact_match(answer, list(golds)),
+        "precision": None if prf is None else prf.precision,
+        "recall": None if prf is None else prf.recall,
+        "f1": None if prf is None else prf.f1,
+        "rouge_l_f1": None if abstained else rouge_l_f1(answer, list(golds)),
+        "grounding": context_grounding(answer, context),
+        "unsupported_number_rate": unsupported_number_rate(answer, context),
+        "abstained": float(abstained),
+    }
+
+
+def generation_metrics(study) -> pd.DataFrame:
+    """Per corpus and strategy: each metric's mean over the answers where it was measured,
+    with the number measured in parentheses-style ``n_<metric>`` columns."""
+    per_answer = pd.DataFrame([generation_metrics_row(a, g, c) for a, g, c in
+                               zip(study.table["answer"], study.table["golds"], study.table["contexts"])])
+    per_answer[["corpus", "strategy"]] = study.table[["corpus", "strategy"]].to_numpy()
+    rows = []
+    for (corpus, strategy), group in per_answer.groupby(["corpus", "strategy"], sort=False):
+        row = {"corpus": corpus, "strategy": strategy_label(strategy), "answers": len(group)}
+        for metric in ["exact_match", "precision", "recall", "f1", "rouge_l_f1", "grounding",
+                       "unsupported_number_rate", "abstained"]:
+            values = [None if pd.isna(v) else v for v in group[metric]]
+            row[metric] = mean_ignoring_none(values)
+            row[f"n_{metric}"] = sum(v is not None for v in values)
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    return table.astype(object).where(table.notna(), None)  # "not measured" stays None, never NaN
+
+
+def cost_per_stage(study) -> pd.DataFrame:
+    """Per stage, over distinct calls (a repeated request is served from the records once):
+    calls, mean tokens in and out, mean and total seconds, as measured when recorded."""
+    calls = study.calls
+    out = calls.groupby("stage", sort=False).agg(
+        calls=("seconds", "size"), tokens_in=("tokens_in", "mean"), tokens_out=("tokens_out", "mean"),
+        seconds_per_call=("seconds", "mean"), seconds_total=("seconds", "sum"))
+    return out.reset_index()
+
+
+def cost_per_strategy(study) -> pd.DataFrame:
+    """Per corpus and strategy, mean per item as if the item ran alone: tokens and seconds by stage."""
+    table = study.table
+    cost_columns = [c for c in table.columns if c.startswith("cost_") and not c.endswith("_calls")]
+    means = table.groupby(["corpus", "strategy"], sort=False)[cost_columns].mean().reset_index()
+    means["strategy"] = means["strategy"].map(strategy_label)
+    means.columns = [c.removeprefix("cost_") for c in means.columns]
+    return means
+
+
+def plot_cost(per_strategy: pd.DataFrame):
+    """Stacked seconds per item by stage, one bar per corpus and strategy."""
+    seconds = [c for c in per_strategy.columns if c.endswith("_seconds")]
+    labels = [f"{c}\n{s}" for c, s in zip(per_strategy["corpus"], per_strategy["strategy"])]
+    fig, ax = plt.subplots(figsize=(1.6 * len(labels) + 2, 4))
+    bottom = np.zeros(len(labels))
+    for column in seconds:
+        ax.bar(labels, per_strategy[column], bottom=bottom, label=column.removesuffix("_seconds"))
+        bottom += per_strategy[column].to_numpy()
+    ax.set_ylabel("seconds per item (2 CPU cores)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

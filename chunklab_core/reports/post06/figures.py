@@ -1,0 +1,133 @@
+"""Figures of post 06 (the judge audit), drawn from the tables of :mod:`chunklab_core.reports.post06.tables`.
+
+Handles: kappa with intervals per judge and scale, the confusion tables as annotated count
+grids, the judges' pairwise kappa on the whole population, and the accuracy estimates with
+their intervals. Saving (without volatile metadata) is :func:`chunklab_core.reports.plots.save_figure`.
+Not handled: computing anything.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from chunklab_core.reports.plots import plt
+
+SCALE_MARKERS = {"three-way": "o", "binary": "s"}
+ESTIMATOR_COLORS = {"judge only": "tab:red", "grades only": "tab:gray",
+                    "PPI (judge + grades)": "tab:blue"}
+
+
+def plot_kappa(agreement: pd.DataFrame, grades: str = "the grades", against: str | None = None):
+    """Cohen's kappa of every judge against ``grades`` (one reference), one marker per scale, with intervals.
+
+    ``grades`` is the wording of :func:`chunklab_core.audit.graders.grader_words`; ``against``
+    picks the reference (default: ``adjudicated`` when present, else the only grader).
+    """
+    if "against" in agreement.columns:
+        names = set(agreement["against"])
+        against = against or ("adjudicated" if "adjudicated" in names else sorted(names)[0])
+        agreement = agreement[agreement["against"] == against]
+    judges = list(dict.fromkeys(agreement["judge"]))
+    fig, ax = plt.subplots(figsize=(7, 0.6 * len(judges) + 1.4))
+    offsets = {"three-way": 0.12, "binary": -0.12}
+    for scale, rows in agreement.groupby("scale", sort=False):
+        y = np.array([judges.index(j) for j in rows["judge"]]) + offsets.get(scale, 0.0)
+        ax.errorbar(rows["kappa"], y, xerr=[rows["kappa"] - rows["kappa low"],
+                                            rows["kappa high"] - rows["kappa"]],
+                    fmt=SCALE_MARKERS.get(scale, "o"), capsize=3, label=scale)
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_yticks(range(len(judges)), judges)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"Cohen's kappa with {grades} (95% bootstrap interval, resampling questions)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return fig
+
+
+def plot_confusions(tables: dict[str, pd.DataFrame]):
+    """One grid of counts per judge: its verdict (rows, labelled) against the grade (columns).
+
+    Axis titles come from the tables' index and column names (``audit_report.confusion_tables``).
+    """
+    columns = min(2, len(tables))
+    rows = math.ceil(len(tables) / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 2.9 * rows), squeeze=False)
+    for ax, (name, table) in zip(axes.ravel(), tables.items()):
+        counts = table.to_numpy()
+        ax.imshow(counts, cmap="Blues", vmin=0, vmax=max(1, counts.max()))
+        ax.grid(False)
+        for (i, j), value in np.ndenumerate(counts):
+            ax.text(j, i, str(value), ha="center", va="center",
+                    color="white" if value > counts.max() / 2 else "black")
+        ax.set_xticks(range(counts.shape[1]), table.columns)
+        ax.set_yticks(range(counts.shape[0]), table.index)
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel(table.columns.name or "grade")
+        ax.set_ylabel(table.index.name or "judge verdict")
+    for ax in axes.ravel()[len(tables):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def plot_judge_pairs(pairs: pd.DataFrame, scale: str = "binary"):
+    """Symmetric grid of the judges' kappa with each other on one scale (whole population)."""
+    chosen = pairs[pairs["scale"] == scale]
+    judges = list(dict.fromkeys([*chosen["judge a"], *chosen["judge b"]]))
+    grid = np.full((len(judges), len(judges)), np.nan)  # the diagonal stays blank
+    for _, row in chosen.iterrows():
+        i, j = judges.index(row["judge a"]), judges.index(row["judge b"])
+        grid[i, j] = grid[j, i] = row["kappa"]
+    fig, ax = plt.subplots(figsize=(1.3 * len(judges) + 2, 1.1 * len(judges) + 1))
+    image = ax.imshow(np.ma.masked_invalid(grid), cmap="viridis",
+                      vmin=min(0.0, float(np.nanmin(grid))), vmax=1)
+    ax.grid(False)
+    for (i, j), value in np.ndenumerate(grid):
+        if i != j:
+            ax.text(j, i, f"{value:.2f}", ha="center", va="center", color="white")
+    ax.set_xticks(range(len(judges)), judges, rotation=30, ha="right")
+    ax.set_yticks(range(len(judges)), judges)
+    fig.colorbar(image, ax=ax, label=f"Cohen's kappa ({scale} scale)")
+    return fig
+
+
+def plot_accuracy(accuracy: pd.DataFrame, variant: str = "strict"):
+    """Accuracy per judge by estimator (judge only, grades only, PPI), with 95% intervals."""
+    chosen = accuracy[accuracy["variant"] == variant]
+    judges = list(dict.fromkeys(chosen["judge"]))
+    estimators = list(dict.fromkeys(chosen["estimator"]))
+    fig, ax = plt.subplots(figsize=(7, 0.8 * len(judges) + 1.4))
+    step = 0.22
+    for k, estimator in enumerate(estimators):
+        rows = chosen[chosen["estimator"] == estimator]
+        offset = (k - (len(estimators) - 1) / 2) * step
+        y = np.array([judges.index(j) for j in rows["judge"]]) + offset
+        ax.errorbar(rows["accuracy"], y, xerr=[rows["accuracy"] - rows["low"],
+                                               rows["high"] - rows["accuracy"]],
+                    fmt="o", capsize=3, label=estimator, color=ESTIMATOR_COLORS.get(estimator))
+    ax.set_yticks(range(len(judges)), judges)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"share of answers graded correct ({variant}), 95% interval")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return fig
+
+
+def plot_paired_differences(paired: pd.DataFrame, grades: str = "the grades"):
+    """Judge-only minus grader-corrected accuracy per judge and variant, paired, with 95% intervals."""
+    judges = list(dict.fromkeys(paired["judge"]))
+    fig, ax = plt.subplots(figsize=(7, 0.7 * len(judges) + 1.4))
+    offsets = {"strict": -0.12, "lenient": 0.12}
+    for variant, rows in paired.groupby("variant", sort=False):
+        y = np.array([judges.index(j) for j in rows["judge"]]) + offsets.get(variant, 0.0)
+        ax.errorbar(100 * rows["difference"], y,
+                    xerr=[100 * (rows["difference"] - rows["low"]),
+                          100 * (rows["high"] - rows["difference"])],
+                    fmt="o" if variant == "strict" else "s", capsize=3, label=variant)
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_yticks(range(len(judges)), judges)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"judge-only minus accuracy corrected by {grades} (points; paired, 95% interval)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return fig

@@ -1,0 +1,315 @@
+"""Post 06: auditing post 05's LLM judges against the audit's grades, as one call per notebook section.
+
+Handles: the sampling design and who graded (id and kind) when; per judge, agreement with
+each grader's grades and, with several graders, the adjudicated label (matches out of n,
+percent agreement, Cohen's kappa with a bootstrap interval over questions, and the
+population-weighted agreement), on the three-way scale where the judge has one and always on
+the binary "correct vs not" scale (``YES`` <-> correct); confusion tables; the direction of
+the binary disagreements (lenient: the judge passed what the grader failed; strict: the
+reverse) with the items quoted; the judges against each other on the whole population; and
+the accuracy of the answers corrected by the grades (:mod:`chunklab_core.stats.stratified`).
+Whether the grades are a person's or a model's is data (``grader_kind``); nothing here calls
+them hand grades (the words come from :func:`chunklab_core.audit.graders.grader_words`).
+
+Sample statistics (matches, kappa, confusion counts) describe the graded items, which are
+drawn at different rates per stratum (small strata and flagged disagreements get more than
+their share); the ``weighted`` columns estimate the same share for the whole population with
+the design weights. ``unparsed`` is a label throughout:
+on the binary scale it is neither a pass nor a fail, so it counts as a disagreement with the
+grader, and the judge-only accuracy counts it as not correct.
+
+Not handled: reading and validating the files (:mod:`chunklab_core.audit.data`), figures
+(:mod:`chunklab_core.reports.post06.figures`), paired differences (:mod:`chunklab_core.audit.paired`),
+agreement between graders (:mod:`chunklab_core.audit.graders`).
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from chunklab_core.stats.agreement import kappa_ci
+from chunklab_core.audit.data import (BINARY, HUMAN, THREE_WAY, AuditData, binary_labels, binary_scores, for_grader, grader_table, judge_name, judge_scale, load_audit)
+from chunklab_core.audit.sample import pass_fail
+from chunklab_core.stats.stratified import (judge_only_mean_ci, stratified_mean_ci, stratified_ppi_mean_ci)
+
+JUDGE_ONLY, GRADES_ONLY, PPI = "judge only", "grades only", "PPI (judge + grades)"
+
+__all__ = ["references", "load_audit", "judge_name", "sampling_design", "graders", "agreement_table",
+           "confusion_tables", "disagreement_directions", "disagreement_items", "judge_pairs",
+           "corrected_accuracy"]
+
+
+def _is_yesno(data: AuditData, column: str) -> bool:
+    return judge_scale(column, data.yesno_columns) is not THREE_WAY
+
+
+def clip_share(low: float, high: float) -> tuple[float, float]:
+    """A share's normal-approximation interval clipped to [0, 1] (a share cannot leave it)."""
+    return max(0.0, low) if np.isfinite(low) else low, min(1.0, high) if np.isfinite(high) else high
+
+
+def sampling_design(data: AuditData) -> pd.DataFrame:
+    """One row per stratum: verdict pattern, population size, drawn, graded, inclusion prob., weight.
+
+    ``oversampled`` is the key's flag (the sampler gave the stratum ``disagreement_factor``);
+    ``judges disagree`` says whether the verdicts differ on the binary scale.
+    """
+    drawn = data.key["stratum"].value_counts()
+    flagged = data.key.drop_duplicates("stratum").set_index("stratum")["disagreement"] \
+        if "disagreement" in data.key.columns else pd.Series(dtype=bool)
+    graded = data.graded["stratum"].value_counts()
+    rows = []
+    for stratum, size in data.stratum_sizes.items():
+        labels = stratum.split("|")
+        n_graded = int(graded.get(stratum, 0))
+        rows.append({"verdicts": " · ".join(labels), "population": int(size),
+                     "drawn": int(drawn.get(stratum, 0)), "graded": n_graded,
+                     "inclusion prob.": drawn.get(stratum, 0) / size,
+                     "weight": size / n_graded if n_graded else np.nan,
+                     "oversampled": bool(flagged.get(stratum, False)),
+                     "judges disagree": len({pass_fail(label) for label in labels}) > 1})
+    return pd.DataFrame(rows).sort_values("population", ascending=False, ignore_index=True)
+
+
+def graders(data: AuditData) -> pd.DataFrame:
+    """Who graded how many items, of which kind, and when (:func:`chunklab_core.audit.data.grader_table`)."""
+    return grader_table(data)
+
+
+def _weighted_share(data: AuditData, indicator: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """Population share of ``indicator`` (graded items) with its interval.
+
+    NaN when it cannot be estimated: a stratum without graded items, or no stratum with two
+    (no within-stratum variance at all).
+    """
+    if data.empty_strata or (data.graded["stratum"].value_counts() < 2).all():
+        return np.nan, np.nan, np.nan
+    result = stratified_mean_ci(indicator.astype(float), data.graded["stratum"].to_numpy(),
+                                data.stratum_sizes, confidence)
+    return result.estimate, *clip_share(result.low, result.high)
+
+
+def question_clusters(items: pd.DataFrame) -> np.ndarray | None:
+    """The question of each item (``qid``), the kappa bootstrap's resampling unit; ``None`` without one.
+
+    The strategies' answers to one question are not independent items (they share its
+    difficulty and often its answer), so kappa intervals resample questions
+    (``agreement.kappa_ci(clusters=...)``).
+    """
+    return items["qid"].astype(str).to_numpy() if "qid" in items.columns else None
+
+
+def references(data: AuditData) -> dict[str, AuditData]:
+    """What the judges are measured against: each grader's view, and ``adjudicated`` with several."""
+    names = sorted(set(data.grades["grader"]))
+    views = {name: for_grader(data, name) for name in names}
+    if len(names) > 1:
+        views["adjudicated"] = data
+    return views
+
+
+def _agreement_rows(data: AuditData, against: str, resamples: int, seed: int,
+                    confidence: float) -> list[dict]:
+    grade = data.graded["grade"].to_numpy(dtype=object)
+    units = question_clusters(data.graded)
+    rows = []
+    for column in data.judge_columns:
+        verdicts = data.graded[column].to_numpy(dtype=object)
+        scales = [("binary", binary_labels(verdicts), binary_labels(grade), BINARY)]
+        if not _is_yesno(data, column):
+            scales.insert(0, ("three-way", verdicts, grade, THREE_WAY))
+        for scale, judge, grader, labels in scales:
+            agree = judge == grader
+            kappa = kappa_ci(judge, grader, resamples=resamples, seed=seed,
+                             confidence=confidence, labels=labels, clusters=units)
+            share, low, high = _weighted_share(data, agree, confidence)
+            rows.append({"judge": judge_name(column), "against": against, "scale": scale,
+                         "graded": len(agree), "matches": int(agree.sum()),
+                         "agreement": float(agree.mean()), "kappa": kappa.kappa,
+                         "kappa low": kappa.low, "kappa high": kappa.high,
+                         "kappa undefined share": kappa.undefined_share,
+                         "weighted agreement": share, "weighted low": low, "weighted high": high})
+    return rows
+
+
+def agreement_table(data: AuditData, resamples: int = 10_000, seed: int = 0,
+                    confidence: float = 0.95) -> pd.DataFrame:
+    """Per judge, reference (each grader; ``adjudicated`` with several) and scale: graded,
+    matches, agreement, kappa [interval], weighted agreement [interval].
+
+    Kappa intervals resample questions (:func:`question_clusters`); the weighted agreement
+    uses the stratified estimator of ``stratified_estimates``.
+    """
+    rows = []
+    for against, view in references(data).items():
+        rows += _agreement_rows(view, against, resamples, seed, confidence)
+    return pd.DataFrame(rows)
+
+
+def confusion_tables(data: AuditData, grade_label: str = "grade") -> dict[str, pd.DataFrame]:
+    """Per judge: counts of graded items by (judge verdict, grade); every label shown.
+
+    ``grade_label`` names the columns (``hand grade`` only when people graded:
+    :func:`chunklab_core.audit.graders.grader_words`).
+    """
+    tables = {}
+    for column in data.judge_columns:
+        table = pd.crosstab(data.graded[column], data.graded["grade"])
+        table = table.reindex(index=list(judge_scale(column, data.yesno_columns)),
+                              columns=list(HUMAN), fill_value=0)
+        table.index.name, table.columns.name = f"{judge_name(column)} verdict", grade_label
+        tables[judge_name(column)] = table.astype(int)
+    return tables
+
+
+def _directions(data: AuditData, column: str) -> dict[str, np.ndarray]:
+    judge = binary_labels(data.graded[column])
+    grader = binary_labels(data.graded["grade"])
+    return {"agree": judge == grader,
+            "lenient": (judge == "correct") & (grader == "not correct"),
+            "strict": (judge == "not correct") & (grader == "correct"),
+            "unparsed": judge == "unparsed"}
+
+
+def disagreement_directions(data: AuditData, confidence: float = 0.95) -> pd.DataFrame:
+    """Per judge, on the binary scale: counts agree/lenient/strict/unparsed and weighted shares.
+
+    lenient: the judge said correct (or YES), the grader partial or wrong; strict: the judge
+    said partial, wrong or NO, the grader correct. The weighted shares estimate how often
+    that happens among all answers; judge-only accuracy is off by ``lenient - strict -
+    (unparsed items the grader graded correct)``.
+    """
+    rows = []
+    for column in data.judge_columns:
+        kinds = _directions(data, column)
+        row = {"judge": judge_name(column), "graded": len(data.graded)}
+        row.update({kind: int(mask.sum()) for kind, mask in kinds.items()})
+        for kind in ("lenient", "strict"):
+            share, low, high = _weighted_share(data, kinds[kind], confidence)
+            row.update({f"{kind} share (weighted)": share, f"{kind} low": low, f"{kind} high": high})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def disagreement_items(data: AuditData, direction: str) -> pd.DataFrame:
+    """The graded items where some judge erred in ``direction`` ('lenient' or 'strict'), quoted in full.
+
+    One row per item: item id, the judges that erred with their verdicts, the grade,
+    question, reference, answer and the grader's note (never cut; the post wraps them).
+    """
+    if direction not in ("lenient", "strict"):
+        raise ValueError(f"direction must be 'lenient' or 'strict', got {direction!r}")
+    erred = pd.DataFrame({column: _directions(data, column)[direction]
+                          for column in data.judge_columns})
+    rows = []
+    for i in np.flatnonzero(erred.any(axis=1).to_numpy()):
+        item = data.graded.iloc[i]
+        judges = [f"{judge_name(c)}: {item[c]}" for c in data.judge_columns if erred.iloc[i][c]]
+        rows.append({"item": item["item_id"], "judges": "; ".join(judges),
+                     "grade": item["grade"],
+                     **{c: " ".join(str(item[c]).split()) for c in ("question", "reference", "answer")},
+                     "note": " ".join(str(item["note"]).split())})
+    columns = ["item", "judges", "grade", "question", "reference", "answer", "note"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def judge_pairs(data: AuditData, resamples: int = 10_000, seed: int = 0,
+                confidence: float = 0.95) -> tuple[pd.DataFrame, dict[tuple[str, str], pd.DataFrame]]:
+    """Every pair of judges on the whole population: agreement and kappa [interval], confusions.
+
+    All pairs on the binary scale; pairs of three-way judges also on the three-way scale.
+    Kappa intervals resample questions (:func:`question_clusters`).
+    """
+    population = data.population
+    units = question_clusters(population)
+    rows, tables = [], {}
+    for a, b in combinations(data.judge_columns, 2):
+        scales = [("binary", binary_labels(population[a]), binary_labels(population[b]), BINARY)]
+        if not _is_yesno(data, a) and not _is_yesno(data, b):
+            scales.insert(0, ("three-way", population[a].to_numpy(dtype=object),
+                              population[b].to_numpy(dtype=object), THREE_WAY))
+        for scale, x, y, labels in scales:
+            kappa = kappa_ci(x, y, resamples=resamples, seed=seed, confidence=confidence,
+                             labels=labels, clusters=units)
+            rows.append({"judge a": judge_name(a), "judge b": judge_name(b), "scale": scale,
+                         "items": len(x), "matches": int((x == y).sum()),
+                         "agreement": float(np.mean(x == y)), "kappa": kappa.kappa,
+                         "kappa low": kappa.low, "kappa high": kappa.high})
+        table = pd.crosstab(population[a], population[b]).reindex(
+            index=list(judge_scale(a, data.yesno_columns)),
+            columns=list(judge_scale(b, data.yesno_columns)), fill_value=0)
+        table.index.name, table.columns.name = judge_name(a), judge_name(b)
+        tables[(judge_name(a), judge_name(b))] = table
+    return pd.DataFrame(rows), tables
+
+
+def corrected_accuracy(data: AuditData, confidence: float = 0.95,
+                       variants: tuple[str, ...] = ("strict", "lenient")) -> pd.DataFrame:
+    """Accuracy of post 05's answers per judge: judge only, grades only, and stratified PPI.
+
+    ``strict``: the share of answers graded correct; ``lenient``: correct or partial (a YES
+    counts as a pass in both). Raises ``ValueError`` when a stratum has no graded item.
+    """
+    if data.empty_strata:
+        raise ValueError(f"{len(data.empty_strata)} verdict pattern(s) have no graded item: "
+                         f"{data.empty_strata}; grade at least one item of each before "
+                         "estimating accuracy")
+    strata_all = data.population["stratum"].to_numpy(dtype=object)
+    strata_graded = data.graded["stratum"].to_numpy(dtype=object)
+    rows = []
+    for variant in variants:
+        if variant not in ("strict", "lenient"):
+            raise ValueError(f"variant must be 'strict' or 'lenient', got {variant!r}")
+        lenient = variant == "lenient"
+        graded = binary_scores(data.graded["grade"], lenient)
+        by_grades = stratified_mean_ci(graded, strata_graded, data.stratum_sizes, confidence)
+        for column in data.judge_columns:
+            judge_all = binary_scores(data.population[column], lenient)
+            estimates = {
+                JUDGE_ONLY: judge_only_mean_ci(judge_all, confidence),
+                GRADES_ONLY: by_grades,
+                PPI: stratified_ppi_mean_ci(
+                    judge_all, strata_all, binary_scores(data.graded[column], lenient), graded,
+                    strata_graded, confidence),
+            }
+            for estimator, result in estimates.items():
+                rows.append({"judge": judge_name(column), "variant": variant,
+                             "estimator": estimator, "accuracy": result.estimate,
+                             **dict(zip(("low", "high"), clip_share(result.low, result.high))),
+                             "se": result.se,
+                             "population": len(judge_all), "graded": len(graded),
+                             "strata with pooled variance": len(result.pooled_strata)})
+    return pd.DataFrame(rows)
+
+
+def read_probes(path) -> pd.DataFrame | None:
+    """Post 05's probe summary (``data/05_probes.csv``: per judge, ``retest_changed`` at temperature 0), or None."""
+    from chunklab_core.audit.data import resolve_path
+
+    found = resolve_path(path)
+    return pd.read_csv(found) if found.is_file() else None
+
+
+def population_check(data: AuditData, answers_path) -> pd.DataFrame | None:
+    """Per corpus: items in the audit's population against the items post 05 publishes now.
+
+    ``answers_path`` is post 05's ``data/05_answers.csv`` (questions per corpus and strategy);
+    published items = the sum over strategies of one measure's question counts. ``None``
+    when the file or the population's ``corpus`` column is missing.
+    """
+    from chunklab_core.audit.data import resolve_path
+
+    found = resolve_path(answers_path)
+    if not found.is_file() or "corpus" not in data.population.columns:
+        return None
+    answers = pd.read_csv(found)
+    first = answers["measure"].iloc[0]
+    published = answers[answers["measure"] == first].groupby("corpus")["questions"].sum()
+    drawn = data.population["corpus"].value_counts()
+    corpora = sorted(set(published.index) | set(drawn.index))
+    return pd.DataFrame({"corpus": corpora,
+                         "in the audit population": [int(drawn.get(c, 0)) for c in corpora],
+                         "published by post 05": [int(published.get(c, 0)) for c in corpora]})

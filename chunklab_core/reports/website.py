@@ -1,0 +1,252 @@
+"""The executed posts as a static website: one HTML page per post, an index, no code cells.
+
+Handles: every executed post ``notebooks/NN_*.ipynb`` (found by glob, so posts added later
+appear without a change here). Each page shows the post's prose, tables and figures with the
+code cells left out (their outputs stay), warnings and progress bars (stderr) dropped, and
+links to the index and to the previous and next post. The index lists every post with its
+title (the first markdown heading), its question (the first paragraph under that heading)
+and its lead figure (the first figure the post draws). Figures are written as PNG files
+beside the pages and linked relatively, and the style sheet is inline, so the folder works
+offline, from ``file://`` and on any static host. The folder is built next to the target and
+moved into place only when complete, so a failed build leaves the previous site untouched.
+
+Built on nbconvert (its ``basic`` template renders cells and outputs; the page frame, the
+index and the navigation are this module's, because nbconvert has no multi-page site).
+
+Not handled: executing notebooks (``make notebooks`` does), math typesetting (the posts use
+none), interactive outputs (JavaScript widgets), unexecuted notebooks (rendered as they are).
+
+CLI: ``python -m chunklab_core.reports.website --out site [notebooks/01_x.ipynb ...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from chunklab_core.core.paths import PROJ_ROOT
+
+POST_GLOB = "[0-9][0-9]_*.ipynb"
+IMAGE_DIR = "img"
+
+STYLE = """
+*, *::before, *::after { box-sizing: border-box; }
+body { margin: 0; font: 17px/1.6 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+       color: #1f2328; background: #fff; }
+main, header.site, footer.site { max-width: 920px; margin: 0 auto; padding: 0 24px; }
+header.site, footer.site { display: flex; flex-wrap: wrap; gap: 8px 16px; justify-content: space-between;
+       padding-top: 14px; padding-bottom: 14px; font-size: 15px; }
+header.site { border-bottom: 1px solid #d8dee4; }
+footer.site { border-top: 1px solid #d8dee4; margin-top: 48px; }
+a { color: #0969da; }
+h1 { font-size: 2em; line-height: 1.25; margin: 1em 0 0.4em; }
+h2 { font-size: 1.45em; margin-top: 1.8em; border-bottom: 1px solid #d8dee4; padding-bottom: 0.2em; }
+img { max-width: 100%; height: auto; display: block; margin: 12px auto; }
+table { display: block; width: max-content; max-width: 100%; overflow-x: auto; border-collapse: collapse; font-size: 14px;
+        margin: 12px 0; }
+th, td { border: 1px solid #d8dee4; padding: 4px 8px; text-align: right; vertical-align: top; }
+th { background: #f6f8fa; }
+td:first-child, th:first-child { text-align: left; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f8fa; padding: 8px 12px;
+      font-size: 14px; border-radius: 6px; }
+code { font-size: 0.92em; background: #f6f8fa; padding: 0 3px; border-radius: 3px; overflow-wrap: anywhere; }
+pre code { background: none; padding: 0; }
+blockquote { margin: 0; padding: 0 1em; color: #59636e; border-left: 4px solid #d8dee4; }
+.anchor-link { visibility: hidden; text-decoration: none; margin-left: 0.2em; }
+h1:hover .anchor-link, h2:hover .anchor-link, h3:hover .anchor-link { visibility: visible; }
+.jp-Cell, .cell { margin: 0; }
+.jp-OutputArea-output, .output_subarea { max-width: 100%; overflow-x: auto; }
+.post-list { list-style: none; padding: 0; }
+.post-list li { display: flex; flex-wrap: wrap; gap: 16px 24px; align-items: flex-start; padding: 20px 0;
+                border-bottom: 1px solid #d8dee4; }
+.post-list .text { flex: 1 1 360px; min-width: 0; }
+.post-list h2 { border: 0; margin: 0 0 6px; font-size: 1.3em; }
+.post-list img { flex: 0 0 auto; width: 300px; max-width: 100%; margin: 0; border: 1px solid #d8dee4; }
+"""
+
+PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>{style}</style>
+</head>
+<body>
+<header class="site">{nav}</header>
+<main>
+{body}
+</main>
+<footer class="site">{nav}</footer>
+</body>
+</html>
+"""
+
+
+@dataclass
+class Post:
+    """One executed post: where it is, what it is called, what it asks, and its HTML file name."""
+
+    source: Path
+    title: str
+    question_html: str
+    lead_figure: str | None = None  # relative path of the first figure the post draws (set by the build)
+
+    @property
+    def page(self) -> str:
+        return self.source.stem + ".html"
+
+
+def discover_posts(folder: Path | None = None) -> list[Path]:
+    """The executed posts ``NN_*.ipynb`` of ``folder`` (default ``notebooks/``), in name order."""
+    folder = Path(folder) if folder is not None else PROJ_ROOT / "notebooks"
+    return sorted(folder.glob(POST_GLOB))
+
+
+def _markdown_to_html(text: str) -> str:
+    from nbconvert.filters.markdown import markdown2html
+
+    return markdown2html(text)
+
+
+def read_post(path: Path) -> tuple[Post, nbformat.NotebookNode]:
+    """The post's title (first markdown heading), question (the paragraph under it), lead figure.
+
+    Raises ``ValueError`` naming the file when the notebook has no markdown heading.
+    """
+    notebook = nbformat.read(path, as_version=4)
+    title, question = None, ""
+    for cell in notebook.cells:
+        if cell.cell_type != "markdown":
+            continue
+        lines = cell.source.splitlines()
+        heads = [i for i, line in enumerate(lines) if re.match(r"^#{1,6}\s+\S", line)]
+        if not heads:
+            continue
+        title = re.sub(r"^#{1,6}\s+", "", lines[heads[0]]).strip()
+        paragraph = []
+        for line in lines[heads[0] + 1:]:
+            if not line.strip():
+                if paragraph:
+                    break
+                continue
+            paragraph.append(line)
+        question = _markdown_to_html("\n".join(paragraph)) if paragraph else ""
+        break
+    if title is None:
+        raise ValueError(f"{path}: no markdown heading (the post's title is its first '# ...' line)")
+    return Post(path, title, question), notebook
+
+
+def _drop_noise(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Drop stderr streams (warnings, progress bars); errors and printed output stay visible."""
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [o for o in cell.outputs
+                            if not (o.get("output_type") == "stream" and o.get("name") == "stderr")]
+    return notebook
+
+
+def render_body(notebook: nbformat.NotebookNode, image_prefix: str) -> tuple[str, dict[str, bytes]]:
+    """The post's HTML body without code cells, and its figures as ``{relative path: bytes}``."""
+    from nbconvert import HTMLExporter
+    from nbconvert.preprocessors import ExtractOutputPreprocessor
+
+    exporter = HTMLExporter(template_name="basic", exclude_input=True, exclude_input_prompt=True,
+                            exclude_output_prompt=True)
+    extract = ExtractOutputPreprocessor(
+        output_filename_template=image_prefix + "_{cell_index}_{index}{extension}")
+    extract.extract_output_types = {"image/png", "image/jpeg", "image/svg+xml"}
+    exporter.register_preprocessor(extract, enabled=True)
+    resources = {"output_files_dir": IMAGE_DIR, "unique_key": image_prefix}
+    body, resources = exporter.from_notebook_node(_drop_noise(notebook), resources=resources)
+    files = {name: data if isinstance(data, bytes) else data.encode("utf-8")
+             for name, data in resources.get("outputs", {}).items()}
+    return body, files
+
+
+def _nav(posts: list[Post], index: int | None) -> str:
+    """Links to the index and, on a post page, to the previous and next post."""
+    home = '<a href="index.html">All posts</a>'
+    if index is None:
+        return f"<span><strong>chunklab</strong> · a research series on retrieval for RAG</span>{home}"
+    prev_link = (f'<a rel="prev" href="{posts[index - 1].page}">&larr; {html.escape(posts[index - 1].title)}</a>'
+                 if index > 0 else "<span></span>")
+    next_link = (f'<a rel="next" href="{posts[index + 1].page}">{html.escape(posts[index + 1].title)} &rarr;</a>'
+                 if index + 1 < len(posts) else "<span></span>")
+    return f"{prev_link}{home}{next_link}"
+
+
+def _index_body(posts: list[Post]) -> str:
+    items = []
+    for post in posts:
+        figure = (f'<img src="{post.lead_figure}" alt="Lead figure of {html.escape(post.title)}">'
+                  if post.lead_figure else "")
+        items.append(f'<li><div class="text"><h2><a href="{post.page}">{html.escape(post.title)}</a></h2>'
+                     f"{post.question_html}</div>{figure}</li>")
+    return ("<h1>chunklab</h1>\n<p>How should you chunk and retrieve your documents for RAG, and are the "
+            "answers built on that retrieval right? Each post below is a notebook executed end to end; "
+            "these pages show its prose, tables and figures without the code.</p>\n"
+            f'<ul class="post-list">\n' + "\n".join(items) + "\n</ul>")
+
+
+def build_site(out: Path, notebooks: list[Path] | None = None) -> list[Path]:
+    """Render ``notebooks`` (default: every executed post) into the folder ``out``; return the pages.
+
+    The folder is replaced as a whole, atomically from the reader's side: built in a temporary
+    sibling, then swapped in. ``ValueError`` when there is no post to render.
+    """
+    out = Path(out)
+    sources = [Path(p) for p in notebooks] if notebooks else discover_posts()
+    if not sources:
+        raise ValueError("no executed post notebooks/NN_*.ipynb to render (run `make notebooks` first)")
+    read = [read_post(path) for path in sorted(sources, key=lambda p: p.name)]
+    posts = [post for post, _ in read]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    build = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    try:
+        (build / IMAGE_DIR).mkdir()
+        pages = []
+        for number, (post, notebook) in enumerate(read):
+            body, files = render_body(notebook, post.source.stem)
+            for name, data in files.items():
+                (build / name).write_bytes(data)
+            post.lead_figure = next(iter(files), None)  # extracted in cell order: the first figure
+            page = PAGE.format(title=html.escape(post.title), style=STYLE, nav=_nav(posts, number), body=body)
+            (build / post.page).write_text(page, encoding="utf-8")
+            pages.append(out / post.page)
+        index = PAGE.format(title="chunklab · the series", style=STYLE, nav=_nav(posts, None),
+                            body=_index_body(posts))
+        (build / "index.html").write_text(index, encoding="utf-8")
+        os.chmod(build, 0o755)
+        if out.exists():
+            stale = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            os.replace(out, stale / "site")
+            shutil.rmtree(stale, ignore_errors=True)
+        os.replace(build, out)
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
+    return [out / "index.html", *pages]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Render the executed posts to a static website.")
+    parser.add_argument("notebooks", nargs="*", type=Path,
+                        help="executed posts to render (default: every notebooks/NN_*.ipynb)")
+    parser.add_argument("--out", type=Path, default=PROJ_ROOT / "site", help="output folder (default: site/)")
+    args = parser.parse_args(argv)
+    pages = build_site(args.out, args.notebooks or None)
+    print(f"{len(pages)} pages in {args.out}: open {args.out / 'index.html'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

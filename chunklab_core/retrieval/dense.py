@@ -1,0 +1,298 @@
+"""Dense retrieval: sentence-transformers embeddings, cosine similarity, exact top-k.
+
+Handles: loading a local sentence-transformers model with the hub switched off
+(``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1``, ``local_files_only=True``; models come from
+``models_assembly.resolve_model``), the query/passage prefixes some models were trained with,
+cached embeddings (``embedding_cache``), exact search over every fitted text, and counting the
+texts the model truncates.
+
+Scoring: cosine similarity, computed as the dot product of L2-normalised float32 vectors,
+``score(q, d) = <e(q) / |e(q)|, e(d) / |e(d)|>`` (Reimers & Gurevych, "Sentence-BERT",
+EMNLP 2019, sec. 3), one matrix product per block of queries. Top-k: ``ranking.top_k_rows``
+(argpartition, then exact tie-break by lower text index), the same rule as every retriever.
+
+Prefixes (``default_prefixes``): a model folder whose ``config_sentence_transformers.json``
+declares prompts uses them ("query" for queries; "document", "passage" or "corpus" for
+texts); otherwise a small table by model name: e5 models "query: " / "passage: " (Wang et al.
+2022, model cards of intfloat/e5-*), English BGE v1/v1.5 "Represent this sentence for
+searching relevant passages: " for queries only (BAAI/bge-*-en model cards); none for
+all-MiniLM-L6-v2 and all-mpnet-base-v2. ``query_prefix``/``passage_prefix`` override them.
+
+Determinism: inference needs no seed. ``torch.set_num_threads(num_threads)`` (default: every
+core) is applied before each encode; it is a process-wide torch setting. A text's vector can
+differ in the last float bits with the batch it is padded in; the cache stores the first
+vector computed, so reruns read back identical numbers.
+
+Scale-out (``processes``, ``device``): ``device="auto"`` encodes on the first CUDA GPU when
+torch sees one, else on the CPU; ``processes`` > 1 encodes through sentence-transformers'
+multi-process pool (``start_multi_process_pool``: one worker per process, each with
+``num_threads // processes`` torch threads on the CPU, or one GPU each when there are enough),
+started on the first encode and stopped by ``close()`` or at exit. Neither changes the cache
+key (model identity, text, prefix): every way of encoding fills and reads the same cache, and
+the vectors agree to float rounding (a text is padded with different neighbours in another
+process's batch).
+
+Backends (``backend=``): "torch" (default) encodes with the sentence-transformers model;
+"onnx" runs its transformer through ONNX Runtime (``onnx_embedding``: exported locally from
+the same weights, same tokenizer, pooling and normalisation). The backend is a field of the
+cache key (``embedding_cache.cache_key`` with ``extra={"backend": "onnx"}`` and onnxruntime's
+version among the libraries), so vectors of the two paths are never mixed.
+
+Not handled: approximate nearest-neighbour indexes (search is exact and O(queries x texts)),
+GPU-specific tuning (mixed precision, batch size search), late interaction / multi-vector models.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import weakref
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from chunklab_core.core import paths
+from chunklab_core.retrieval.topk import top_k_rows
+from chunklab_core.retrieval.embedding_cache import DEFAULT_LIBRARIES, EmbeddingCache, cache_key, model_identity
+from chunklab_core.retrieval.model_assembly import resolve_model
+from chunklab_core.retrieval.onnx_embedding import OnnxEncoder, check_backend
+
+# (pattern on the lower-cased model label, query prefix, passage prefix)
+PREFIX_TABLE: tuple[tuple[str, str, str], ...] = (
+    (r"(^|[-_/])e5([-_]|$)", "query: ", "passage: "),
+    (r"(^|[-_/])bge-(small|base|large)-en", "Represent this sentence for searching relevant passages: ", ""),
+)
+
+
+def default_prefixes(label: str, folder: Path) -> tuple[str, str]:
+    """``(query_prefix, passage_prefix)`` for a model (see the module docstring)."""
+    config = Path(folder) / "config_sentence_transformers.json"
+    if config.is_file():
+        prompts = json.loads(config.read_text(encoding="utf-8")).get("prompts") or {}
+        passage = next((prompts[k] for k in ("document", "passage", "corpus") if k in prompts), None)
+        if "query" in prompts or passage is not None:
+            return prompts.get("query", ""), passage or ""
+    for pattern, query, passage in PREFIX_TABLE:
+        if re.search(pattern, label.lower()):
+            return query, passage
+    return "", ""
+
+
+@functools.lru_cache(maxsize=4)
+def load_sentence_transformer(folder: str, device: str = "cpu"):
+    """A ``SentenceTransformer`` from a local folder, never touching the network (cached per process)."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(folder, device=device, local_files_only=True)
+
+
+def resolve_device(device: str) -> str:
+    """``device``, with ``"auto"`` read as ``"cuda"`` when torch sees a GPU, else ``"cpu"``."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def pool_devices(device: str, processes: int) -> list[str]:
+    """Target devices of a ``processes``-worker pool: ``["cpu"] * n`` on the CPU; on CUDA one
+    worker per GPU in turn (``cuda:0``, ``cuda:1``, ...), wrapping round when there are fewer."""
+    if device.startswith("cuda") and ":" not in device:
+        import torch
+
+        count = max(1, torch.cuda.device_count())
+        return [f"cuda:{i % count}" for i in range(processes)]
+    return [device] * processes
+
+
+def _stop_pool(model, pool: dict) -> None:
+    model.stop_multi_process_pool(pool)
+
+
+def _check_texts(texts: Sequence[str], what: str) -> None:
+    if isinstance(texts, str):
+        raise TypeError(f"{what} must be a sequence of strings, not one string; wrap it: [{what}]")
+
+
+class DenseRetriever:
+    """Exact dense retrieval over the fitted texts with one embedding model.
+
+    ``model``: alias ("all-MiniLM-L6-v2"/"minilm", "all-mpnet-base-v2"/"mpnet") or a local
+    folder. ``cache``: keep embeddings on disk under ``cache_dir`` (default
+    ``paths.CACHE_DIR / "embeddings"``); ``False`` keeps them in memory for this object only.
+    The model itself is loaded lazily, only when some text is not in the cache.
+    """
+
+    def __init__(self, model: str | os.PathLike = "all-MiniLM-L6-v2", batch_size: int = 64, cache: bool = True, *,
+                 cache_dir: str | os.PathLike | None = None, num_threads: int | None = None,
+                 query_prefix: str | None = None, passage_prefix: str | None = None, device: str = "cpu",
+                 query_block: int = 1024, flush_rows: int = 2048, show_progress: bool = False,
+                 processes: int = 1, backend: str = "torch") -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if num_threads is not None and num_threads < 1:
+            raise ValueError(f"num_threads must be >= 1 or None (all cores), got {num_threads}")
+        if query_block < 1:
+            raise ValueError(f"query_block must be >= 1, got {query_block}")
+        if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+            raise ValueError(f"processes must be an integer >= 1, got {processes!r}")
+        self.label, self.model_folder = resolve_model(model)
+        self.backend = check_backend(backend)
+        if self.backend != "torch" and processes > 1:
+            raise ValueError(f"processes > 1 needs the torch backend (sentence-transformers' pool), "
+                             f"got backend={backend!r} with processes={processes}")
+        root = (Path(cache_dir) if cache_dir is not None else paths.CACHE_DIR / "embeddings") if cache else None
+        if backend == "torch":
+            self.identity = model_identity(self.label, self.model_folder, root)
+        else:  # the backend is a field of the key, with the runtime's version among the libraries
+            memo = Path(root) / "file-sha256.json" if root is not None else None
+            self.identity = cache_key(f"{self.label}-{backend}", self.model_folder, memo=memo,
+                                      libraries=(*DEFAULT_LIBRARIES, "onnxruntime"), extra={"backend": backend})
+        auto_query, auto_passage = default_prefixes(self.label, self.model_folder)
+        self.query_prefix = auto_query if query_prefix is None else query_prefix
+        self.passage_prefix = auto_passage if passage_prefix is None else passage_prefix
+        self.batch_size, self.device, self.query_block = batch_size, resolve_device(device), query_block
+        self.num_threads = num_threads or os.cpu_count() or 1
+        self.processes = processes
+        self._pool: dict | None = None
+        self._pool_finalizer = None
+        self.show_progress = show_progress
+        self.cache = EmbeddingCache(root, self.identity, flush_rows=flush_rows)
+        self._passages: np.ndarray | None = None
+        self._onnx = None
+
+    # ---- model -------------------------------------------------------------------------
+    @property
+    def model(self):
+        """The loaded ``SentenceTransformer`` (loaded on first use)."""
+        return load_sentence_transformer(str(self.model_folder), self.device)
+
+    @property
+    def max_seq_length(self) -> int:
+        """Longest input, in tokens including special tokens, the model reads; the rest is cut."""
+        return int(self.model.max_seq_length)
+
+    @property
+    def encoded_count(self) -> int:
+        """Distinct texts this retriever has run through the model."""
+        return self.cache.encoded_count
+
+    @property
+    def cache_hits(self) -> int:
+        """Distinct texts this retriever found already embedded in the cache."""
+        return self.cache.cache_hits
+
+    def pool(self) -> dict:
+        """The multi-process pool (``processes`` workers), started on first use.
+
+        Workers are spawned with ``OMP_NUM_THREADS``/``MKL_NUM_THREADS`` set to their share of
+        ``num_threads``, so that the processes together do not oversubscribe the cores.
+        """
+        if self._pool is None:
+            share = str(max(1, self.num_threads // self.processes))
+            saved = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+            os.environ.update({k: share for k in saved})
+            try:
+                self._pool = self.model.start_multi_process_pool(pool_devices(self.device, self.processes))
+            finally:
+                for name, value in saved.items():
+                    if value is None:
+                        os.environ.pop(name, None)
+                    else:
+                        os.environ[name] = value
+            self._pool_finalizer = weakref.finalize(self, _stop_pool, self.model, self._pool)
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the multi-process pool, if one was started (also done at exit)."""
+        if self._pool_finalizer is not None:
+            self._pool_finalizer()
+        self._pool, self._pool_finalizer = None, None
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        import torch
+
+        torch.set_num_threads(self.num_threads)
+        if self.backend == "onnx":
+            if self._onnx is None:
+                onnx_dir = self.cache.folder.parent / "onnx" if self.cache.folder is not None else None
+                self._onnx = OnnxEncoder(self.model, self.identity, self.num_threads, cache_dir=onnx_dir)
+            return self._onnx.encode(texts, self.batch_size, self.show_progress)
+        extra = {"pool": self.pool()} if self.processes > 1 else {}
+        vectors = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                                    normalize_embeddings=True, show_progress_bar=self.show_progress,
+                                    **extra)
+        return np.asarray(vectors, dtype=np.float32)
+
+    # ---- embeddings --------------------------------------------------------------------
+    def embed(self, texts: Sequence[str], prefix: str | None = None) -> np.ndarray:
+        """Unit-norm float32 rows, one per text, shape ``(len(texts), dim)``; cached.
+
+        ``prefix=None`` uses the passage prefix; pass ``""`` for none or any other string.
+        """
+        _check_texts(texts, "texts")
+        prefix = self.passage_prefix if prefix is None else prefix
+        vectors = self.cache.get_or_compute(list(texts), self._encode, prefix=prefix)
+        if len(texts) == 0:
+            return np.zeros((0, self.model.get_sentence_embedding_dimension()), dtype=np.float32)
+        norms = np.linalg.norm(vectors.astype(np.float64), axis=1, keepdims=True)
+        if (norms == 0).any():
+            raise ValueError("the model returned a zero vector; cosine similarity is undefined for it")
+        return (vectors / norms).astype(np.float32)
+
+    def truncated_mask(self, texts: Sequence[str], prefix: str | None = None) -> np.ndarray:
+        """True for each text longer than ``max_seq_length`` tokens once prefixed.
+
+        Counted with the model's own tokenizer, special tokens included, as sentence-transformers
+        counts them when it truncates (``prefix=None``: the passage prefix).
+        """
+        _check_texts(texts, "texts")
+        prefix = self.passage_prefix if prefix is None else prefix
+        if len(texts) == 0:
+            return np.zeros(0, dtype=bool)
+        encoded = self.model.tokenizer([prefix + t for t in texts], add_special_tokens=True, truncation=False,
+                                       verbose=False)["input_ids"]
+        return np.fromiter((len(ids) > self.max_seq_length for ids in encoded), dtype=bool, count=len(texts))
+
+    # ---- retriever interface -----------------------------------------------------------
+    def fit(self, texts: Sequence[str]) -> "DenseRetriever":
+        """Embed (or read from the cache) every text; searches rank their indices."""
+        _check_texts(texts, "texts")
+        if len(texts) == 0:
+            raise ValueError("fit needs at least one text")
+        self._passages = self.embed(texts)
+        return self
+
+    @property
+    def n_docs(self) -> int:
+        return 0 if self._passages is None else self._passages.shape[0]
+
+    def search(self, queries: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top ``min(k, n)`` text indices and cosine scores per query, best first.
+
+        Returns ``(ids int64, scores float64)``, each ``(len(queries), min(k, n))``; ties break
+        by lower index.
+        """
+        _check_texts(queries, "queries")
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
+            raise ValueError(f"k must be an integer >= 1, got {k!r}")
+        if self._passages is None:
+            raise ValueError("call fit(texts) before search")
+        width = min(int(k), self.n_docs)
+        ids = np.empty((len(queries), width), dtype=np.int64)
+        scores = np.empty((len(queries), width), dtype=np.float64)
+        if len(queries) == 0:
+            return ids, scores
+        query_vectors = self.embed(queries, prefix=self.query_prefix)
+        for start in range(0, len(queries), self.query_block):
+            block = query_vectors[start:start + self.query_block] @ self._passages.T
+            block_ids, block_scores = top_k_rows(block, width)
+            ids[start:start + len(block)] = block_ids
+            scores[start:start + len(block)] = block_scores
+        return ids, scores

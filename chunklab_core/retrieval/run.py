@@ -1,0 +1,67 @@
+"""The retrieval run: which retriever, and what one (corpus, strategy, retriever) cell returned.
+
+Handles: building a retriever by name (the one retriever factory), the ``RetrievalRun``
+record every later stage reads (chunks, unique returned contexts, the ranked context ids, and
+the relevance and token counts that ``evaluation.scoring`` fills in), and collapsing ranked
+chunks into ranked *returned contexts* (identical contexts, e.g. the shared parent of several
+children, are collapsed to their best rank, as a parent-document retriever does).
+
+Not handled: deciding relevance and computing metrics (``evaluation.scoring``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from chunklab_core.core.corpus import Chunk, Corpus
+
+
+def make_retriever(name: str, **options):
+    """A fresh retriever by name: ``bm25``, ``dense`` or ``hybrid`` (RRF of bm25 + dense)."""
+    if name == "bm25":
+        from chunklab_core.retrieval.bm25 import BM25Index
+
+        return BM25Index(**options)
+    if name == "dense":
+        from chunklab_core.retrieval.dense import DenseRetriever
+
+        return DenseRetriever(**options)
+    if name == "hybrid":
+        from chunklab_core.retrieval.bm25 import BM25Index
+        from chunklab_core.retrieval.dense import DenseRetriever
+        from chunklab_core.retrieval.hybrid import HybridRetriever
+
+        return HybridRetriever([BM25Index(), DenseRetriever(**options)])
+    raise ValueError(f"unknown retriever {name!r}; known: bm25, dense, hybrid")
+
+
+@dataclass
+class RetrievalRun:
+    """Everything one (corpus, strategy, retriever) cell produced, kept for inspection."""
+
+    corpus: Corpus
+    strategy: str
+    retriever: str
+    chunks: list[Chunk]
+    contexts: list[tuple[str, int, int]]  # unique returned contexts (doc_id, start, end)
+    ranked: np.ndarray  # (n_questions, k_max) indices into ``contexts``, -1 = nothing
+    relevant: list[np.ndarray] = field(repr=False, default_factory=list)  # per question
+    chunk_tokens: np.ndarray = field(repr=False, default=None)
+    context_tokens: np.ndarray = field(repr=False, default=None)
+
+    def context_text(self, index: int) -> str:
+        doc_id, start, end = self.contexts[index]
+        return self.corpus.doc(doc_id).text[start:end]
+
+
+def collapse_to_contexts(chunk_ids: np.ndarray, chunk_context: np.ndarray, k_max: int) -> np.ndarray:
+    """Ranked chunk ids -> ranked unique context ids (first occurrence wins), padded with -1."""
+    out = np.full((chunk_ids.shape[0], k_max), -1, dtype=np.int64)
+    for row, ids in enumerate(chunk_ids):
+        ctx = chunk_context[ids]
+        _, first = np.unique(ctx, return_index=True)
+        ordered = ctx[np.sort(first)][:k_max]
+        out[row, : len(ordered)] = ordered
+    return out
