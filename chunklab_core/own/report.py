@@ -30,13 +30,6 @@ LINE_STYLES = ("-", "--", ":", "-.")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 
 
-def show(text: str) -> None:
-    """Display ``text`` as Markdown in the notebook."""
-    from IPython.display import Markdown, display
-
-    display(Markdown(text))
-
-
 def progress_to_console(enabled: bool):
     """A context in which tqdm bars (written to ``sys.stderr``) reach the terminal, not the notebook."""
     return contextlib.redirect_stderr(sys.__stderr__) if enabled and sys.__stderr__ is not None \

@@ -5,7 +5,8 @@ matrices, intervals and paired differences against the leader, interval width ag
 number of questions, the close pairs and the questions that would settle them, the metrics
 that mislead (precision's 1/k cap, recall's small-haystack reward, MRR against recall, nDCG
 against recall under overlap), the balanced ranking against the large-chunk bias, and the
-plain-versus-clustered and held-out analyses. The statistics live in ``stats``,
+plain-versus-clustered and held-out analyses, and the calibration of "probability of being
+best" over several simulated rate spreads. The statistics live in ``stats``,
 ``stats_clustered``, ``selection`` and ``selection_holdout``; this module only sequences
 them and shapes tables.
 """
@@ -23,6 +24,7 @@ from scipy.stats import kendalltau
 from chunklab_core.stats import bootstrap as stats
 from chunklab_core.chunking import strategy_label
 from chunklab_core.core.paths import DATA_DIR
+from chunklab_core.stats.simulation import calibration_table, simulate_comparisons
 
 
 def load_per_question(path: Path | None = None) -> pd.DataFrame:
@@ -185,3 +187,13 @@ def balanced_table(summary: pd.DataFrame, k: int = 10, lam: float = 0.05) -> pd.
     table["recall rank"] = table[f"recall@{k}"].rank(ascending=False, method="min").astype(int)
     table["balanced rank"] = table["balanced"].rank(ascending=False, method="min").astype(int)
     return table.sort_values("balanced", ascending=False, ignore_index=True)
+
+
+def calibration_by_spread(spreads: Sequence[float], comparisons: int, seed: int) -> pd.DataFrame:
+    """:func:`calibration_table` of ``comparisons`` simulated comparisons per rate spread, stacked."""
+    tables = []
+    for spread in spreads:
+        table = calibration_table(simulate_comparisons(comparisons, rate_spread=spread, seed=seed))
+        table.insert(0, "rate spread", spread)
+        tables.append(table)
+    return pd.concat(tables, ignore_index=True)

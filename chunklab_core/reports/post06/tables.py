@@ -21,15 +21,18 @@ grader, and the judge-only accuracy counts it as not correct.
 Not handled: reading and validating the files (:mod:`chunklab_core.audit.data`), figures
 (:mod:`chunklab_core.reports.post06.figures`), paired differences (:mod:`chunklab_core.audit.paired`),
 agreement between graders (:mod:`chunklab_core.audit.graders`).
+:func:`save_table` writes a table of the post as ``data/06_<name>.csv`` when the post writes outputs.
 """
 
 from __future__ import annotations
 
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from chunklab_core.core.paths import DATA_DIR
 from chunklab_core.stats.agreement import kappa_ci
 from chunklab_core.audit.data import (BINARY, HUMAN, THREE_WAY, AuditData, binary_labels, binary_scores, for_grader, grader_table, judge_name, judge_scale, load_audit)
 from chunklab_core.audit.sample import pass_fail
@@ -313,3 +316,10 @@ def population_check(data: AuditData, answers_path) -> pd.DataFrame | None:
     return pd.DataFrame({"corpus": corpora,
                          "in the audit population": [int(drawn.get(c, 0)) for c in corpora],
                          "published by post 05": [int(published.get(c, 0)) for c in corpora]})
+
+
+def save_table(table: pd.DataFrame, name: str, write: bool, folder: Path | None = None) -> pd.DataFrame:
+    """With ``write``, write ``<folder>/06_<name>.csv`` (six decimals; folder: ``DATA_DIR``); return the table."""
+    if write:
+        table.to_csv((folder or DATA_DIR) / f"06_{name}.csv", index=False, float_format="%.6f")
+    return table

@@ -1,0 +1,80 @@
+"""Notebooks read as stories: no function or class defined in a notebook, and short code cells.
+
+Every code cell of ``notebooks/src/*.ipynb`` is parsed with ``ast``; a ``def``, ``async def``,
+``lambda`` or ``class`` anywhere in it fails (the code belongs in ``chunklab_core.reports``,
+where it is tested). A code cell may hold at most ``MAX_CELL_LINES`` lines of code (blank and
+comment-only lines not counted), the cell tagged ``parameters`` exempt (its length is the
+post's list of knobs). Why 15: about one screen of a rendered post, enough for a section's
+call into the report layer, the writes of its tables (one line each) and the table shown;
+the longest cells that remain are import lists and such writes, while the cells this rule was
+written against (a 25-line takeaways builder, 20-line inline plots) are well above it.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import nbformat
+import pytest
+
+from chunklab_core.core.paths import NOTEBOOKS_DIR
+
+SOURCES = sorted((NOTEBOOKS_DIR / "src").glob("*.ipynb"))
+MAX_CELL_LINES = 15
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def code_cells(path):
+    """(index, source) of every code cell that is not the parameters cell."""
+    nb = nbformat.read(path, as_version=4)
+    return [(i, c.source) for i, c in enumerate(nb.cells)
+            if c.cell_type == "code" and "parameters" not in c.metadata.get("tags", [])]
+
+
+def definitions(source: str) -> list[str]:
+    """Names (or kinds) of the functions, lambdas and classes defined anywhere in ``source``."""
+    return [getattr(node, "name", "lambda") for node in ast.walk(ast.parse(source))
+            if isinstance(node, DEFINITIONS)]
+
+
+def code_lines(source: str) -> int:
+    """Lines of ``source`` that are neither blank nor only a comment."""
+    return sum(1 for line in source.splitlines() if line.strip() and not line.strip().startswith("#"))
+
+
+def test_the_rules_catch_what_they_forbid():
+    assert definitions("def md(text):\n    display(text)") == ["md"]
+    assert definitions("key = lambda row: row[0]") == ["lambda"]
+    assert definitions("class Row:\n    pass") == ["Row"]
+    assert definitions("for x in y:\n    async def f():\n        pass") == ["f"]
+    assert definitions("md(text)\nf = functools.partial(g, 1)") == []
+    assert code_lines("a = 1\n\n# a comment\n  # indented comment\nb = 2  # trailing\n") == 2
+
+
+def test_there_are_notebook_sources():
+    assert len(SOURCES) >= 9, [p.name for p in SOURCES]
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_no_function_or_class_defined_in_a_notebook(path):
+    found = {i: names for i, source in code_cells(path) if (names := definitions(source))}
+    assert not found, f"{path.name}: definitions in code cells (index: names) {found}; move them into chunklab_core.reports"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_code_cells_are_short(path):
+    long = {i: n for i, source in code_cells(path) if (n := code_lines(source)) > MAX_CELL_LINES}
+    assert not long, f"{path.name}: code cells over {MAX_CELL_LINES} lines (index: lines) {long}"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_setup_is_one_call_into_the_report_layer(path):
+    sources = [source for _, source in code_cells(path)]
+    first = sources[0]
+    assert "start_post(" in first, f"{path.name}: the first code cell should call reports.notebook_setup.start_post"
+    everything = "\n".join(sources)
+    for boilerplate in ("warnings.filterwarnings", "pd.set_option", "Markdown("):
+        assert boilerplate not in everything, f"{path.name}: {boilerplate!r} belongs in chunklab_core.reports"
+    shown = [source for source in sources for node in ast.parse(source).body
+             if isinstance(node, ast.Expr) and "package_versions(" in ast.unparse(node)]
+    assert not shown, f"{path.name}: the versions table is shown by start_post, not by a cell of its own"
