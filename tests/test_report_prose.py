@@ -1,0 +1,171 @@
+"""The report helpers the notebooks call instead of defining their own: md/share, start_post,
+post 03's figures and sentences, post 04's sentences, post 06's table writer.
+
+Fixtures are tiny tables typed inline; every expected sentence is written out by hand.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import matplotlib
+import pandas as pd
+import pytest
+
+matplotlib.use("Agg")
+
+from chunklab_core.reports import markdown, notebook_setup  # noqa: E402
+from chunklab_core.reports.post03 import figures as post03_figures, prose as post03_prose  # noqa: E402
+from chunklab_core.reports.post04 import prose as post04_prose  # noqa: E402
+from chunklab_core.reports.post06 import tables as post06_tables  # noqa: E402
+
+
+@pytest.fixture
+def shown(monkeypatch):
+    """What IPython's display() received."""
+    import IPython.display
+
+    seen = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj: seen.append(obj))
+    return seen
+
+
+def test_share_words_a_count():
+    assert markdown.share(3, 12) == "3 of 12 (25%)"
+    assert markdown.share(1, 3) == "1 of 3 (33%)"
+    assert markdown.share(0, 0) == "0 of 0"
+
+
+def test_md_displays_markdown(shown):
+    markdown.md("**bold**")
+    assert len(shown) == 1 and type(shown[0]).__name__ == "Markdown" and shown[0].data == "**bold**"
+
+
+def test_start_post_sets_options_and_shows_versions(shown):
+    with pd.option_context("display.max_colwidth", 50, "display.precision", 6), warnings.catch_warnings():
+        notebook_setup.start_post(("pandas", "no-such-package-xyz"), quiet=True, max_colwidth=None, precision=3)
+        assert pd.get_option("display.max_colwidth") is None
+        assert pd.get_option("display.precision") == 3
+        from tqdm import TqdmWarning
+
+        assert any(action == "ignore" and category is TqdmWarning for action, _, category, _, _ in warnings.filters)
+    (versions,) = shown
+    assert list(versions.columns) == ["python", "pandas", "no-such-package-xyz"]
+    assert versions.loc["version", "pandas"] == pd.__version__
+    assert versions.loc["version", "no-such-package-xyz"] == "not installed"
+
+
+def test_start_post_leaves_options_it_is_not_given(shown):
+    with pd.option_context("display.max_colwidth", 50, "display.precision", 6):
+        notebook_setup.start_post(("pandas",))
+        assert pd.get_option("display.max_colwidth") == 50 and pd.get_option("display.precision") == 6
+
+
+@pytest.mark.parametrize("low, high, expected", [(0.1, 0.3, "up"), (-0.3, -0.1, "down"), (0.0, 0.2, "neither"),
+                                                 (-0.2, 0.0, "neither"), (-0.1, 0.1, "neither")])
+def test_interval_direction(low, high, expected):
+    assert post04_prose.interval_direction(low, high, "up", "down", "neither") == expected
+
+
+def test_interval_direction_rejects_a_broken_interval():
+    with pytest.raises(ValueError):
+        post04_prose.interval_direction(float("nan"), 0.1, "up", "down", "neither")
+    with pytest.raises(ValueError):
+        post04_prose.interval_direction(0.3, 0.1, "up", "down", "neither")
+
+
+def test_separated_cells_counts_each_side():
+    cells = pd.DataFrame({"low": [0.1, -0.3, 0.0, -0.1, 0.2], "high": [0.3, -0.1, 0.2, 0.1, 0.4]})
+    assert post04_prose.separated_cells(cells) == (2, 1)
+
+
+CORPUS_LABELS = {"squad": "SQuAD", "nq": "Natural Questions"}
+HUMAN_LABELS = {"squad": "crowd questions", "nq": "search queries"}
+
+
+def test_overlap_text_words_each_corpus():
+    summary = pd.DataFrame({"corpus": ["squad", "squad"], "set": ["human", "generated"],
+                            "mean overlap": [0.5, 0.7], "low": [0.45, 0.65], "high": [0.55, 0.75]})
+    paired = pd.DataFrame({"corpus": ["squad"], "passages": [40], "generated − human": [0.2],
+                           "low": [0.1], "high": [0.3]})
+    assert post04_prose.overlap_text(summary, paired, CORPUS_LABELS, HUMAN_LABELS) == (
+        "* **SQuAD**: crowd questions 0.50 [0.45, 0.55], generated 0.70 [0.65, 0.75]; paired over 40 passages, "
+        "generated − human = +0.20 [+0.10, +0.30]: generated questions copy more.")
+
+
+def test_trend_text_words_each_slope():
+    trend = pd.DataFrame({"corpus": ["squad", "both"], "questions": [60, 80], "passages": [60, 80],
+                          "slope": [-0.3, 0.05], "low": [-0.5, -0.1], "high": [-0.1, 0.2]})
+    assert post04_prose.trend_text(trend, CORPUS_LABELS) == (
+        "* **SQuAD** (60 questions, 60 passages): slope -0.30 [-0.50, -0.10]: overlap predicts a *dense* advantage.\n"
+        "* **Both corpora pooled** (80 questions, 80 passages): slope +0.05 [-0.10, +0.20]: no trend that this "
+        "sample can separate from zero.")
+
+
+def test_takeaways_are_computed_from_the_tables():
+    paired = pd.DataFrame({"corpus": ["nq"], "passages": [20], "generated − human": [-0.1], "low": [-0.2], "high": [-0.05]})
+    comparison = pd.DataFrame({"corpus": ["nq"] * 3, "generated − human": [0.1, 0.2, -0.3],
+                               "low": [0.05, -0.1, -0.4], "high": [0.2, 0.3, -0.2]})
+    text = post04_prose.takeaways(paired, comparison, None, "CLEAN.", (3, 12), "hit@5", CORPUS_LABELS, HUMAN_LABELS)
+    assert text == (
+        "* On Natural Questions generated questions share -0.10 [-0.20, -0.05] more of their words with the passage "
+        "than search queries do: the generator copies less.\n"
+        "* On Natural Questions, generated questions score higher than the human ones in 1 and lower in 1 of 3 "
+        "strategy × retriever cells (paired intervals excluding 0); mean difference +0.00 hit@5.\n"
+        "* Without the generated questions a check flags: CLEAN.\n"
+        "* At least one validity check fires on 3 of 12 (25%) generated questions, and the rules miss whole kinds of "
+        "error (above): read a sample before trusting a score computed on generated questions, and on your own "
+        "documents, where there is no human set, measure the overlap anyway.")
+
+
+def test_check_counts():
+    checks = pd.DataFrame({"set": ["generated", "generated", "human", "generated"],
+                           "no_question": [True, False, True, False], "copies_answer": [False, False, False, True]})
+    assert post04_prose.flagged_generated(checks, ["no_question", "copies_answer"]) == (2, 3)
+    assert post04_prose.check_count_text(checks, "no_question", True) == (
+        "**no_question**: 1 of 3 (33%) generated questions, for example:")
+    assert post04_prose.check_count_text(checks, "copies_answer", False) == (
+        "**copies_answer**: 1 of 3 (33%) generated questions.")
+
+
+def test_post03_width_text_compares_width_with_the_spread():
+    widths = pd.DataFrame({"questions": [20, 800], "mean width": [0.40, 0.06]})
+    matrix = pd.DataFrame({"a": [1, 0, 1, 1], "b": [0, 0, 1, 1]})  # means 0.75 and 0.5: spread 0.25
+    assert post03_prose.width_text(widths, matrix) == (
+        "At 20 questions an interval is 0.40 wide (± 0.20): wider than the whole spread of the 2 strategies' "
+        "means (0.250).")
+
+
+def test_post03_held_out_and_design_text():
+    summary = {"mean_selection_score": 0.8, "mean_held_out_score": 0.75, "mean_gap": 0.05,
+               "most_frequent_winner": "Fixed 500", "most_frequent_winner_share": 0.6}
+    assert post03_prose.held_out_text(summary, 50) == (
+        "Over 50 splits the pick scored 0.800 on its selection half and 0.750 on the untouched half: a winner's-curse "
+        "gap of +0.0500. The most frequent pick was Fixed 500 (60% of splits).")
+    design = pd.DataFrame({"width_ratio": [1.2, 1.4], "effective_questions": [500, 300]})
+    assert post03_prose.design_text(design, 800) == (
+        "Clustered intervals are on average 1.30× as wide as the plain ones; the 800 questions are worth about "
+        "400 independent ones.")
+
+
+def test_post03_figures_draw_their_tables():
+    widths = pd.DataFrame({"questions": [20, 80, 320], "mean width": [0.4, 0.2, 0.1],
+                           "square-root law": [0.42, 0.21, 0.105]})
+    fig = post03_figures.plot_width_vs_questions(widths, "hit@10")
+    (ax,) = fig.axes
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["20", "80", "320"]
+    assert ax.get_ylabel() == "95% interval width of hit@10"
+    assert [line.get_ydata().tolist() for line in ax.get_lines()] == [[0.4, 0.2, 0.1], [0.42, 0.21, 0.105]]
+    curve = pd.DataFrame({"n_questions": [10, 100], "mean_probability_best": [0.6, 0.9]})
+    (ax,) = post03_figures.plot_leader_probability(curve, (0.6, 0.55)).axes
+    assert ax.get_ylabel() == "mean probability of being best (true 0.60 vs 0.55)"
+    assert ax.get_ylim() == (0.45, 1.01)
+
+
+def test_post06_save_table_writes_only_when_asked(tmp_path):
+    table = pd.DataFrame({"a": [1 / 3]})
+    assert post06_tables.save_table(table, "x", False, folder=tmp_path) is table
+    assert not list(tmp_path.iterdir())
+    post06_tables.save_table(table, "x", True, folder=tmp_path)
+    assert (tmp_path / "06_x.csv").read_text() == "a\n0.333333\n"
