@@ -169,3 +169,38 @@ def test_post06_save_table_writes_only_when_asked(tmp_path):
     assert not list(tmp_path.iterdir())
     post06_tables.save_table(table, "x", True, folder=tmp_path)
     assert (tmp_path / "06_x.csv").read_text() == "a\n0.333333\n"
+
+
+def test_post01_sentences():
+    from chunklab_core.reports import post01
+
+    results = pd.DataFrame({"label": ["A", "B", "C"], "hit@10": [0.9, 0.8, 0.5], "hit@10_low": [0.85, 0.7, 0.4],
+                            "hit@10_high": [0.95, 0.86, 0.6], "ndcg@10": [0.6, 0.7, 0.3],
+                            "context_cost_tokens": [float("nan"), 900.0, 400.0], "cost_k": [float("nan"), 5, 10]})
+    assert post01.results_reading(results, 800) == (
+        "**A** has the highest recall@10, 0.900 [0.850, 0.950]; **C** the lowest, 0.500. By nDCG@10 the first is "
+        "**B** (0.700). 2 of 3 strategies have a recall@10 interval that reaches the leader's lower bound, so the "
+        "ranking among them is not settled by 800 questions alone; post 03 does the paired comparison.")
+    assert post01.context_cost_text(results, [1, 10]) == (
+        "The cheapest way past 90% recall is **C**: 400 tokens on average at k = 10. 1 strategies never pass 0.90 "
+        "within k ≤ 10.")
+    none = results.assign(context_cost_tokens=float("nan"))
+    assert post01.context_cost_text(none, [1, 10]) == "No strategy passes 90% recall within k ≤ 10."
+    assert post01.sample_text({"documents": 40, "characters": 123456, "questions": 800}, 7) == (
+        "The sample holds **40 articles** (123,456 characters) and **800 questions** (seed 7).")
+    assert post01.cut_example_text({"question": "Who?", "answer": "Ann", "excerpt": "by Ann"}) == (
+        "**Q:** Who?  \n**A:** Ann  \n> …by Ann…")
+
+
+def test_own_config_text():
+    from types import SimpleNamespace
+
+    from chunklab_core.own.report import config_text
+
+    config = SimpleNamespace(strategies=["fixed_500", "recursive_500"], retrievers=["bm25"], models=["m"],
+                             backend="onnx", k=5, recall_target=0.9, resamples=10000, seed=3)
+    assert config_text(config, "", "") == (
+        "Config: the defaults; strategies: fixed_500, recursive_500; retrievers: bm25; embedding models: m (onnx); "
+        "k = 5; recall target 0.90; 10,000 paired resamples, seed 3.")
+    assert config_text(config, "c.yaml", "2 files skipped.").startswith("Config: `c.yaml`; strategies:")
+    assert config_text(config, "c.yaml", "2 files skipped.").endswith(" Loader notes: 2 files skipped.")

@@ -1,6 +1,6 @@
 """The report of a run on your own documents: the notebook's sections, one call each.
 
-Handles: approximate gold matches as a table (snippet, score, the text it matched), the
+Handles: the run's settings in one sentence (``config_text``), approximate gold matches as a table (snippet, score, the text it matched), the
 recall@k table with 95% intervals, a figure of recall@k with its interval per strategy and
 retriever, recall against returned tokens (one line per strategy, colours and markers
 distinguishable, legend outside the axes), where the results are written (CSV and JSON in
@@ -28,6 +28,15 @@ from chunklab_core.chunking import strategy_label
 
 LINE_STYLES = ("-", "--", ":", "-.")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+
+
+def config_text(config, config_path: str, loader_notes: str) -> str:
+    """The run's settings in one sentence: config file, strategies, retrievers, models, k, target, resamples."""
+    return (f"Config: {'`' + config_path + '`' if config_path else 'the defaults'}; strategies: "
+            f"{', '.join(config.strategies)}; retrievers: {', '.join(config.retrievers)}; embedding models: "
+            f"{', '.join(config.models)} ({config.backend}); k = {config.k}; recall target {config.recall_target:.2f}; "
+            f"{config.resamples:,} paired resamples, seed {config.seed}."
+            + (f" Loader notes: {loader_notes}" if loader_notes else ""))
 
 
 def progress_to_console(enabled: bool):

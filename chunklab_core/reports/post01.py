@@ -3,7 +3,9 @@
 Handles: loading the seeded SQuAD sample, running every strategy under one retriever,
 the results table with 95% percentile-bootstrap intervals (questions resampled, the same
 resamples for every strategy), chunk statistics, answers cut by chunk boundaries, and the
-side-by-side with the reference run quoted in the issue. Not handled: the computations
+side-by-side with the reference run quoted in the issue, and the post's sentences built from
+those tables (:func:`sample_text`, :func:`results_reading`, :func:`context_cost_text`,
+:func:`cut_example_text`). Not handled: the computations
 themselves (``evaluate``, ``metrics``, ``stats``), which this module only sequences.
 """
 
@@ -199,3 +201,39 @@ def reference_comparison(summary: pd.DataFrame) -> pd.DataFrame:
                 "reference inside our CI": bool(low is not None and low <= reference <= high),
             })
     return pd.DataFrame(rows)
+
+
+def sample_text(summary: dict, seed: int) -> str:
+    """How many articles, characters and questions the sample holds (``Corpus.summary()``)."""
+    return (f"The sample holds **{summary['documents']} articles** ({summary['characters']:,} characters) "
+            f"and **{summary['questions']} questions** (seed {seed}).")
+
+
+def results_reading(results: pd.DataFrame, n_questions: int) -> str:
+    """Highest and lowest recall@10, the nDCG@10 leader, and how many intervals reach the leader's lower bound."""
+    best = results.sort_values("hit@10", ascending=False).iloc[0]
+    worst = results.sort_values("hit@10").iloc[0]
+    best_ndcg = results.sort_values("ndcg@10", ascending=False).iloc[0]
+    overlapping = results[results["hit@10_high"] >= best["hit@10_low"]]
+    return (f"**{best['label']}** has the highest recall@10, {best['hit@10']:.3f} "
+            f"[{best['hit@10_low']:.3f}, {best['hit@10_high']:.3f}]; **{worst['label']}** the lowest, "
+            f"{worst['hit@10']:.3f}. By nDCG@10 the first is **{best_ndcg['label']}** ({best_ndcg['ndcg@10']:.3f}). "
+            f"{len(overlapping)} of {len(results)} strategies have a recall@10 interval that reaches the "
+            f"leader's lower bound, so the ranking among them is not settled by {n_questions} questions "
+            f"alone; post 03 does the paired comparison.")
+
+
+def context_cost_text(results: pd.DataFrame, ks: Sequence[int]) -> str:
+    """The cheapest strategy past 90% recall (tokens at its smallest such k), or that none passes."""
+    cheapest = results.dropna(subset=["context_cost_tokens"]).sort_values("context_cost_tokens")
+    if not len(cheapest):
+        return f"No strategy passes 90% recall within k ≤ {ks[-1]}."
+    c = cheapest.iloc[0]
+    return (f"The cheapest way past 90% recall is **{c['label']}**: {c['context_cost_tokens']:.0f} tokens "
+            f"on average at k = {int(c['cost_k'])}. "
+            f"{int(results['context_cost_tokens'].isna().sum())} strategies never pass 0.90 within k ≤ {ks[-1]}.")
+
+
+def cut_example_text(row) -> str:
+    """One answer cut by a chunk boundary: the question, the answer and the excerpt around the cut."""
+    return f"**Q:** {row['question']}  \n**A:** {row['answer']}  \n> …{row['excerpt']}…"

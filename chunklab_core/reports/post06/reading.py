@@ -243,3 +243,11 @@ def quoted_grader_differences(table: pd.DataFrame) -> str:
               + (f"  \n> **Notes:** {e(r['notes'])}" if str(r["notes"]).strip() else "")
               for _, r in table.iterrows()]
     return "\n\n".join(blocks)
+
+
+def pilot_summary(pilot: AuditData, words: GraderWords) -> str:
+    """The pilot sheet: its size, its population at the time, who graded it, and that it feeds no number."""
+    return (f"**The pilot.** An earlier sheet of {len(pilot.graded)} items, drawn the same way from the "
+            f"{len(pilot.population)} items post 05 had recorded at the time, was graded by "
+            f"{words.who}. Its population is not post 05's as published, so it feeds no number "
+            "in this post; it served only to plan the size of the sample above.")
