@@ -32,11 +32,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from chunklab_core.core.paths import DATA_DIR
 from chunklab_core.stats.agreement import kappa_ci
 from chunklab_core.audit.data import (BINARY, HUMAN, THREE_WAY, AuditData, binary_labels, binary_scores, for_grader, grader_table, judge_name, judge_scale, load_audit)
 from chunklab_core.audit.sample import pass_fail
 from chunklab_core.stats.stratified import (judge_only_mean_ci, stratified_mean_ci, stratified_ppi_mean_ci)
+from chunklab_core.core.paths import DATA_DIR
 
 JUDGE_ONLY, GRADES_ONLY, PPI = "judge only", "grades only", "PPI (judge + grades)"
 
