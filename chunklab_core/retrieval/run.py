@@ -2,9 +2,10 @@
 
 Handles: building a retriever by name (the one retriever factory, :func:`make_retriever`; every
 stage that needs a retriever calls it), the ``RetrievalRun`` record every later stage reads
-(chunks, unique returned contexts, the ranked context ids, and the relevance and token counts that ``evaluation.scoring`` fills in), and collapsing ranked
-chunks into ranked *returned contexts* (identical contexts, e.g. the shared parent of several
-children, are collapsed to their best rank, as a parent-document retriever does).
+(chunks, unique returned contexts, the ranked context ids, and the relevance and token counts
+that ``evaluation.scoring`` fills in), and collapsing ranked chunks into ranked *returned
+contexts* (identical contexts, e.g. the shared parent of several children, are collapsed to
+their best rank, as a parent-document retriever does).
 
 Not handled: deciding relevance and computing metrics (``evaluation.scoring``).
 """

@@ -238,8 +238,9 @@ def recall_verdicts(per_question: pd.DataFrame, k: int, model: str, resamples: i
     """Per corpus and retriever: :func:`verdict_tables.leader_verdicts` of recall@k (BM25 and ``model``)."""
     cells = per_question[(per_question["retriever"] == "bm25") | (per_question["model"] == model)]
     frames = []
+    recall = column("recall", k)
     for (corpus, retriever), group in cells.groupby(["corpus", "retriever"], sort=False):
-        wide = group.pivot_table(index="qid", columns="strategy", values=column("recall", k), aggfunc="first").dropna()
+        wide = group.pivot_table(index="qid", columns="strategy", values=recall, aggfunc="first").dropna()
         if wide.shape[1] >= 2 and len(wide):
-            frames.append(leader_verdicts(wide, column("recall", k), resamples, seed).assign(corpus=corpus, retriever=retriever))
+            frames.append(leader_verdicts(wide, recall, resamples, seed).assign(corpus=corpus, retriever=retriever))
     return pd.concat(frames, ignore_index=True)

@@ -56,6 +56,7 @@ def pick_corpus(corpora: dict, preferred: str = "nq") -> str:
 def section_mode_table(corpus, k: int, ks=KS) -> pd.DataFrame:
     """Packing versus one chunk per section on ``corpus`` under BM25 (see the module docstring)."""
     rows = []
+    recall, tokens = column("recall", k), column("tokens", k)
     for strategy in MODES:
         chunks = chunk_corpus(corpus.documents, strategy)
         run = run_cell(corpus, strategy, "bm25", k_max=max(ks), chunks=chunks)
@@ -64,15 +65,16 @@ def section_mode_table(corpus, k: int, ks=KS) -> pd.DataFrame:
         rows.append({"corpus": CORPUS_LABELS.get(corpus.name, corpus.name), "strategy": strategy_label(strategy),
                      "chunks": len(chunks), "chunks per document": len(chunks) / len(corpus.documents),
                      "median tokens": float(np.median(count_tokens_many(texts))),
-                     column("recall", k): scores[column("recall", k)].mean(), column("tokens", k): scores[column("tokens", k)].mean(),
+                     recall: scores[recall].mean(), tokens: scores[tokens].mean(),
                      "questions": int(scores["has_gold"].sum())})
     return pd.DataFrame(rows)
 
 
 def describe_section_modes(table: pd.DataFrame, k: int) -> str:
     pack, section = table.iloc[0], table.iloc[1]
+    recall, tokens = column("recall", k), column("tokens", k)
     return (f"On {pack['corpus']} ({pack['questions']} questions, BM25), packing gives {pack['chunks']} chunks "
             f"(median {pack['median tokens']:.0f} tokens) and one chunk per section {section['chunks']} "
-            f"(median {section['median tokens']:.0f} tokens); recall@{k} {pack[column('recall', k)]:.3f} against "
-            f"{section[column('recall', k)]:.3f}, at {pack[column('tokens', k)]:.0f} against {section[column('tokens', k)]:.0f} "
+            f"(median {section['median tokens']:.0f} tokens); recall@{k} {pack[recall]:.3f} against "
+            f"{section[recall]:.3f}, at {pack[tokens]:.0f} against {section[tokens]:.0f} "
             f"returned tokens.")

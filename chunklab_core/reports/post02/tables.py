@@ -25,6 +25,7 @@ from chunklab_core.data.gold_advice import located_evidence
 from chunklab_core.stats.rank_stability import kendall_tau_ci, strategy_scores
 from chunklab_core.data.corpora import CORPUS_LABELS
 from chunklab_core.evaluation.matrix import MatrixResult, cell_summary
+from chunklab_core.evaluation.span_metrics import SPAN_MEASURES
 from chunklab_core.evaluation.measures import column, depth_columns, interval_columns, largest_k, require_columns
 from chunklab_core.reports.plots import strategy_styles
 from chunklab_core.stats.selection import select_winner
@@ -96,7 +97,8 @@ def plot_matrix(summary: pd.DataFrame, k: int, model: str):
     fig, axes = plt.subplots(1, len(corpora), figsize=(2.3 * len(corpora) + 2.6, 0.38 * len(strategies) + 1.6),
                              squeeze=False, sharey=True)
     for ax, corpus in zip(axes[0], corpora):
-        grid = (table[table["corpus"] == corpus].pivot(index="strategy", columns="retriever", values=column("recall", k))
+        grid = (table[table["corpus"] == corpus].pivot(index="strategy", columns="retriever",
+                                                        values=column("recall", k))
                 .reindex(index=strategies, columns=retrievers))
         image = ax.imshow(grid.to_numpy(dtype=float), aspect="auto", cmap="viridis", vmin=0, vmax=1)
         for (i, j), value in np.ndenumerate(grid.to_numpy(dtype=float)):
@@ -194,17 +196,18 @@ def compare_models(per_question: pd.DataFrame, k: int, models: Sequence[str], re
 def balanced_matrix(summary: pd.DataFrame, k: int, lam: float) -> pd.DataFrame:
     """balanced = recall@k − λ·(tokens@k/T_min − 1), T_min the cheapest cell of the corpus's matrix."""
     frames = []
+    recall, tokens = column("recall", k), column("tokens", k)
     for corpus, group in summary.groupby("corpus", sort=False):
-        group = group.dropna(subset=[column("recall", k), column("tokens", k)]).copy()
-        group = group[group[column("tokens", k)] > 0]
-        t_min = group[column("tokens", k)].min()
-        group["balanced"] = stats.balanced_score(group[column("recall", k)].to_numpy(), group[column("tokens", k)].to_numpy(),
+        group = group.dropna(subset=[recall, tokens]).copy()
+        group = group[group[tokens] > 0]
+        t_min = group[tokens].min()
+        group["balanced"] = stats.balanced_score(group[recall].to_numpy(), group[tokens].to_numpy(),
                                                  lam=lam, t_min=t_min)
-        group["tokens / T_min"] = group[column("tokens", k)] / t_min
-        group["recall rank"] = group[column("recall", k)].rank(ascending=False, method="min").astype(int)
+        group["tokens / T_min"] = group[tokens] / t_min
+        group["recall rank"] = group[recall].rank(ascending=False, method="min").astype(int)
         group["balanced rank"] = group["balanced"].rank(ascending=False, method="min").astype(int)
         frames.append(group.sort_values("balanced", ascending=False))
-    columns = ["corpus", "model", "label", "retriever", column("recall", k), column("tokens", k), "tokens / T_min", "balanced",
+    columns = ["corpus", "model", "label", "retriever", recall, tokens, "tokens / T_min", "balanced",
                "recall rank", "balanced rank"]
     return pd.concat(frames, ignore_index=True)[columns]
 
@@ -215,13 +218,14 @@ def _with_model(row) -> str:
 
 def describe_balanced(balanced: pd.DataFrame, k: int) -> str:
     parts = []
+    recall = column("recall", k)
     for corpus, group in balanced.groupby("corpus", sort=False):
-        best_recall = group.sort_values(column("recall", k), ascending=False).iloc[0]
+        best_recall = group.sort_values(recall, ascending=False).iloc[0]
         best = group.iloc[0]
         parts.append(f"**{CORPUS_LABELS.get(corpus, corpus)}**: recall@{k} is highest for {best_recall['label']} / "
-                     f"{_with_model(best_recall)} ({best_recall[column('recall', k)]:.3f} at {best_recall['tokens / T_min']:.1f}× "
+                     f"{_with_model(best_recall)} ({best_recall[recall]:.3f} at {best_recall['tokens / T_min']:.1f}× "
                      f"the cheapest cell's tokens); the balanced leader is {best['label']} / {_with_model(best)} "
-                     f"({best[column('recall', k)]:.3f} at {best['tokens / T_min']:.1f}×).")
+                     f"({best[recall]:.3f} at {best['tokens / T_min']:.1f}×).")
     return " ".join(parts)
 
 
@@ -282,7 +286,7 @@ def plot_budget_curves(matrix: MatrixResult, model: str, ks: Sequence[int]):
 
 def span_table(per_question: pd.DataFrame, k: int, model: str) -> pd.DataFrame:
     """Span recall, precision, IoU and complete evidence at k, for corpora with character offsets."""
-    columns = [column("span_recall", k), column("span_precision", k), column("span_iou", k), column("complete_evidence", k)]
+    columns = [column(name, k) for name in SPAN_MEASURES]
     data = _model_rows(per_question, model).dropna(subset=[columns[0]])
     if data.empty:
         return pd.DataFrame(columns=["corpus", "strategy", "retriever", *columns])
