@@ -33,7 +33,7 @@ from chunklab_core.core.seeds import DEFAULT_SEED
 from chunklab_core.data.corpora import load_corpus
 from chunklab_core.core.corpus import Corpus
 from chunklab_core.evaluation.scoring import run_cell
-from chunklab_core.retrieval.run import RetrievalRun
+from chunklab_core.retrieval.run import RetrievalRun, make_retriever
 from chunklab_core.rerank.stage import rerank_prefix, stage_metrics
 
 SEED = DEFAULT_SEED
@@ -65,12 +65,8 @@ def first_stage_engine(first_stage: str):
     if first_stage not in FIRST_STAGE_MODELS:
         raise ValueError(f"unknown first stage {first_stage!r}; known: {', '.join(FIRST_STAGE_MODELS)}")
     if first_stage == "bm25":
-        from chunklab_core.retrieval.bm25 import BM25Index
-
-        return BM25Index()
-    from chunklab_core.retrieval.dense import DenseRetriever
-
-    return DenseRetriever(FIRST_STAGE_MODELS[first_stage])
+        return make_retriever("bm25")
+    return make_retriever("dense", model=FIRST_STAGE_MODELS[first_stage])
 
 
 def first_stage_runs(corpus: Corpus, strategies: Sequence[str], first_stages: Sequence[str],
