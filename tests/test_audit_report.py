@@ -16,8 +16,8 @@ from chunklab_core.reports.post06 import reading
 from chunklab_core.reports.post06 import reading_bias
 from chunklab_core.reports.post06 import tables as ar
 from chunklab_core.stats.agreement import kappa_ci, ppi_mean_ci
-from chunklab_core.audit.data import (AuditError, binary_labels, binary_scores, load_audit,
-                                     write_blank_copy)
+from chunklab_core.answers.verdicts import binary_labels, binary_scores
+from chunklab_core.audit.data import AuditError, load_audit, write_blank_copy
 from chunklab_core.audit.sample import allocate_sample, draw_audit_sample
 from chunklab_core.audit.synthetic import write_synthetic_audit
 from chunklab_core.audit.sheets import DEFAULT_JUDGE_COLUMNS, SheetError, write_key, write_sheet
@@ -83,17 +83,6 @@ def synthetic(tmp_path_factory):
     folder = tmp_path_factory.mktemp("synthetic")
     files, population = write_synthetic_audit(folder, n_items=300, n_sample=80, seed=6)
     return load_audit(files["sheet"], files["key"], files["population"]), population
-
-
-# ------------------------------------------------------------------ scales
-
-def test_binary_scale():
-    labels = ["correct", "partial", "wrong", "unparsed", "YES", "NO"]
-    assert list(binary_labels(labels)) == ["correct", "not correct", "not correct", "unparsed",
-                                           "correct", "not correct"]
-    assert list(binary_scores(labels, lenient=True)) == [1, 1, 0, 0, 1, 0]
-    with pytest.raises(ValueError, match="unknown verdict"):
-        binary_labels(["correct", "maybe"])
 
 
 # ------------------------------------------------------------------ loading and validation

@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from chunklab_core.audit.data import AuditData, binary_labels, judge_name
+from chunklab_core.answers.verdicts import binary_labels, judge_name
+from chunklab_core.audit.data import AuditData
 from chunklab_core.audit.paired import lenient_contrast
 
 BEYOND_REFERENCE = "[beyond reference]"

@@ -36,7 +36,9 @@ from typing import NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from chunklab_core.audit.data import AuditData, binary_labels, binary_scores, judge_name
+from chunklab_core.answers.verdicts import CORRECT, NOT_CORRECT, UNPARSED, binary_labels, binary_scores, judge_name
+from chunklab_core.audit.data import AuditData
+from chunklab_core.stats.claims import interval_side
 from chunklab_core.stats.bootstrap import percentile_interval
 from chunklab_core.stats.clustered import clustered_resampled_means
 
@@ -69,12 +71,9 @@ def weighted_mean_ci(values, weights, clusters, resamples: int = 10_000, seed: i
 
 def reading_of(low: float, high: float, higher: str = "higher", lower: str = "lower",
                same: str = "cannot be told apart") -> str:
-    """``higher`` when the interval lies above 0, ``lower`` below 0, else ``same``."""
-    if low > 0:
-        return higher
-    if high < 0:
-        return lower
-    return same
+    """``higher`` when the interval lies above 0, ``lower`` below 0, else ``same``
+    (:func:`chunklab_core.stats.claims.interval_side`)."""
+    return {1: higher, -1: lower, 0: same}[interval_side(low, high)]
 
 
 def _units(graded: pd.DataFrame) -> np.ndarray:
@@ -118,11 +117,11 @@ def direction_rates(data: AuditData, resamples: int = 10_000, seed: int = 0,
     rows = []
     for column in data.judge_columns:
         judge = binary_labels(data.graded[column])
-        lenient = ((judge == "correct") & (grader == "not correct")).astype(float)
-        strict = ((judge == "not correct") & (grader == "correct")).astype(float)
+        lenient = ((judge == CORRECT) & (grader == NOT_CORRECT)).astype(float)
+        strict = ((judge == NOT_CORRECT) & (grader == CORRECT)).astype(float)
         row = {"judge": judge_name(column), "graded": len(judge),
                "lenient items": int(lenient.sum()), "strict items": int(strict.sum()),
-               "unparsed items": int((judge == "unparsed").sum())}
+               "unparsed items": int((judge == UNPARSED).sum())}
         for name, values in (("lenient", lenient), ("strict", strict),
                              ("lenient - strict", lenient - strict)):
             result = weighted_mean_ci(values, weights, units, resamples, seed, confidence)
@@ -160,8 +159,8 @@ def lenient_contrast(data: AuditData, column_a: str, column_b: str, resamples: i
     grader = binary_labels(data.graded["grade"])
 
     def lenient(column):
-        return ((binary_labels(data.graded[column]) == "correct")
-                & (grader == "not correct")).astype(float)
+        return ((binary_labels(data.graded[column]) == CORRECT)
+                & (grader == NOT_CORRECT)).astype(float)
 
     result = weighted_mean_ci(lenient(column_a) - lenient(column_b), weights, units, resamples,
                               seed, confidence)

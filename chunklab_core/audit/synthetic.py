@@ -23,23 +23,24 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from chunklab_core.answers.verdicts import HUMAN, THREE_WAY, YES_NO
 from chunklab_core.audit.sample import draw_audit_sample
 from chunklab_core.audit.sheets import write_key, write_sheet
 
 SYNTHETIC_KIND = "model:synthetic"  # the grades are filled in by this script, not by a person
-TRUE_GRADES = ("correct", "partial", "wrong")
+TRUE_GRADES = HUMAN
 TRUE_SHARES = (0.55, 0.15, 0.30)
 # judge column -> (its labels, P(label | true grade) for true grade correct, partial, wrong)
 JUDGE_BEHAVIOUR = {
-    "judge_qwen15_3way": (("correct", "partial", "wrong", "unparsed"),
+    "judge_qwen15_3way": (THREE_WAY,
                           ((0.92, 0.05, 0.02, 0.01), (0.50, 0.35, 0.15, 0.00),
                            (0.18, 0.07, 0.74, 0.01))),
-    "judge_qwen15_yesno": (("YES", "NO", "unparsed"),
+    "judge_qwen15_yesno": (YES_NO,
                            ((0.93, 0.06, 0.01), (0.55, 0.45, 0.00), (0.12, 0.87, 0.01))),
-    "judge_qwen05_3way": (("correct", "partial", "wrong", "unparsed"),
+    "judge_qwen05_3way": (THREE_WAY,
                           ((0.80, 0.08, 0.07, 0.05), (0.45, 0.25, 0.25, 0.05),
                            (0.30, 0.10, 0.55, 0.05))),
-    "reference_grader": (("correct", "partial", "wrong", "unparsed"),
+    "reference_grader": (THREE_WAY,
                          ((0.75, 0.15, 0.10, 0.00), (0.05, 0.50, 0.45, 0.00),
                           (0.01, 0.04, 0.95, 0.00))),
 }
