@@ -7,8 +7,7 @@ out); the depth figure; depth-against-depth and LLM-against-embedding paired com
 cost table (tokens read, latency per query, hit@k gained per second); the footprint figure;
 and the verdict words. Every verdict is worded from a paired interval by :func:`verdict`,
 the series' rule (an interval that excludes 0 separates; otherwise the two cannot be told
-apart) -- taken from ``claims.pair_verdict`` when that module exists, so all wording of this
-post lives here and switches with it.
+apart), :func:`chunklab_core.stats.claims.pair_verdict`.
 
 Not handled: running the stage (``rerank_study``), the formulas (``rerank``, ``metrics``,
 ``footprint``), the bootstrap (``stats``).
