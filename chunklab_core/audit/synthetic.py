@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from chunklab_core.answers.verdicts import HUMAN, THREE_WAY, YES_NO
+from chunklab_core.answers.verdicts import CORRECT, HUMAN, PARTIAL, THREE_WAY, YES_NO
 from chunklab_core.audit.sample import draw_audit_sample
 from chunklab_core.audit.sheets import write_key, write_sheet
 
@@ -96,7 +96,7 @@ def write_synthetic_audit(folder, n_items: int = 400, n_sample: int = 90, seed: 
     sheet["grader_kind"] = np.where(graded, grader_kind, "")
     days = np.random.default_rng(seed).integers(1, 28, size=len(sheet))
     sheet["graded_at"] = [f"2026-08-{d:02d}T10:00:00+00:00" if g else "" for d, g in zip(days, graded)]
-    sheet["note"] = np.where(graded & (truth == "partial"), "synthetic: half of the answer", "")
+    sheet["note"] = np.where(graded & (truth == PARTIAL), "synthetic: half of the answer", "")
     files = {name: folder / f"post05_{name}.csv" for name in ("sheet", "key", "population")}
     population.drop(columns="true_grade").to_csv(files["population"], index=False,
                                                  lineterminator="\n")
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     files, population = write_synthetic_audit(args.folder, args.items, args.sample, args.seed,
                                               args.ungraded, second_grader=args.second_grader)
-    share = (population["true_grade"] == "correct").mean()
+    share = (population["true_grade"] == CORRECT).mean()
     print(f"wrote {', '.join(str(p) for p in files.values())}; true share correct {share:.3f}")
     return 0
 
