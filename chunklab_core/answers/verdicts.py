@@ -31,9 +31,8 @@ in what becomes of a label that neither passes nor fails:
   count as not passed and stay in every denominator); :func:`passed` is its 0/1 score.
 
 Display names (:func:`grader_name`, post 05's): ``judge_qwen15_yesno`` -> "1.5B judge,
-YES/NO", ``reference_grader`` -> "reference grader (rules)". Post 06 still writes its judges
-by :func:`judge_name` ("qwen15 yes/no", "reference grader"), a second name kept only because
-its committed tables and prose carry it (issue 12; see the function).
+YES/NO", ``reference_grader`` -> "reference grader (rules)": one name for a judge in every
+post (post 06 used to call the same judges "qwen15 yes/no", "reference grader").
 
 Confusion tables (:func:`verdict_confusion`): counts per (label of a, label of b), each axis on
 its grader's own scale, built by the one builder
@@ -149,18 +148,6 @@ def grader_name(column: str) -> str:
         if short and prompt in PROMPT_NAMES:
             return f"{JUDGE_NAMES.get(short, short)} judge, {PROMPT_NAMES[prompt]}"
     return column
-
-
-def judge_name(column: str) -> str:
-    """Post 06's short name of a verdict column: ``judge_qwen15_3way`` -> ``qwen15 3-way``;
-    ``reference_grader`` -> ``reference grader``.
-
-    The same judge as :func:`grader_name` under another name; kept because post 06's committed
-    tables, figures and prose carry it (issue 12 asks for one name; changing post 06's to
-    :func:`grader_name` changes those outputs, so it is the lead's call at merge time).
-    """
-    name = column.removeprefix("judge_").replace("_3way", " 3-way").replace(YESNO_SUFFIX, " yes/no")
-    return name.replace("_", " ")
 
 
 def verdict_confusion(a, b, labels_a: Sequence[str], labels_b: Sequence[str],

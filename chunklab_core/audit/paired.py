@@ -36,7 +36,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from chunklab_core.answers.verdicts import CORRECT, NOT_CORRECT, UNPARSED, binary_labels, binary_scores, judge_name
+from chunklab_core.answers.verdicts import CORRECT, NOT_CORRECT, UNPARSED, binary_labels, binary_scores, grader_name
 from chunklab_core.audit.data import AuditData
 from chunklab_core.stats.claims import interval_side
 from chunklab_core.stats.bootstrap import percentile_interval
@@ -100,7 +100,7 @@ def paired_differences(data: AuditData, resamples: int = 10_000, seed: int = 0,
         for column in data.judge_columns:
             d = _per_item_difference(data, column, variant == "lenient")
             result = weighted_mean_ci(d, weights, units, resamples, seed, confidence)
-            rows.append({"judge": judge_name(column), "variant": variant,
+            rows.append({"judge": grader_name(column), "variant": variant,
                          "difference": result.estimate, "low": result.low, "high": result.high,
                          "graded": result.n, "questions": result.clusters,
                          "reading": reading_of(result.low, result.high,
@@ -119,7 +119,7 @@ def direction_rates(data: AuditData, resamples: int = 10_000, seed: int = 0,
         judge = binary_labels(data.graded[column])
         lenient = ((judge == CORRECT) & (grader == NOT_CORRECT)).astype(float)
         strict = ((judge == NOT_CORRECT) & (grader == CORRECT)).astype(float)
-        row = {"judge": judge_name(column), "graded": len(judge),
+        row = {"judge": grader_name(column), "graded": len(judge),
                "lenient items": int(lenient.sum()), "strict items": int(strict.sum()),
                "unparsed items": int((judge == UNPARSED).sum())}
         for name, values in (("lenient", lenient), ("strict", strict),
@@ -144,7 +144,7 @@ def judge_contrasts(data: AuditData, variant: str = "strict", resamples: int = 1
     for a, b in combinations(data.judge_columns, 2):
         values = _per_item_difference(data, a, lenient) - _per_item_difference(data, b, lenient)
         result = weighted_mean_ci(values, weights, units, resamples, seed, confidence)
-        rows.append({"judge a": judge_name(a), "judge b": judge_name(b), "variant": variant,
+        rows.append({"judge a": grader_name(a), "judge b": grader_name(b), "variant": variant,
                      "bias a - bias b": result.estimate, "low": result.low, "high": result.high,
                      "reading": reading_of(result.low, result.high, "a passes more",
                                            "b passes more")})
@@ -164,7 +164,7 @@ def lenient_contrast(data: AuditData, column_a: str, column_b: str, resamples: i
 
     result = weighted_mean_ci(lenient(column_a) - lenient(column_b), weights, units, resamples,
                               seed, confidence)
-    return {"judge a": judge_name(column_a), "judge b": judge_name(column_b),
+    return {"judge a": grader_name(column_a), "judge b": grader_name(column_b),
             "lenient a - lenient b": result.estimate, "low": result.low, "high": result.high,
             "reading": reading_of(result.low, result.high, "a more lenient", "b more lenient")}
 
@@ -179,7 +179,7 @@ def agreement_contrasts(data: AuditData, resamples: int = 10_000, seed: int = 0,
     rows = []
     for a, b in combinations(data.judge_columns, 2):
         result = weighted_mean_ci(agree[a] - agree[b], weights, units, resamples, seed, confidence)
-        rows.append({"judge a": judge_name(a), "judge b": judge_name(b),
+        rows.append({"judge a": grader_name(a), "judge b": grader_name(b),
                      "agreement a - agreement b": result.estimate, "low": result.low,
                      "high": result.high,
                      "reading": reading_of(result.low, result.high, "a agrees more",
