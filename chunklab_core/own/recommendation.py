@@ -32,6 +32,7 @@ import pandas as pd
 from chunklab_core.evaluation.budget import recall_token_curve
 from chunklab_core.chunking import strategy_label
 from chunklab_core.evaluation.measures import column
+from chunklab_core.stats.claims import excludes_zero
 from chunklab_core.stats.selection import SelectionVerdict, select_winner
 
 FRAGMENT_WARNING_PCT = 10.0  # warn when more than this share (%) of a strategy's chunks are fragments
@@ -54,7 +55,7 @@ class Recommendation:
         v = self.verdict
         leader_p = float(v.probabilities[v.names.index(v.leader)])
         diff = v.top_two_difference
-        if diff.low > 0 or diff.high < 0:
+        if excludes_zero(diff.low, diff.high):
             needed = "separated already"
         elif v.questions_needed is not None:
             needed = f"about {v.questions_needed:,}"

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.stats import bootstrap as stats
+from chunklab_core.stats.claims import excludes_zero
 from chunklab_core.core.corpus import Corpus, Question
 from chunklab_core.evaluation.scoring import run_cell, score_run
 from chunklab_core.evaluation.measures import KS
@@ -125,7 +126,7 @@ def set_comparison(scores: pd.DataFrame, metric: str, resamples: int, seed: int)
                      "human": ci.mean[0], "human low": ci.low[0], "human high": ci.high[0],
                      "generated": ci.mean[1], "generated low": ci.low[1], "generated high": ci.high[1],
                      "generated − human": diff.mean, "low": diff.low, "high": diff.high,
-                     "excludes 0": bool(diff.low > 0 or diff.high < 0)})
+                     "excludes 0": excludes_zero(diff.low, diff.high)})
     return pd.DataFrame(rows)
 
 

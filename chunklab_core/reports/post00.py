@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from chunklab_core.answers.verdicts import REFERENCE_NAME
 from chunklab_core.stats import claims
 from chunklab_core.chunking import strategy_label
 from chunklab_core.core.paths import DATA_DIR
@@ -143,10 +144,10 @@ def findings_table(data_dir: Path | None = None, post02: pd.DataFrame | None = N
                          "answers by Qwen2.5-Coder-1.5B; graded by rules", top5["share"], top5["low"],
                          top5["high"], word))
     agreement = read_table("05_agreement.csv", data_dir)
-    for _, r in agreement[(agreement["grader A"] == "reference grader (rules)") & (agreement["scale"] == "pass/fail")].iterrows():
+    for _, r in agreement[(agreement["grader A"] == REFERENCE_NAME) & (agreement["scale"] == "pass/fail")].iterrows():
         rows.append(_row("05", f"Cohen's κ, {r['grader B']} against the reference grader (pass/fail)",
                          "SQuAD + Natural Questions", int(r["items"]), r["grader B"] + " (Qwen2.5-Coder)",
-                         r["kappa"], r["low"], r["high"], "agreement above chance" if r["low"] > 0 else "not above chance"))
+                         r["kappa"], r["low"], r["high"], "agreement above chance" if claims.interval_side(r["low"], r["high"]) > 0 else "not above chance"))
     audit = read_table("06_accuracy.csv", data_dir)
     words = audit_grader_words(data_dir)
     for _, r in audit[(audit["variant"] == "strict") & (audit["judge"] == audit["judge"].iloc[0])].iterrows():

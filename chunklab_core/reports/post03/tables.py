@@ -21,6 +21,7 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 from chunklab_core.stats import bootstrap as stats
+from chunklab_core.stats.claims import excludes_zero
 from chunklab_core.chunking import strategy_label
 from chunklab_core.core.paths import DATA_DIR
 from chunklab_core.evaluation.measures import column
@@ -79,7 +80,7 @@ def paired_against_leader(matrix: pd.DataFrame, resamples: int, seed: int) -> pd
         if strategy == leader:
             continue
         d = stats.paired_difference_ci(matrix[strategy].to_numpy(), matrix[leader].to_numpy(), resamples, seed)
-        separated = bool(d.high < 0 or d.low > 0)
+        separated = excludes_zero(d.low, d.high)
         rows.append({"strategy": strategy_label(strategy), "minus": strategy_label(leader), "difference": d.mean,
                      "low": d.low, "high": d.high, "excludes 0": separated,
                      "questions needed": describe_needed(stats.questions_needed(n, d.mean, (d.low, d.high)), separated)})
@@ -92,7 +93,7 @@ def close_pairs(matrix: pd.DataFrame, resamples: int, seed: int, top: int = 6) -
     rows = []
     for a, b in combinations(matrix.columns, 2):
         d = stats.paired_difference_ci(matrix[a].to_numpy(), matrix[b].to_numpy(), resamples, seed)
-        separated = bool(d.high < 0 or d.low > 0)
+        separated = excludes_zero(d.low, d.high)
         rows.append({"a": strategy_label(a), "b": strategy_label(b), "a − b": d.mean, "low": d.low, "high": d.high,
                      "questions needed": describe_needed(stats.questions_needed(n, d.mean, (d.low, d.high)), separated)})
     table = pd.DataFrame(rows)
@@ -164,7 +165,7 @@ def mrr_separates(per_question: pd.DataFrame, resamples: int, seed: int, k: int 
         rows.append({"a": strategy_label(a), "b": strategy_label(b), f"Δ hit@{k}": dh.mean,
                      f"Δ hit@{k} CI": f"[{dh.low:+.3f}, {dh.high:+.3f}]", f"Δ MRR@{k}": dr.mean,
                      f"Δ MRR@{k} CI": f"[{dr.low:+.3f}, {dr.high:+.3f}]",
-                     "hit says equal": bool(dh.low <= 0 <= dh.high), "MRR separates": bool(dr.low > 0 or dr.high < 0)})
+                     "hit says equal": not excludes_zero(dh.low, dh.high), "MRR separates": excludes_zero(dr.low, dr.high)})
     table = pd.DataFrame(rows)
     table = table[table["hit says equal"]]
     order = table[f"Δ MRR@{k}"].abs().sort_values(ascending=False).index
