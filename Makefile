@@ -72,6 +72,7 @@ endif
 #: LAB_ARGS     extra arguments of `make lab` (e.g. --no-browser --port 8899)
 #: SITE_DIR     output folder of `make site` (default site, gitignored)
 #: CI           set (CI=true, as .ci/run's machine does): papermill's progress bar off
+#: NOTEBOOK_DEPS the generated per-notebook prerequisites (default .cache/notebook-deps.mk; scripts/notebook_deps.py)
 
 help: ## Show this help: the targets, then the variables (make TARGET NAME=value)
 	@echo "Targets:"
@@ -209,4 +210,5 @@ site-check: site ## Check the website in headless Chromium: pages load, images r
 
 clean: ## Remove caches and build leftovers (keeps committed outputs and the virtualenv)
 	rm -rf .pytest_cache build *.egg-info
+	rm -f $(NOTEBOOK_DEPS)
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
