@@ -30,7 +30,9 @@ Not handled: drawing the sample (:mod:`chunklab_core.audit.draw`), statistics
 
 from __future__ import annotations
 
+import argparse
 import os
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
@@ -269,7 +271,7 @@ def for_grader(data: AuditData, grader: str) -> AuditData:
 def write_blank_copy(sheet_path, out_path) -> Path:
     """Copy a sheet with its grade columns emptied, so another person can grade the same items.
 
-    Refuses to overwrite ``out_path``. CLI: ``python -m chunklab_core.audit.data SHEET OUT``.
+    Refuses to overwrite ``out_path``. CLI: ``chunklab-blank-sheet SHEET OUT`` (:func:`main`).
     """
     out_path = Path(out_path)
     if out_path.exists():
@@ -280,9 +282,22 @@ def write_blank_copy(sheet_path, out_path) -> Path:
     return out_path
 
 
-if __name__ == "__main__":
-    import sys
+def main(argv: list[str] | None = None) -> int:
+    """``chunklab-blank-sheet SHEET OUT``: a blank copy of a grading sheet for another grader."""
+    parser = argparse.ArgumentParser(
+        description="Copy a grading sheet with its grades emptied, so another grader (a person "
+                    "or a model) grades the same items blind. Refuses to overwrite OUT.")
+    parser.add_argument("sheet", help="the sheet to copy (a path; a relative one is also looked up from the repository root)")
+    parser.add_argument("out", type=Path, help="the blank copy to write (must not exist)")
+    args = parser.parse_args(argv)
+    try:
+        written = write_blank_copy(args.sheet, args.out)
+    except (FileExistsError, FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(f"blank copy written: {written}")
+    return 0
 
-    if len(sys.argv) != 3:
-        raise SystemExit("usage: python -m chunklab_core.audit.data SHEET OUT (a blank copy to grade)")
-    print(f"blank copy written: {write_blank_copy(sys.argv[1], sys.argv[2])}")
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -6,7 +6,7 @@ the blind sheet and the key under ``data/audit/`` with :func:`audit_sample.draw_
 (strata: the graders' pass/fail patterns, disagreements oversampled).
 It refuses to overwrite a sheet that already holds grades.
 
-CLI: ``python -m chunklab_core.audit.draw [--half-width 0.07] [--min-n 120] [--seed 6]
+CLI: ``chunklab-audit-draw [--half-width 0.07] [--min-n 120] [--seed 6]
 [--out data/audit] [--name post05_v2] [--top-up]``: the sample size is the smallest ``n >= --min-n``
 whose planned interval half-width meets the target (:mod:`chunklab_core.audit.sizing`, with
 planning variances from the graded pilot sheet ``--pilot``), or ``--n``. ``--top-up`` adds

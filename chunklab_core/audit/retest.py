@@ -17,7 +17,7 @@ of items whose pass/fail changes in at least one sample, each with a 95% interva
 resamples questions, and ``unparsed`` counts).
 
 CLI (records; ~6 s per 1.5B call on a laptop CPU):
-``python -m chunklab_core.audit.retest [--items 30] [--samples 3] [--temperature 0.7]``.
+``chunklab-judge-retest [--items 30] [--samples 3] [--temperature 0.7]``.
 
 Not handled: the yes/no judge (its prompt is a different question), other temperatures in
 one run (pass ``--temperature``; each is its own set of records).

@@ -9,7 +9,7 @@ kind ``model:synthetic``), optionally a second sheet by a second, noisier synthe
 The three files have the layout ``python -m chunklab_core.audit.draw`` writes, so
 :func:`chunklab_core.audit.data.load_audit` and notebook 06 read them unchanged.
 
-CLI: ``python -m chunklab_core.audit.synthetic FOLDER [--items 400] [--sample 90] [--seed 6]
+CLI: ``chunklab-synthetic-audit FOLDER [--items 400] [--sample 90] [--seed 6]
 [--ungraded 0]`` writes ``post05_{population,key,sheet}.csv`` into FOLDER.
 
 Not handled: anything real. Never write these files into ``data/audit``.

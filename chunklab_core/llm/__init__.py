@@ -17,6 +17,8 @@ The modules, in import order (each imports only modules listed before it and
   which keys a call by ``backend.prepare``'s request and runs ``backend.run`` only on a miss.
 - ``pool`` (calls in threads), ``wiring`` (``default_backend``, ``make_backend``,
   ``make_models``: which backend, model and store; ``MeteredLLM``: per-call costs).
+- ``assemble``: the ``chunklab-models`` command (the GGUF files, and the embedding model
+  through ``chunklab_core.retrieval.model_assembly``).
 - ``answering`` (``answer_question``, ``run_batch``), ``judges`` (``judge_three_way``,
   ``judge_yes_no``), ``relevance`` (a YES/NO passage-relevance judge): the prompts.
 

@@ -14,7 +14,7 @@ Note: the embedded backend compiles the schema from its canonical, key-sorted JS
 grammar emits ``"answer"`` before ``"question"``: the model picks an answer span first and then
 writes a question for it.
 
-CLI (``make llm-questions``): ``python -m chunklab_core.questions.generation [--squad 60] [--nq N]
+CLI (``make llm-questions``): ``chunklab-record-questions [--squad 60] [--nq N]
 [--seed S] [--limit N] [--threads T] [--records DIR]`` records every generation with Qwen2.5-Coder-1.5B,
 temperature 0, seed 0, resumably (``replay_or_record``: a killed run continues where it stopped).
 

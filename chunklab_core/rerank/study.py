@@ -8,8 +8,8 @@ stages (:func:`first_stage_runs`: BM25 or a MiniLM dense retriever over each str
 pointwise score per candidate at the deepest depth, re-used for every shallower depth, since a
 pointwise score does not depend on the depth), the recorded LLM subset (:func:`llm_sweep`,
 questions in the corpus's seeded order, stopping at the first question not recorded so a
-partial recording is a seeded random subset), and the recording command (``python -m
-chunklab_core.rerank.study``, ``make llm-rerank``; resumable, a progress bar).
+partial recording is a seeded random subset), and the recording command (``chunklab-record-rerank``,
+``make llm-rerank``; resumable, a progress bar).
 
 Output: one tidy per-question table, columns corpus, strategy, first_stage, scorer, depth, k,
 qid and the ``rerank.stage_metrics`` columns, plus ``tokens_read`` (cl100k_base tokens of the
