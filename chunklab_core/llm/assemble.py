@@ -23,7 +23,7 @@ import argparse
 import sys
 
 from chunklab_core.llm import models as gguf_models
-from chunklab_core.retrieval import model_assembly
+import chunklab_core.retrieval.model_assembly as model_assembly
 
 EMBEDDING_MODELS = ("mpnet",)
 
