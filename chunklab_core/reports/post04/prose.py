@@ -3,8 +3,8 @@
 Handles: every paragraph the notebook shows between its tables (the generation counts and call
 options, the per-corpus overlap verdicts, the retrieval comparison per corpus, the overlap →
 BM25-advantage trend, the counts of validity checks, and the takeaways). A paired interval is
-worded by :func:`interval_direction`, which asks :func:`chunklab_core.stats.claims.excludes_zero`
-whether it separates from 0 (the series' one rule) and then on which side. Not handled:
+worded by :func:`interval_direction`, which asks :func:`chunklab_core.stats.claims.interval_side`
+(the series' one test of "the interval excludes 0") on which side of 0 it lies, if any. Not handled:
 computing the tables (``post04.study``, ``questions.retrieval``) or the claims about correlated
 cells and flagged questions (``post04.claims``).
 """
@@ -21,9 +21,7 @@ from chunklab_core.stats import claims
 
 def interval_direction(low: float, high: float, above: str, below: str, neither: str) -> str:
     """``above`` when the interval [low, high] lies above 0, ``below`` when below, else ``neither``."""
-    if not claims.excludes_zero(low, high):
-        return neither
-    return above if low > 0 else below
+    return {1: above, -1: below, 0: neither}[claims.interval_side(low, high)]
 
 
 def separated_cells(group: pd.DataFrame) -> tuple[int, int]:
