@@ -24,6 +24,7 @@ from scipy.stats import binomtest
 
 from chunklab_core.stats import claims
 from chunklab_core.chunking import strategy_label
+from chunklab_core.core import paths
 from chunklab_core.reports.post05.tables import clusters, generation_metrics_row, grader_name
 from chunklab_core.stats.clustered import clustered_bootstrap_ci
 
@@ -91,10 +92,11 @@ def generation_wide(intervals: pd.DataFrame) -> pd.DataFrame:
     return intervals.assign(cell=cell).pivot(index=["corpus", "strategy"], columns="metric", values="cell")[GENERATION]
 
 
-def recorded_runtime(records_dir: Path) -> str:
-    """How the recorded calls ran, from the records themselves (backend, runtime version, threads)."""
+def recorded_runtime(records_dir: Path | None = None) -> str:
+    """How the recorded calls ran, from the records themselves (backend, runtime version, threads);
+    ``records_dir`` defaults to ``paths.RECORDS_DIR`` (``data/records``)."""
     seen = {}
-    for path in sorted(Path(records_dir).glob("*.jsonl")):
+    for path in sorted(Path(records_dir if records_dir is not None else paths.RECORDS_DIR).glob("*.jsonl")):
         with path.open(encoding="utf-8") as handle:
             for line in handle:
                 record = json.loads(line)
