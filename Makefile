@@ -12,7 +12,9 @@ KERNEL     := chunklab
 # Every notebook rule runs papermill through this one command (chunklab_core.reports.notebook_run):
 # unknown parameter names fail before execution, and the output is executed into a hidden
 # temporary file, cleaned, and moved over the target only on success -- a failed run never
-# replaces a committed post. Rules added later get the same by using $(PAPERMILL) $< $@.
+# replaces a committed post; a run that writes into data/records or data/audit fails (the
+# irreplaceable folders are checksummed before and after). Rules added later get the same by
+# using $(PAPERMILL) $< $@.
 # (papermill's progress bar is on, and off when the variable CI is set: chunklab_core.reports.notebook_run)
 PAPERMILL  := $(PY) -m chunklab_core.reports.notebook_run --kernel $(KERNEL)
 PKG_SRC    := $(wildcard chunklab_core/*.py chunklab_core/*/*.py)

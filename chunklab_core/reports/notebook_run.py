@@ -139,8 +139,9 @@ def run_notebook(source: str | os.PathLike, output: str | os.PathLike, papermill
         if written:
             print(f"notebook_run: {source} WROTE INTO THE IRREPLACEABLE FOLDERS "
                   f"({', '.join(str(d) for d in guarded)}); notebooks must only read them:\n"
-                  f"{describe(written)}\n{output} was left as it was. Compare with the committed files "
-                  "(git status / git diff on those folders) and restore what the notebook wrote.",
+                  f"{describe(written)}\n{output} was left as it was. Record LLM calls or grade with the "
+                  "tools that write there (make llm-run / llm-questions / llm-rerank, chunklab_core.audit.*), "
+                  "then re-execute the post to replay them; `git status data` shows what this run changed.",
                   file=sys.stderr)
             status = IRREPLACEABLE_WRITTEN
         if status == 0:
