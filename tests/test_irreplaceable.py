@@ -4,6 +4,7 @@ snapshot that notices a write, and the notebook runner that fails a notebook wri
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import subprocess
 
@@ -39,6 +40,17 @@ def test_recorded_stages_are_read_from_the_records_folder_by_default():
                   "judge_retest_qwen15"):
         store = CallStore.for_stage(stage)
         assert store.path == paths.RECORDS_DIR / f"{stage}.jsonl" and store.path.is_file()
+
+
+def test_post05_runtime_is_read_from_the_records_folder_and_a_missing_folder_is_an_error(tmp_path, monkeypatch):
+    from chunklab_core.reports.post05.claims import recorded_runtime
+
+    record = {"backend": "llamacpp", "runtime": {"llama_cpp": "0.3.16", "n_threads": 2, "n_ctx": 4096}}
+    (tmp_path / "answers_x.jsonl").write_text(json.dumps(record) + "\n" + json.dumps(record) + "\n")
+    monkeypatch.setattr(paths, "RECORDS_DIR", tmp_path)
+    assert recorded_runtime() == "llamacpp, llama_cpp 0.3.16, n_threads 2"  # n_ctx left out, one line per runtime
+    with pytest.raises(FileNotFoundError, match="llm_calls does not exist"):
+        recorded_runtime(tmp_path / "llm_calls")  # the old folder: an error, not "runtime not recorded"
 
 
 def test_the_makefile_inputs_name_existing_files_in_the_new_folders():

@@ -95,8 +95,12 @@ def generation_wide(intervals: pd.DataFrame) -> pd.DataFrame:
 def recorded_runtime(records_dir: Path | None = None) -> str:
     """How the recorded calls ran, from the records themselves (backend, runtime version, threads);
     ``records_dir`` defaults to ``paths.RECORDS_DIR`` (``data/records``)."""
+    folder = Path(records_dir if records_dir is not None else paths.RECORDS_DIR)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"records folder {folder} does not exist (the recorded calls are in "
+                                f"{paths.RECORDS_DIR})")
     seen = {}
-    for path in sorted(Path(records_dir if records_dir is not None else paths.RECORDS_DIR).glob("*.jsonl")):
+    for path in sorted(folder.glob("*.jsonl")):
         with path.open(encoding="utf-8") as handle:
             for line in handle:
                 record = json.loads(line)
