@@ -17,7 +17,13 @@ KERNEL     := chunklab
 # using $(PAPERMILL) $< $@.
 # (papermill's progress bar is on, and off when the variable CI is set: chunklab_core.reports.notebook_run)
 PAPERMILL  := $(PY) -m chunklab_core.reports.notebook_run --kernel $(KERNEL)
-PKG_SRC    := $(wildcard chunklab_core/*.py chunklab_core/*/*.py)
+# Each executed post depends on its source and on the package modules its code imports,
+# transitively (scripts/notebook_deps.py reads the imports with ast; the runner above counts for
+# every post): an edit re-executes only the posts that import the edited module. The rules live
+# in a generated fragment, remade when a notebook source or any module changes (GNU make
+# remakes an included makefile, then restarts). `make help` and `make clean` do not need it.
+NOTEBOOK_DEPS ?= .cache/notebook-deps.mk
+NOTEBOOK_SRC  := $(wildcard notebooks/src/[0-9][0-9]_*.ipynb)
 # Optional papermill parameters for post 02 (your own documents): make all DOCS=dir QUESTIONS=file
 DOCS       ?=
 QUESTIONS  ?=
@@ -74,6 +80,7 @@ endif
 #: LAB_ARGS     extra arguments of `make lab` (e.g. --no-browser --port 8899)
 #: SITE_DIR     output folder of `make site` (default site, gitignored)
 #: CI           set (CI=true, as .ci/run's machine does): papermill's progress bar off
+#: NOTEBOOK_DEPS the generated per-notebook prerequisites (default .cache/notebook-deps.mk; scripts/notebook_deps.py)
 
 help: ## Show this help: the targets, then the variables (make TARGET NAME=value)
 	@echo "Targets:"
@@ -109,7 +116,15 @@ lock: ## Re-resolve requirements/lock.txt and llm-lock.txt from pyproject.toml (
 data: env ## Download every registered data set (or read the folder CHUNKLAB_DATA_MIRROR) and verify checksums
 	$(PY) -m chunklab_core.data.registry
 
-notebooks/01_chunking.ipynb: notebooks/src/01_chunking.ipynb $(PKG_SRC) | env
+$(NOTEBOOK_DEPS): scripts/notebook_deps.py $(NOTEBOOK_SRC) $(shell find chunklab_core -name '*.py')
+	$(PYTHON_SYS) scripts/notebook_deps.py --package chunklab_core --out-dir notebooks \
+	  --runner chunklab_core.reports.notebook_run --out $@ $(NOTEBOOK_SRC)
+
+ifneq ($(filter-out help clean,$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))),)
+include $(NOTEBOOK_DEPS)
+endif
+
+notebooks/01_chunking.ipynb: notebooks/src/01_chunking.ipynb | env
 	$(PAPERMILL) $< $@ $(PARAMS)
 
 $(MPNET): | env
@@ -140,29 +155,29 @@ llm-rerank: llm-models data ## Record post 07's LLM reranking (Qwen 1.5B YES/NO 
 llm-questions: llm-models data ## Record post 04's generated questions (Qwen 1.5B, one call per passage; resumable)
 	$(PY) -m chunklab_core.questions.generation
 
-notebooks/04_questions.ipynb: notebooks/src/04_questions.ipynb $(QUESTION_CALLS) $(PKG_SRC) | env
+notebooks/04_questions.ipynb: notebooks/src/04_questions.ipynb $(QUESTION_CALLS) | env
 	$(PAPERMILL) $< $@ $(PARAMS)
 
-notebooks/02_retrievers.ipynb: notebooks/src/02_retrievers.ipynb $(PKG_SRC) | env $(MPNET)
+notebooks/02_retrievers.ipynb: notebooks/src/02_retrievers.ipynb | env $(MPNET)
 	$(PAPERMILL) $< $@ $(OWN_DOCS) $(PARAMS)
 
-notebooks/03_uncertainty.ipynb: notebooks/src/03_uncertainty.ipynb notebooks/01_chunking.ipynb $(PKG_SRC) | env
+notebooks/03_uncertainty.ipynb: notebooks/src/03_uncertainty.ipynb notebooks/01_chunking.ipynb | env
 	$(PAPERMILL) $< $@ $(PARAMS)
 
-notebooks/05_answers.ipynb: notebooks/src/05_answers.ipynb $(LLM_CALLS) $(PKG_SRC) | env
+notebooks/05_answers.ipynb: notebooks/src/05_answers.ipynb $(LLM_CALLS) | env
 	$(PAPERMILL) $< $@ $(PARAMS)
 
-notebooks/07_reranking.ipynb: notebooks/src/07_reranking.ipynb $(RERANK_CALLS) $(PKG_SRC) | env $(MPNET)
+notebooks/07_reranking.ipynb: notebooks/src/07_reranking.ipynb $(RERANK_CALLS) | env $(MPNET)
 	$(PAPERMILL) $< $@ $(PARAMS)
 
-notebooks/06_judge_audit.ipynb: notebooks/src/06_judge_audit.ipynb $(AUDIT_FILES) $(PKG_SRC) | env
+notebooks/06_judge_audit.ipynb: notebooks/src/06_judge_audit.ipynb $(AUDIT_FILES) | env
 	$(PAPERMILL) $< $@ $(PARAMS)
 
 own: | env ## Your documents: make own DOCS=dir QUESTIONS=file [OUT=dir] [CONFIG=file] -> report in OUT
 	@test -n "$(DOCS)" -a -n "$(QUESTIONS)" || { echo "usage: make own DOCS=folder QUESTIONS=file [OUT=dir] [CONFIG=file]" >&2; exit 2; }
 	$(PY) -m chunklab_core.own.cli run "$(DOCS)" "$(QUESTIONS)" --out "$(OUT)" $(if $(CONFIG),--config "$(CONFIG)",)
 
-notebooks/00_findings.ipynb: notebooks/src/00_findings.ipynb $(FINDINGS_TABLES) $(PKG_SRC) \
+notebooks/00_findings.ipynb: notebooks/src/00_findings.ipynb $(FINDINGS_TABLES) \
                              $(filter-out notebooks/00_findings.ipynb,$(NOTEBOOKS)) | env
 	$(PAPERMILL) $< $@ $(PARAMS)
 
@@ -203,4 +218,5 @@ site-check: site ## Check the website in headless Chromium: pages load, images r
 
 clean: ## Remove caches and build leftovers (keeps committed outputs and the virtualenv)
 	rm -rf .pytest_cache build *.egg-info
+	rm -f $(NOTEBOOK_DEPS)
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

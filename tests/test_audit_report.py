@@ -16,8 +16,8 @@ from chunklab_core.reports.post06 import reading
 from chunklab_core.reports.post06 import reading_bias
 from chunklab_core.reports.post06 import tables as ar
 from chunklab_core.stats.agreement import kappa_ci, ppi_mean_ci
-from chunklab_core.audit.data import (AuditError, binary_labels, binary_scores, load_audit,
-                                     write_blank_copy)
+from chunklab_core.answers.verdicts import binary_labels, binary_scores
+from chunklab_core.audit.data import AuditError, load_audit, write_blank_copy
 from chunklab_core.audit.sample import allocate_sample, draw_audit_sample
 from chunklab_core.audit.synthetic import write_synthetic_audit
 from chunklab_core.audit.sheets import DEFAULT_JUDGE_COLUMNS, SheetError, write_key, write_sheet
@@ -37,8 +37,8 @@ HAND_ITEMS = [
     (("wrong", "NO", "wrong", "wrong"), "wrong", 3),            # everyone agrees
 ]
 # per judge: agree, lenient, strict, unparsed over the 10 items (counted from the table above)
-HAND_DIRECTIONS = {"qwen15 3-way": (7, 2, 1, 0), "qwen15 yes/no": (6, 2, 1, 1),
-                   "qwen05 3-way": (8, 1, 0, 1), "reference grader": (8, 1, 1, 0)}
+HAND_DIRECTIONS = {"1.5B judge, three-way": (7, 2, 1, 0), "1.5B judge, YES/NO": (6, 2, 1, 1),
+                   "0.5B judge, three-way": (8, 1, 0, 1), "reference grader (rules)": (8, 1, 1, 0)}
 
 
 def write_audit(folder, population: pd.DataFrame, grade_of: dict, n: int | None = None,
@@ -83,17 +83,6 @@ def synthetic(tmp_path_factory):
     folder = tmp_path_factory.mktemp("synthetic")
     files, population = write_synthetic_audit(folder, n_items=300, n_sample=80, seed=6)
     return load_audit(files["sheet"], files["key"], files["population"]), population
-
-
-# ------------------------------------------------------------------ scales
-
-def test_binary_scale():
-    labels = ["correct", "partial", "wrong", "unparsed", "YES", "NO"]
-    assert list(binary_labels(labels)) == ["correct", "not correct", "not correct", "unparsed",
-                                           "correct", "not correct"]
-    assert list(binary_scores(labels, lenient=True)) == [1, 1, 0, 0, 1, 0]
-    with pytest.raises(ValueError, match="unknown verdict"):
-        binary_labels(["correct", "maybe"])
 
 
 # ------------------------------------------------------------------ loading and validation
@@ -197,26 +186,26 @@ def test_lenient_strict_counts_by_hand(hand_audit):
         assert rates.loc[judge, "lenient - strict share"] == pytest.approx((lenient - strict) / 10)
     words = graders.grader_words(ar.graders(hand_audit))
     text = reading.directions_summary(rates.reset_index(), words)
-    assert "**qwen15 3-way** lenient 20.0%" in text and "strict 10.0%" in text
+    assert "**1.5B judge, three-way** lenient 20.0%" in text and "strict 10.0%" in text
     assert "Most lenient" not in text  # no ranking by a point estimate
     lenient = ar.disagreement_items(hand_audit, "lenient").set_index("answer")
     assert len(lenient) == 3  # the 2nd, 4th and 5th verdict patterns
     second = lenient.loc[hand_audit.graded.loc[hand_audit.graded["judge_qwen05_3way"] == "partial",
                                                "answer"].iloc[0]]
-    assert second["judges"] == "qwen15 3-way: correct; qwen15 yes/no: YES"
+    assert second["judges"] == "1.5B judge, three-way: correct; 1.5B judge, YES/NO: YES"
     assert second["grade"] == "partial"
     strict = ar.disagreement_items(hand_audit, "strict")
     assert len(strict) == 1 and strict["judges"].iloc[0] == \
-        "qwen15 3-way: wrong; qwen15 yes/no: NO; reference grader: wrong"
+        "1.5B judge, three-way: wrong; 1.5B judge, YES/NO: NO; reference grader (rules): wrong"
     with pytest.raises(ValueError, match="lenient"):
         ar.disagreement_items(hand_audit, "sideways")
 
 
 def test_confusion_by_hand(hand_audit):
-    table = ar.confusion_tables(hand_audit)["qwen15 yes/no"]
+    table = ar.confusion_tables(hand_audit)["1.5B judge, YES/NO"]
     assert table.index.tolist() == ["YES", "NO", "unparsed"]
     assert table.to_numpy().tolist() == [[3, 1, 1], [1, 0, 3], [0, 0, 1]]
-    assert ar.confusion_tables(hand_audit)["reference grader"].loc["unparsed"].sum() == 0
+    assert ar.confusion_tables(hand_audit)["reference grader (rules)"].loc["unparsed"].sum() == 0
 
 
 def test_agreement_kappa_equals_scikit_learn(synthetic):
@@ -225,7 +214,7 @@ def test_agreement_kappa_equals_scikit_learn(synthetic):
     human = audit.graded["grade"].to_numpy(dtype=object)
     for column in DEFAULT_JUDGE_COLUMNS:
         judge = audit.graded[column].to_numpy(dtype=object)
-        rows = table[table["judge"] == ar.judge_name(column)].set_index("scale")
+        rows = table[table["judge"] == ar.grader_name(column)].set_index("scale")
         binary = rows.loc["binary"]
         expected = cohen_kappa_score(binary_labels(judge), binary_labels(human))
         assert binary["kappa"] == pytest.approx(expected, abs=1e-12)
@@ -243,12 +232,12 @@ def test_judge_pairs_use_the_whole_population(synthetic):
     audit, population = synthetic
     pairs, tables = ar.judge_pairs(audit, resamples=300, seed=1)
     assert len(pairs) == 6 + 3 and len(tables) == 6  # 6 pairs binary, 3 three-way pairs
-    row = pairs[(pairs["judge a"] == "qwen15 3-way") & (pairs["judge b"] == "reference grader")
+    row = pairs[(pairs["judge a"] == "1.5B judge, three-way") & (pairs["judge b"] == "reference grader (rules)")
                 & (pairs["scale"] == "three-way")].iloc[0]
     assert row["items"] == len(population)
     assert row["kappa"] == pytest.approx(cohen_kappa_score(population["judge_qwen15_3way"],
                                                            population["reference_grader"]))
-    assert tables[("qwen15 3-way", "qwen15 yes/no")].to_numpy().sum() == len(population)
+    assert tables[("1.5B judge, three-way", "1.5B judge, YES/NO")].to_numpy().sum() == len(population)
 
 
 def test_kappa_intervals_resample_questions(synthetic):
@@ -256,7 +245,7 @@ def test_kappa_intervals_resample_questions(synthetic):
     assert len(set(ar.question_clusters(population))) == len(population) // 3
     assert ar.question_clusters(population.drop(columns=["qid"])) is None
     pairs, _ = ar.judge_pairs(audit, resamples=400, seed=1)
-    row = pairs[(pairs["judge a"] == "qwen15 3-way") & (pairs["judge b"] == "reference grader")
+    row = pairs[(pairs["judge a"] == "1.5B judge, three-way") & (pairs["judge b"] == "reference grader (rules)")
                 & (pairs["scale"] == "binary")].iloc[0]
     x = binary_labels(population["judge_qwen15_3way"])
     y = binary_labels(population["reference_grader"])
@@ -392,7 +381,7 @@ def test_corrected_accuracy_on_synthetic(synthetic):
     for (judge, variant), rows in table.groupby(["judge", "variant"]):
         by = rows.set_index("estimator")["accuracy"]
         assert by["PPI (judge + grades)"] == pytest.approx(by["grades only"], abs=1e-12)
-        column = next(c for c in DEFAULT_JUDGE_COLUMNS if ar.judge_name(c) == judge)
+        column = next(c for c in DEFAULT_JUDGE_COLUMNS if ar.grader_name(c) == judge)
         assert by["judge only"] == pytest.approx(
             binary_scores(population[column], variant == "lenient").mean())
     hand = table[(table["variant"] == "strict") & (table["estimator"] == "grades only")].iloc[0]

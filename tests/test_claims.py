@@ -36,6 +36,20 @@ def test_a_candidate_ahead_of_the_named_leader_is_an_error():
         claims.excludes_zero(0.2, 0.1)
 
 
+@pytest.mark.parametrize(("low", "high", "side"), [
+    (0.01, 0.02, 1), (-0.3, -0.1, -1), (-0.01, 0.02, 0), (0.0, 0.1, 0), (-0.1, 0.0, 0), (0.0, 0.0, 0),
+    (1e-12, 1e-12, 1)])
+def test_interval_side_is_the_one_excludes_zero_test(low, high, side):
+    assert claims.interval_side(low, high) == side
+    assert claims.excludes_zero(low, high) == (side != 0)
+
+
+@pytest.mark.parametrize(("low", "high"), [(np.nan, 0.1), (-np.inf, 0.1), (0.2, 0.1)])
+def test_interval_side_rejects_a_non_interval(low, high):
+    with pytest.raises(ValueError, match="finite with low <= high"):
+        claims.interval_side(low, high)
+
+
 @pytest.mark.parametrize(("low", "high", "expected"), [
     (-0.01, 0.02, "cannot be told apart"), (0.01, 0.02, "a ahead"), (-0.3, -0.1, "b ahead")])
 def test_pair_verdict(low, high, expected):

@@ -123,7 +123,7 @@ def test_resolve_model_aliases_and_missing_mpnet(tmp_path, monkeypatch):
     label, folder = models_assembly.resolve_model("MiniLM")
     assert label == "all-MiniLM-L6-v2" and (folder / "model.safetensors").is_file()
     monkeypatch.setattr(paths, "MODELS_DIR", tmp_path)
-    with pytest.raises(FileNotFoundError, match="model_assembly mpnet"):
+    with pytest.raises(FileNotFoundError, match="chunklab-models mpnet"):
         models_assembly.resolve_model("mpnet")
     with pytest.raises(FileNotFoundError, match="no such local folder"):
         models_assembly.resolve_model(tmp_path / "nothing")

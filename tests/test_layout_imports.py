@@ -143,3 +143,16 @@ def test_checker_sees_relative_and_deferred_imports(tmp_path):
     modules = {"chunklab_core.retrieval.bm25": path, "chunklab_core.reports.post07": path}
     found = imports_of(tree_path, "chunklab_core.retrieval.example", modules)
     assert found == {"chunklab_core.retrieval.bm25", "chunklab_core.reports.post07"}
+
+
+def readme_stages() -> list[str]:
+    """The stage names listed, in order, in the README's Architecture section."""
+    readme = (PACKAGE.parent / "README.md").read_text()
+    section = readme.split("\n## Architecture\n", 1)[1].split("\n## ", 1)[0]
+    return [line.split("`")[1] for line in section.splitlines() if line.startswith("- `")]
+
+
+def test_readme_architecture_lists_every_stage_in_flow_order():
+    subpackages = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))
+    assert readme_stages() == STAGES
+    assert sorted(STAGES) == subpackages

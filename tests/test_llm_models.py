@@ -72,7 +72,7 @@ def test_corrupt_file_is_rebuilt(tmp_path, tiny_spec, no_pip):
 def test_wrong_checksum_is_refused_and_leaves_nothing(tmp_path, monkeypatch, tiny_spec, no_pip):
     monkeypatch.setitem(models.MODELS, "tiny", ModelSpec(**{**tiny_spec.__dict__, "sha256": "0" * 64}))
     make_wheels(tmp_path / "wheels")
-    with pytest.raises(ModelAssemblyError, match=r"expected .* sha256 0{64}.*chunklab_core.llm.models tiny"):
+    with pytest.raises(ModelAssemblyError, match=r"expected .* sha256 0{64}.*chunklab-models tiny"):
         assemble_model("tiny", models_dir=tmp_path / "m", wheel_dir=tmp_path / "wheels", verbose=False)
     assert list((tmp_path / "m").iterdir()) == []
 

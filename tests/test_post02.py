@@ -105,3 +105,35 @@ def test_miss_examples_without_dense_runs_says_none_was_found(matrix):
     _, result = matrix
     assert miss_examples(result, "all-MiniLM-L6-v2", 5) == [
         "No truncation miss was found in the top 5 under all-MiniLM-L6-v2."]
+
+
+def test_summary_reads_rank_measures_at_the_largest_k_when_it_is_not_10():
+    """With ks up to 5, rr and nDCG are rr@5/ndcg@5; the summary keeps them (it used to look for
+    rr@10/ndcg@10 and leave them out silently), and a missing one is an error, not a gap."""
+    corpora = {"tiny": _corpus()}
+    result = rm.run_matrix(corpora, ["fixed_500", "fixed_1000"], ["bm25"], ks=(1, 3, 5), progress=False)
+    pq = result.per_question
+    assert "rr@5" in pq and "ndcg@5" in pq and "rr@10" not in pq
+    summary = post02.summary_with_intervals(pq, 3, resamples=200, seed=1)
+    metrics = [c for c in summary.columns if "@" in c]
+    assert metrics == ["recall@3", "complete@3", "hit@3", "rr@5", "ndcg@5", "tokens@3", "context_efficiency@3",
+                       "recall@3_low", "recall@3_high"]
+    by_strategy = summary.set_index("strategy")
+    for strategy, group in pq.groupby("strategy"):
+        assert by_strategy.loc[strategy, "rr@5"] == pytest.approx(group["rr@5"].mean())
+    with pytest.raises(ValueError, match=r"lacks the metric columns \['ndcg@5'\]"):
+        post02.summary_with_intervals(pq.drop(columns=["ndcg@5"]), 3, resamples=200, seed=1)
+
+
+def test_summary_columns_are_the_committed_matrix_columns():
+    """The default run (k up to 10, K = 5): the summary's metric columns, in order, are those of
+    the committed data/02_matrix.csv, derived from the committed per-question table's columns."""
+    import gzip
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    with gzip.open(data / "02_per_question.csv.gz", "rt") as handle:
+        per_question_columns = handle.readline().strip().split(",")
+    matrix_columns = (data / "02_matrix.csv").read_text().splitlines()[0].split(",")
+    assert post02.summary_metrics(per_question_columns, 5) + ["recall@5_low", "recall@5_high"] == \
+        [c for c in matrix_columns if "@" in c]

@@ -9,6 +9,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from chunklab_core.reports.post05 import tables as post05, drift as post05_drift, judges as post05_judges
 from chunklab_core.answers.study import StudyTable
+from chunklab_core.answers.verdicts import pass_or_fail, passed
 from chunklab_core.audit.draw import _paragraph_around
 
 
@@ -39,18 +40,10 @@ def _study() -> StudyTable:
     return StudyTable(pd.DataFrame(rows), pd.DataFrame(), calls)
 
 
-def test_grader_names_for_default_and_other_judges():
-    assert post05.grader_name("reference_grader") == "reference grader (rules)"
-    assert post05.grader_name("judge_qwen15_yesno") == "1.5B judge, YES/NO"
-    assert post05.grader_name("judge_qwen05_3way") == "0.5B judge, three-way"
-    assert post05.grader_name("judge_gpt_oss_3way") == "gpt_oss judge, three-way"  # an Ollama judge
-    assert post05.grader_name("judge_gptoss_attempts") == "judge_gptoss_attempts"
-
-
 def test_passed_counts_unparsed_and_partial_as_not_passed():
     table = _study().table
-    assert post05.passed(table, "judge_qwen15_3way").tolist() == [1, 1, 0, 0, 0, 1, 1, 0]
-    assert post05.passed(table, "judge_qwen15_yesno").sum() == 5
+    assert passed(table["judge_qwen15_3way"]).tolist() == [1, 1, 0, 0, 0, 1, 1, 0]
+    assert passed(table["judge_qwen15_yesno"]).sum() == 5
 
 
 def test_answer_table_shares():
@@ -136,8 +129,8 @@ def test_agreement_table_matches_sklearn():
     assert row["agree"] == 4 and row["items"] == 8
     binary = agreement[(agreement["grader B"] == "1.5B judge, YES/NO")].iloc[0]
     assert binary["scale"] == "pass/fail"
-    expected = cohen_kappa_score(post05_judges.binary(table, "reference_grader"),
-                                 post05_judges.binary(table, "judge_qwen15_yesno"))
+    expected = cohen_kappa_score(pass_or_fail(table["reference_grader"]),
+                                 pass_or_fail(table["judge_qwen15_yesno"]))
     assert binary["kappa"] == pytest.approx(expected)
 
 

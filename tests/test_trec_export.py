@@ -11,6 +11,7 @@ import pytest
 import ranx
 
 from chunklab_core.core.corpus import Corpus, Document, Question
+from chunklab_core.evaluation.measures import MEASURES, column
 from chunklab_core.evaluation.scoring import run_cell, score_run
 from chunklab_core.evaluation.trec_export import context_id, export_runs, trec_qrels_lines, trec_run_lines, write_trec
 
@@ -55,7 +56,11 @@ def test_round_trip_through_ranx_equals_the_series_metrics(tmp_path, strategy):
     run_path, qrels_path = write_trec(run, tmp_path)
     qrels = ranx.Qrels.from_file(str(qrels_path), kind="trec")
     trec_run = ranx.Run.from_file(str(run_path), kind="trec")
-    metrics = ["hit_rate@1", "hit_rate@3", "hit_rate@10", "precision@5", "mrr@10", "ndcg@10"]
+    # ranx's name of each series column, from the measure registry
+    columns = {MEASURES[name].ranx_name(k): column(name, k)
+               for name, k in [("hit", 1), ("hit", 3), ("hit", 10), ("p", 5), ("rr", 10), ("ndcg", 10)]}
+    assert list(columns) == ["hit_rate@1", "hit_rate@3", "hit_rate@10", "precision@5", "mrr@10", "ndcg@10"]
+    metrics = list(columns)
     assert sorted(trec_run.keys()) == ["q%201", "q0", "q2", "q3"]  # every question is in the run file
     ours = ours.rename(index=lambda q: q.replace(" ", "%20"))
     # Questions without a qrels line (no gold found, or several slots) score 0 in the series;
@@ -65,10 +70,8 @@ def test_round_trip_through_ranx_equals_the_series_metrics(tmp_path, strategy):
     assert (ours.loc[without_qrels, ["hit@10", "p@5", "rr@10", "ndcg@10"]] == 0).all().all()
     scores = ranx.evaluate(qrels, trec_run, metrics, return_mean=False, make_comparable=True)
     ours = ours.loc[list(qrels.keys())]
-    columns = {"hit_rate@1": "hit@1", "hit_rate@3": "hit@3", "hit_rate@10": "hit@10", "precision@5": "p@5",
-               "mrr@10": "rr@10", "ndcg@10": "ndcg@10"}
-    for metric, column in columns.items():
-        np.testing.assert_allclose(scores[metric], ours[column].to_numpy(), rtol=0, atol=1e-12,
+    for metric, name in columns.items():
+        np.testing.assert_allclose(scores[metric], ours[name].to_numpy(), rtol=0, atol=1e-12,
                                    err_msg=f"{strategy}: {metric}")
     assert ours["hit@10"].sum() > 0  # the fixture has real hits, so the comparison is not 0 == 0
 

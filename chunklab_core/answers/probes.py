@@ -28,10 +28,11 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from chunklab_core.answers.verdicts import CORRECT, UNPARSED, WRONG, passes
 from chunklab_core.core.corpus import Corpus
 
 PROBES = ("plain", "padded", "wrong_figure", "retest")
-EXPECTED = {"plain": "correct", "padded": "correct", "wrong_figure": "wrong", "retest": "correct"}
+EXPECTED = {"plain": CORRECT, "padded": CORRECT, "wrong_figure": WRONG, "retest": CORRECT}
 FILLER = (" It is worth adding that the passages discuss this topic at some length, that the"
           " surrounding material gives helpful background on the people, places and events"
           " involved, and that readers interested in the broader context will find several"
@@ -111,13 +112,9 @@ def run_probes(inputs: Sequence[ProbeInput], models: dict, yes_no_judges: Sequen
     return pd.DataFrame([row for rows in per_input for row in rows])
 
 
-def passes(label: str, kind: str) -> bool:
-    """True when a verdict passes the answer: ``correct`` (three-way) or ``YES`` (yes/no)."""
-    return label == ("YES" if kind == "yesno" else "correct")
-
-
 def probe_summary(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """Per judge: how it treats each probe, on the pass/fail scale (``unparsed`` fails).
+    """Per judge: how it treats each probe, on the pass/fail scale
+    (:func:`chunklab_core.answers.verdicts.passes`; ``unparsed`` fails).
 
     Columns: ``n`` questions, ``plain_pass`` (share passed), ``padded_flip`` (share whose
     verdict on the padded answer differs from the plain one), ``wrong_figure_caught`` (share
@@ -125,8 +122,7 @@ def probe_summary(verdicts: pd.DataFrame) -> pd.DataFrame:
     and ``unparsed`` (count over all four probes).
     """
     table = verdicts.copy()
-    table["kind"] = table["judge"].str.rsplit("_", n=1).str[1]
-    table["pass"] = [passes(label, kind) for label, kind in zip(table["label"], table["kind"])]
+    table["pass"] = [passes(label) for label in table["label"]]
     rows = []
     for judge, group in table.groupby("judge", sort=False):
         wide = group.pivot(index="qid", columns="probe", values="label")
@@ -137,6 +133,6 @@ def probe_summary(verdicts: pd.DataFrame) -> pd.DataFrame:
             "padded_flip": float((wide["padded"] != wide["plain"]).mean()),
             "wrong_figure_caught": float((~passed["wrong_figure"].astype(bool)).mean()),
             "retest_changed": float((wide["retest"] != wide["plain"]).mean()),
-            "unparsed": int((group["label"] == "unparsed").sum()),
+            "unparsed": int((group["label"] == UNPARSED).sum()),
         })
     return pd.DataFrame(rows)

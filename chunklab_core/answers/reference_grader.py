@@ -15,6 +15,7 @@ import re
 from typing import Any, Sequence
 
 from chunklab_core.answers.metrics import (context_grounding, exact_match, gold_list, is_abstention, squad_normalize, token_f1, token_prf, unsupported_numbers)
+from chunklab_core.answers.verdicts import CORRECT, PARTIAL, WRONG
 from chunklab_core.core.textmatch import canonical_number, extract_numbers
 
 __all__ = ["PARTIAL_F1", "number_words_to_digits", "reference_grade"]
@@ -22,7 +23,7 @@ __all__ = ["PARTIAL_F1", "number_words_to_digits", "reference_grade"]
 #: Token F1 at or above which a non-matching answer is graded "partial".
 PARTIAL_F1 = 0.5
 
-_RANK = {"correct": 2, "partial": 1, "wrong": 0}
+_RANK = {CORRECT: 2, PARTIAL: 1, WRONG: 0}
 
 
 def _contains_tokens(answer_norm: str, gold_norm: str) -> bool:
@@ -37,16 +38,16 @@ def _grade_one(answer: str, gold: str) -> tuple[str, str, float]:
     if missing:
         if written:
             stated = ", ".join(reversed(written.values()))
-            return "wrong", f"states {stated}, gold figure {', '.join(missing)}", f1
-        return "wrong", f"gold figure {', '.join(missing)} missing", f1
+            return WRONG, f"states {stated}, gold figure {', '.join(missing)}", f1
+        return WRONG, f"gold figure {', '.join(missing)} missing", f1
     answer_norm, gold_norm = squad_normalize(answer), squad_normalize(gold)
     if answer_norm == gold_norm:
-        return "correct", "exact match", f1
+        return CORRECT, "exact match", f1
     if _contains_tokens(answer_norm, gold_norm):
-        return "correct", f"contains gold {gold!r}", f1
+        return CORRECT, f"contains gold {gold!r}", f1
     if f1 >= PARTIAL_F1:
-        return "partial", f"token F1 {f1:.2f} >= {PARTIAL_F1}", f1
-    return "wrong", f"token F1 {f1:.2f} < {PARTIAL_F1}", f1
+        return PARTIAL, f"token F1 {f1:.2f} >= {PARTIAL_F1}", f1
+    return WRONG, f"token F1 {f1:.2f} < {PARTIAL_F1}", f1
 
 
 _NUMBER_WORDS = {
@@ -105,9 +106,9 @@ def reference_grade(
         result["grounding"] = context_grounding(answer, context)
         result["unsupported_numbers"] = unsupported_numbers(answer, context)
     if not answer.strip():
-        return {"label": "wrong", "reason": "empty answer", "gold": None, **result}
+        return {"label": WRONG, "reason": "empty answer", "gold": None, **result}
     if is_abstention(answer):
-        return {"label": "wrong", "reason": "abstained", "gold": None, **result}
+        return {"label": WRONG, "reason": "abstained", "gold": None, **result}
     spelled = number_words_to_digits(answer)
     graded = [(_grade_one(spelled, number_words_to_digits(gold)), gold) for gold in golds]
     (label, reason, _), gold = max(graded, key=lambda item: (_RANK[item[0][0]], item[0][2]))

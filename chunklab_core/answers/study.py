@@ -12,7 +12,7 @@ Requests in flight: with ``concurrency`` > 1 the items are first recorded by a b
 built by replaying those records in plan order (``llm.wiring.replaying``), so it is the table a
 later replay gives whatever the concurrency was.
 
-CLI (``make llm-run``): ``python -m chunklab_core.answers.study [--corpus squad|nq] [--questions 200]
+CLI (``make llm-run``): ``chunklab-record-answers [--corpus squad|nq] [--questions 200]
 [--limit N] [--concurrency N] [--backend llamacpp|ollama|openai --base-url URL --answerer NAME MODEL
 --judge NAME=MODEL ...]``, and ``--probes N`` for the judge reliability probes (``judge_probes``).
 

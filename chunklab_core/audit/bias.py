@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from chunklab_core.audit.data import AuditData, binary_labels, judge_name
+from chunklab_core.answers.verdicts import binary_labels, grader_name
+from chunklab_core.audit.data import AuditData
 from chunklab_core.audit.paired import lenient_contrast
 
 BEYOND_REFERENCE = "[beyond reference]"
@@ -38,7 +39,7 @@ def reference_advantage(data: AuditData) -> tuple[int, pd.DataFrame]:
     rows = []
     for column in data.judge_columns:
         agree = binary_labels(data.graded[column]) == grader
-        rows.append({"judge": judge_name(column),
+        rows.append({"judge": grader_name(column),
                      "tagged items": int(tagged.sum()),
                      "agree on tagged": int(agree[tagged].sum()),
                      "other items": int((~tagged).sum()),

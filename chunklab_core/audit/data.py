@@ -2,9 +2,8 @@
 
 Handles: reading the three audit files (:func:`load_audit`; ``python -m
 chunklab_core.audit.draw`` writes them) with every inconsistency reported at once, the
-judges' label scales (three-way ``correct``/``partial``/``wrong``; yes/no ``YES``/``NO``;
-both with ``unparsed``) and the binary "correct vs not" scale they are compared on
-(:func:`binary_labels`, :func:`binary_scores`).
+label scale of each judge column (``yesno_columns`` name the yes/no judges; the labels,
+the binary "correct vs not" scale and the judges' names are :mod:`chunklab_core.answers.verdicts`).
 
 Files (CSV, UTF-8): the sheet (:data:`chunklab_core.audit.sheets.SHEET_COLUMNS`, filled by a
 grader: a person or a model, named with its kind in every graded row), the key (:func:`chunklab_core.audit.sheets.write_key`: sheet id -> ``source_row`` and
@@ -31,22 +30,20 @@ Not handled: drawing the sample (:mod:`chunklab_core.audit.draw`), statistics
 
 from __future__ import annotations
 
+import argparse
 import os
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
 import pandas as pd
 
+from chunklab_core.answers.verdicts import scale_of
 from chunklab_core.audit.topup import wave_strata
 from chunklab_core.core.paths import PROJ_ROOT
 from chunklab_core.audit.sheets import (DEFAULT_JUDGE_COLUMNS, GRADE_COLUMNS, import_grades, read_key, read_sheet, write_sheet_rows)
 
-THREE_WAY = ("correct", "partial", "wrong", "unparsed")
-YES_NO = ("YES", "NO", "unparsed")
-HUMAN = ("correct", "partial", "wrong")
-BINARY = ("correct", "not correct", "unparsed")
 YESNO_COLUMNS = ("judge_qwen15_yesno",)
 REQUIRED_POPULATION = ("item_id", "question", "reference", "answer")
 
@@ -58,39 +55,6 @@ class AuditError(ValueError):
         self.problems = list(problems)
         super().__init__(f"{len(self.problems)} problem(s) with the audit files:\n"
                          + "\n".join(f"  - {p}" for p in self.problems))
-
-
-def judge_name(column: str) -> str:
-    """``judge_qwen15_3way`` -> ``qwen15 3-way``; ``reference_grader`` -> ``reference grader``."""
-    name = column.removeprefix("judge_").replace("_3way", " 3-way").replace("_yesno", " yes/no")
-    return name.replace("_", " ")
-
-
-def judge_scale(column: str, yesno_columns: Sequence[str] = YESNO_COLUMNS) -> tuple[str, ...]:
-    """The labels a judge column may hold: :data:`YES_NO` or :data:`THREE_WAY`."""
-    return YES_NO if column in yesno_columns else THREE_WAY
-
-
-def binary_labels(labels, lenient: bool = False) -> np.ndarray:
-    """Map verdicts to ``correct`` / ``not correct`` / ``unparsed``.
-
-    ``correct`` and ``YES`` -> ``correct``; ``partial``, ``wrong`` and ``NO`` -> ``not correct``
-    (with ``lenient=True`` a ``partial`` counts as ``correct``); ``unparsed`` stays itself.
-    Any other label raises, so nothing is silently re-labelled.
-    """
-    passing = {"correct", "YES"} | ({"partial"} if lenient else set())
-    failing = {"partial", "wrong", "NO"} - passing
-    values = np.asarray(labels, dtype=object)
-    unknown = sorted({str(v) for v in values} - passing - failing - {"unparsed"})
-    if unknown:
-        raise ValueError(f"unknown verdict label(s) {unknown}")
-    return np.where(np.isin(values, list(passing)), "correct",
-                    np.where(values == "unparsed", "unparsed", "not correct")).astype(object)
-
-
-def binary_scores(labels, lenient: bool = False) -> np.ndarray:
-    """1.0 where :func:`binary_labels` says ``correct``, else 0.0 (``unparsed`` is not a pass)."""
-    return (binary_labels(labels, lenient) == "correct").astype(float)
 
 
 @dataclass
@@ -136,10 +100,10 @@ def _problems(population: pd.DataFrame, key: pd.DataFrame, grades: pd.DataFrame,
     if absent:
         return [f"key lacks column(s) {absent} (write it with sheets.write_key)"]
     for column in judge_columns:
-        bad = sorted(set(population[column]) - set(judge_scale(column, yesno_columns)))
+        bad = sorted(set(population[column]) - set(scale_of(column, yesno_columns)))
         if bad:
             problems.append(f"population column {column} has label(s) {bad}; allowed: "
-                            f"{list(judge_scale(column, yesno_columns))}")
+                            f"{list(scale_of(column, yesno_columns))}")
     duplicated = population["item_id"][population["item_id"].duplicated()].unique()
     if len(duplicated):
         problems.append(f"population item_id values repeat: {list(duplicated[:10])}")
@@ -307,7 +271,7 @@ def for_grader(data: AuditData, grader: str) -> AuditData:
 def write_blank_copy(sheet_path, out_path) -> Path:
     """Copy a sheet with its grade columns emptied, so another person can grade the same items.
 
-    Refuses to overwrite ``out_path``. CLI: ``python -m chunklab_core.audit.data SHEET OUT``.
+    Refuses to overwrite ``out_path``. CLI: ``chunklab-blank-sheet SHEET OUT`` (:func:`main`).
     """
     out_path = Path(out_path)
     if out_path.exists():
@@ -318,9 +282,22 @@ def write_blank_copy(sheet_path, out_path) -> Path:
     return out_path
 
 
-if __name__ == "__main__":
-    import sys
+def main(argv: list[str] | None = None) -> int:
+    """``chunklab-blank-sheet SHEET OUT``: a blank copy of a grading sheet for another grader."""
+    parser = argparse.ArgumentParser(
+        description="Copy a grading sheet with its grades emptied, so another grader (a person "
+                    "or a model) grades the same items blind. Refuses to overwrite OUT.")
+    parser.add_argument("sheet", help="the sheet to copy (a path; a relative one is also looked up from the repository root)")
+    parser.add_argument("out", type=Path, help="the blank copy to write (must not exist)")
+    args = parser.parse_args(argv)
+    try:
+        written = write_blank_copy(args.sheet, args.out)
+    except (FileExistsError, FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(f"blank copy written: {written}")
+    return 0
 
-    if len(sys.argv) != 3:
-        raise SystemExit("usage: python -m chunklab_core.audit.data SHEET OUT (a blank copy to grade)")
-    print(f"blank copy written: {write_blank_copy(sys.argv[1], sys.argv[2])}")
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -6,7 +6,7 @@ the blind sheet and the key under ``data/audit/`` (``paths.AUDIT_DIR``) with :fu
 (strata: the graders' pass/fail patterns, disagreements oversampled).
 It refuses to overwrite a sheet that already holds grades.
 
-CLI: ``python -m chunklab_core.audit.draw [--half-width 0.07] [--min-n 120] [--seed 6]
+CLI: ``chunklab-audit-draw [--half-width 0.07] [--min-n 120] [--seed 6]
 [--out data/audit] [--name post05_v2] [--top-up]``: the sample size is the smallest ``n >= --min-n``
 whose planned interval half-width meets the target (:mod:`chunklab_core.audit.sizing`, with
 planning variances from the graded pilot sheet ``--pilot``), or ``--n``. ``--top-up`` adds
@@ -77,8 +77,7 @@ def population_table(study, corpora: dict) -> pd.DataFrame:
 
 def _pilot_variances(out: Path, pilot: str) -> dict[bool, float] | None:
     """Planning variances from a graded pilot sheet (``<pilot>_sheet.csv`` + key), or None."""
-    import numpy as np
-
+    from chunklab_core.answers.verdicts import passed
     from chunklab_core.audit.sizing import planning_variances
     from chunklab_core.audit.sheets import import_grades
 
@@ -87,7 +86,7 @@ def _pilot_variances(out: Path, pilot: str) -> dict[bool, float] | None:
         return None
     grades = import_grades(sheet, key_path=key)
     grades = grades[grades["graded"]]
-    return planning_variances(np.asarray(grades["grade"] == "correct", dtype=float),
+    return planning_variances(passed(grades["grade"]),
                               grades["stratum"].to_numpy(), grades["disagreement"].to_numpy())
 
 
@@ -95,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     from chunklab_core.answers.study import DEFAULT_STRATEGIES, load_study
     from chunklab_core.data.corpora import load_corpus
     from chunklab_core.llm.wiring import make_models
-    from chunklab_core.audit.sample import draw_audit_sample, pass_fail, verdict_labels, verdict_patterns
+    from chunklab_core.answers.verdicts import pass_fail
+    from chunklab_core.audit.sample import draw_audit_sample, verdict_labels, verdict_patterns
     from chunklab_core.audit.sizing import WORST_CASE_VARIANCE, sample_size_for_precision
     from chunklab_core.audit.sheets import DEFAULT_JUDGE_COLUMNS, read_sheet, write_key, write_sheet
 

@@ -12,9 +12,9 @@ lock: atomically (a failed write leaves the previous sheet), never while another
 it open, never over a version changed on disk meanwhile, and keeping unknown cells and
 columns, the BOM, line endings and file mode.
 
-CLI: ``python -m chunklab_core.audit.grade_batch SHEET BATCH --grader ID --grader-kind KIND``.
+CLI: ``chunklab-grade-batch SHEET BATCH --grader ID --grader-kind KIND``.
 
-Not handled: grading itself (a person uses ``python -m chunklab_core.audit.grader``), changing a
+Not handled: grading itself (a person uses ``chunklab-grade``), changing a
 grade (edit the sheet by hand, on purpose).
 """
 

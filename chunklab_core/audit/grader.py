@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m chunklab_core.audit.grader SHEET [--grader NAME] [--start N]
+    chunklab-grade SHEET [--grader NAME] [--start N]   (or: python -m chunklab_core.audit.grader ...)
 
 Shows one item at a time ("item 7/60", the question, the reference answer(s), the model's
 answer) and takes one key per verdict:
@@ -264,7 +264,7 @@ class Session:
         text = (f"graded {graded}/{len(self.rows)}, skipped {skipped}, remaining {remaining} "
                 f"({self.graded_now} saved in this session) -> {self.path}")
         if graded < len(self.rows):
-            text += f"\nrun again to continue: python -m chunklab_core.audit.grader {self.path}"
+            text += f"\nrun again to continue: chunklab-grade {self.path}"
         return text
 
 
@@ -348,7 +348,7 @@ def _exit_on_signal(signum: int, frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m chunklab_core.audit.grader", epilog=KEYS_HELP,
+        prog="chunklab-grade", epilog=KEYS_HELP,
         description="Grade a hand-grading sheet in the terminal, one key per item.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sheet", type=Path, help="the sheet CSV (written by sheets.write_sheet)")

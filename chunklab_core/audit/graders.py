@@ -27,11 +27,11 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from chunklab_core.answers.verdicts import BINARY_GRADES, CORRECT, HUMAN, PARTIAL, WRONG, binary_labels
 from chunklab_core.stats.agreement import kappa_ci
-from chunklab_core.audit.sheets import LABELS, is_human
+from chunklab_core.audit.sheets import is_human
 
-ORDER = {"wrong": 0, "partial": 1, "correct": 2}  # the tie-break: lower wins
-BINARY_OF = {"correct": "correct", "partial": "not correct", "wrong": "not correct"}
+ORDER = {WRONG: 0, PARTIAL: 1, CORRECT: 2}  # the tie-break: lower wins
 
 
 def adjudicate(labels: pd.DataFrame) -> pd.Series:
@@ -41,7 +41,7 @@ def adjudicate(labels: pd.DataFrame) -> pd.Series:
     """
     def one(row) -> str | None:
         given = [v for v in row if isinstance(v, str) and v]
-        unknown = set(given) - set(LABELS)
+        unknown = set(given) - set(HUMAN)
         if unknown:
             raise ValueError(f"unknown grade(s) {sorted(unknown)}")
         if not given:
@@ -84,10 +84,6 @@ def grader_words(graders: pd.DataFrame) -> GraderWords:
                        False, True)
 
 
-def _binary(values) -> np.ndarray:
-    return np.array([BINARY_OF[v] for v in values], dtype=object)
-
-
 def grader_agreement(grades: pd.DataFrame, resamples: int = 10_000, seed: int = 0,
                      confidence: float = 0.95) -> pd.DataFrame:
     """Every pair of graders on their common items; ``grades`` is the long table of graded rows.
@@ -108,8 +104,8 @@ def grader_agreement(grades: pd.DataFrame, resamples: int = 10_000, seed: int = 
             if "qid" in units.columns else None
         for scale, x, y, labels in (
                 ("three-way", both[a].to_numpy(dtype=object), both[b].to_numpy(dtype=object),
-                 list(LABELS)),
-                ("binary", _binary(both[a]), _binary(both[b]), ["correct", "not correct"])):
+                 list(HUMAN)),
+                ("binary", binary_labels(both[a]), binary_labels(both[b]), list(BINARY_GRADES))):
             kappa = kappa_ci(x, y, resamples=resamples, seed=seed, confidence=confidence,
                              labels=labels, clusters=clusters)
             rows.append({"grader a": a, "grader b": b, "scale": scale, "items": len(both),

@@ -36,7 +36,9 @@ from typing import NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from chunklab_core.audit.data import AuditData, binary_labels, binary_scores, judge_name
+from chunklab_core.answers.verdicts import CORRECT, NOT_CORRECT, UNPARSED, binary_labels, binary_scores, grader_name
+from chunklab_core.audit.data import AuditData
+from chunklab_core.stats.claims import interval_side
 from chunklab_core.stats.bootstrap import percentile_interval
 from chunklab_core.stats.clustered import clustered_resampled_means
 
@@ -69,12 +71,9 @@ def weighted_mean_ci(values, weights, clusters, resamples: int = 10_000, seed: i
 
 def reading_of(low: float, high: float, higher: str = "higher", lower: str = "lower",
                same: str = "cannot be told apart") -> str:
-    """``higher`` when the interval lies above 0, ``lower`` below 0, else ``same``."""
-    if low > 0:
-        return higher
-    if high < 0:
-        return lower
-    return same
+    """``higher`` when the interval lies above 0, ``lower`` below 0, else ``same``
+    (:func:`chunklab_core.stats.claims.interval_side`)."""
+    return {1: higher, -1: lower, 0: same}[interval_side(low, high)]
 
 
 def _units(graded: pd.DataFrame) -> np.ndarray:
@@ -101,7 +100,7 @@ def paired_differences(data: AuditData, resamples: int = 10_000, seed: int = 0,
         for column in data.judge_columns:
             d = _per_item_difference(data, column, variant == "lenient")
             result = weighted_mean_ci(d, weights, units, resamples, seed, confidence)
-            rows.append({"judge": judge_name(column), "variant": variant,
+            rows.append({"judge": grader_name(column), "variant": variant,
                          "difference": result.estimate, "low": result.low, "high": result.high,
                          "graded": result.n, "questions": result.clusters,
                          "reading": reading_of(result.low, result.high,
@@ -118,11 +117,11 @@ def direction_rates(data: AuditData, resamples: int = 10_000, seed: int = 0,
     rows = []
     for column in data.judge_columns:
         judge = binary_labels(data.graded[column])
-        lenient = ((judge == "correct") & (grader == "not correct")).astype(float)
-        strict = ((judge == "not correct") & (grader == "correct")).astype(float)
-        row = {"judge": judge_name(column), "graded": len(judge),
+        lenient = ((judge == CORRECT) & (grader == NOT_CORRECT)).astype(float)
+        strict = ((judge == NOT_CORRECT) & (grader == CORRECT)).astype(float)
+        row = {"judge": grader_name(column), "graded": len(judge),
                "lenient items": int(lenient.sum()), "strict items": int(strict.sum()),
-               "unparsed items": int((judge == "unparsed").sum())}
+               "unparsed items": int((judge == UNPARSED).sum())}
         for name, values in (("lenient", lenient), ("strict", strict),
                              ("lenient - strict", lenient - strict)):
             result = weighted_mean_ci(values, weights, units, resamples, seed, confidence)
@@ -145,7 +144,7 @@ def judge_contrasts(data: AuditData, variant: str = "strict", resamples: int = 1
     for a, b in combinations(data.judge_columns, 2):
         values = _per_item_difference(data, a, lenient) - _per_item_difference(data, b, lenient)
         result = weighted_mean_ci(values, weights, units, resamples, seed, confidence)
-        rows.append({"judge a": judge_name(a), "judge b": judge_name(b), "variant": variant,
+        rows.append({"judge a": grader_name(a), "judge b": grader_name(b), "variant": variant,
                      "bias a - bias b": result.estimate, "low": result.low, "high": result.high,
                      "reading": reading_of(result.low, result.high, "a passes more",
                                            "b passes more")})
@@ -160,12 +159,12 @@ def lenient_contrast(data: AuditData, column_a: str, column_b: str, resamples: i
     grader = binary_labels(data.graded["grade"])
 
     def lenient(column):
-        return ((binary_labels(data.graded[column]) == "correct")
-                & (grader == "not correct")).astype(float)
+        return ((binary_labels(data.graded[column]) == CORRECT)
+                & (grader == NOT_CORRECT)).astype(float)
 
     result = weighted_mean_ci(lenient(column_a) - lenient(column_b), weights, units, resamples,
                               seed, confidence)
-    return {"judge a": judge_name(column_a), "judge b": judge_name(column_b),
+    return {"judge a": grader_name(column_a), "judge b": grader_name(column_b),
             "lenient a - lenient b": result.estimate, "low": result.low, "high": result.high,
             "reading": reading_of(result.low, result.high, "a more lenient", "b more lenient")}
 
@@ -180,7 +179,7 @@ def agreement_contrasts(data: AuditData, resamples: int = 10_000, seed: int = 0,
     rows = []
     for a, b in combinations(data.judge_columns, 2):
         result = weighted_mean_ci(agree[a] - agree[b], weights, units, resamples, seed, confidence)
-        rows.append({"judge a": judge_name(a), "judge b": judge_name(b),
+        rows.append({"judge a": grader_name(a), "judge b": grader_name(b),
                      "agreement a - agreement b": result.estimate, "low": result.low,
                      "high": result.high,
                      "reading": reading_of(result.low, result.high, "a agrees more",

@@ -17,7 +17,7 @@ of items whose pass/fail changes in at least one sample, each with a 95% interva
 resamples questions, and ``unparsed`` counts).
 
 CLI (records; ~6 s per 1.5B call on a laptop CPU):
-``python -m chunklab_core.audit.retest [--items 30] [--samples 3] [--temperature 0.7]``.
+``chunklab-judge-retest [--items 30] [--samples 3] [--temperature 0.7]``.
 
 Not handled: the yes/no judge (its prompt is a different question), other temperatures in
 one run (pass ``--temperature``; each is its own set of records).
@@ -31,7 +31,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from chunklab_core.audit.data import binary_labels, resolve_path
+from chunklab_core.answers.verdicts import UNPARSED, binary_labels
+from chunklab_core.audit.data import resolve_path
 from chunklab_core.core.paths import AUDIT_DIR, RECORDS_DIR
 
 RETEST_JUDGES = {"qwen15": "qwen-1.5b", "qwen05": "qwen-0.5b"}
@@ -114,7 +115,7 @@ def retest_summary(verdicts: pd.DataFrame, items: pd.DataFrame, resamples: int =
         ones = np.ones(len(per_item))
         row = {"judge": judge, "items": len(per_item),
                "samples per item": int(group.groupby("item_id").size().max()),
-               "unparsed": int((group["label"] == "unparsed").sum())}
+               "unparsed": int((group["label"] == UNPARSED).sum())}
         for name, values in (("verdicts changed", per_item["changed"]),
                              ("items with a pass/fail flip", per_item["flipped"].astype(float))):
             result = weighted_mean_ci(values.to_numpy(dtype=float), ones, per_item["qid"],

@@ -36,13 +36,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Sequence
 
+from chunklab_core.answers.verdicts import pass_fail
 from chunklab_core.audit.sheets import DEFAULT_ID_COLUMNS, DEFAULT_JUDGE_COLUMNS, GRADE_COLUMNS, cell_text
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["allocate_sample", "pass_fail", "verdict_patterns", "draw_audit_sample",
-           "PASS_LABELS", "FAIL_LABELS", "SCALES"]
+__all__ = ["allocate_sample", "verdict_patterns", "draw_audit_sample", "SCALES"]
 
 
 def allocate_sample(sizes: Sequence[int], disagreement: Sequence[bool], n: int,
@@ -86,15 +86,7 @@ def allocate_sample(sizes: Sequence[int], disagreement: Sequence[bool], n: int,
     return [f + e for f, e in zip(floors, extra)]
 
 
-PASS_LABELS = frozenset({"correct", "YES"})
-FAIL_LABELS = frozenset({"partial", "wrong", "NO"})
 SCALES = ("labels", "pass/fail")
-
-
-def pass_fail(label: str) -> str:
-    """``pass`` for correct/YES, ``fail`` for partial/wrong/NO; anything else (``unparsed``,
-    ``missing``) unchanged, so it stays a pattern of its own."""
-    return "pass" if label in PASS_LABELS else "fail" if label in FAIL_LABELS else label
 
 
 def verdict_labels(table: pd.DataFrame, judge_columns: Sequence[str]) -> pd.DataFrame:
@@ -127,7 +119,7 @@ def draw_audit_sample(graded: pd.DataFrame, n: int = 60, *, seed: int,
     renamed ``source_item_id``), the judge columns, ``stratum``, ``disagreement``,
     ``stratum_size``, ``stratum_sample``, ``inclusion_prob``, ``weight`` and ``stratum_scale``.
     ``scale="labels"`` makes each distinct tuple of labels a stratum; ``"pass/fail"`` first maps
-    every label to pass/fail (:func:`pass_fail`), giving far fewer strata when four graders
+    every label to pass/fail (:func:`chunklab_core.answers.verdicts.pass_fail`), giving far fewer strata when four graders
     mix three-way and YES/NO labels. Either way a *disagreement* pattern is one whose graders
     differ on the pass/fail scale (``YES`` and ``correct`` agree).
     """

@@ -2,7 +2,7 @@
 
 Handles: writing the blind sheet (what the person sees) and the key (what the judges said,
 the stratum and the sampling weight) as two separate CSV files; reading a filled sheet back,
-from the terminal grader (``python -m chunklab_core.audit.grader``) or from any spreadsheet, with
+from the terminal grader (``chunklab-grade``) or from any spreadsheet, with
 every problem reported at once. Not handled: drawing the sample
 (:mod:`chunklab_core.audit.sample`), agreement statistics between people and judges (the
 analysis layer reads :func:`import_grades` and the key weights), and merging several
@@ -15,7 +15,7 @@ Workflow::
     sheet, key = draw_audit_sample(graded, n=60, seed=6)
     write_sheet(sheet, AUDIT_DIR / "mine_sheet.csv")      # give this one to the grader
     write_key(key, AUDIT_DIR / "mine_key.csv")            # keep this one away from the grader
-    # $ python -m chunklab_core.audit.grader data/audit/mine_sheet.csv --grader ana
+    # $ chunklab-grade data/audit/mine_sheet.csv --grader ana
     grades = import_grades(AUDIT_DIR / "mine_sheet.csv", key_path=AUDIT_DIR / "mine_key.csv")
 
 Sheet format (CSV, UTF-8, comma-separated, one row per item): ``item_id, question, reference,
@@ -38,13 +38,14 @@ import os
 from collections import defaultdict
 from typing import TYPE_CHECKING, Iterable, Sequence
 
+from chunklab_core.answers.verdicts import HUMAN
 from chunklab_core.core.atomic_files import atomic_write_text  # noqa: F401  (re-exported: the grader saves with it)
 
 if TYPE_CHECKING:
     import pandas as pd
 
-LABELS = ("correct", "partial", "wrong")
-LETTERS = {"c": "correct", "p": "partial", "w": "wrong"}
+LABELS = HUMAN  # the grades a grader gives (:mod:`chunklab_core.answers.verdicts`)
+LETTERS = {label[0]: label for label in LABELS}  # c, p, w
 SHEET_COLUMNS = ("item_id", "question", "reference", "passage", "answer",
                  "grade", "grader", "grader_kind", "graded_at", "note")
 GRADE_COLUMNS = ("grade", "grader", "grader_kind", "graded_at", "note")

@@ -9,7 +9,7 @@ kind ``model:synthetic``), optionally a second sheet by a second, noisier synthe
 The three files have the layout ``python -m chunklab_core.audit.draw`` writes, so
 :func:`chunklab_core.audit.data.load_audit` and notebook 06 read them unchanged.
 
-CLI: ``python -m chunklab_core.audit.synthetic FOLDER [--items 400] [--sample 90] [--seed 6]
+CLI: ``chunklab-synthetic-audit FOLDER [--items 400] [--sample 90] [--seed 6]
 [--ungraded 0]`` writes ``post05_{population,key,sheet}.csv`` into FOLDER.
 
 Not handled: anything real. The files are never written into ``data/audit`` or ``data/records``
@@ -24,24 +24,25 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from chunklab_core.answers.verdicts import CORRECT, HUMAN, PARTIAL, THREE_WAY, YES_NO
 from chunklab_core.audit.sample import draw_audit_sample
 from chunklab_core.audit.sheets import write_key, write_sheet
 from chunklab_core.core import paths
 
 SYNTHETIC_KIND = "model:synthetic"  # the grades are filled in by this script, not by a person
-TRUE_GRADES = ("correct", "partial", "wrong")
+TRUE_GRADES = HUMAN
 TRUE_SHARES = (0.55, 0.15, 0.30)
 # judge column -> (its labels, P(label | true grade) for true grade correct, partial, wrong)
 JUDGE_BEHAVIOUR = {
-    "judge_qwen15_3way": (("correct", "partial", "wrong", "unparsed"),
+    "judge_qwen15_3way": (THREE_WAY,
                           ((0.92, 0.05, 0.02, 0.01), (0.50, 0.35, 0.15, 0.00),
                            (0.18, 0.07, 0.74, 0.01))),
-    "judge_qwen15_yesno": (("YES", "NO", "unparsed"),
+    "judge_qwen15_yesno": (YES_NO,
                            ((0.93, 0.06, 0.01), (0.55, 0.45, 0.00), (0.12, 0.87, 0.01))),
-    "judge_qwen05_3way": (("correct", "partial", "wrong", "unparsed"),
+    "judge_qwen05_3way": (THREE_WAY,
                           ((0.80, 0.08, 0.07, 0.05), (0.45, 0.25, 0.25, 0.05),
                            (0.30, 0.10, 0.55, 0.05))),
-    "reference_grader": (("correct", "partial", "wrong", "unparsed"),
+    "reference_grader": (THREE_WAY,
                          ((0.75, 0.15, 0.10, 0.00), (0.05, 0.50, 0.45, 0.00),
                           (0.01, 0.04, 0.95, 0.00))),
 }
@@ -101,7 +102,7 @@ def write_synthetic_audit(folder, n_items: int = 400, n_sample: int = 90, seed: 
     sheet["grader_kind"] = np.where(graded, grader_kind, "")
     days = np.random.default_rng(seed).integers(1, 28, size=len(sheet))
     sheet["graded_at"] = [f"2026-08-{d:02d}T10:00:00+00:00" if g else "" for d, g in zip(days, graded)]
-    sheet["note"] = np.where(graded & (truth == "partial"), "synthetic: half of the answer", "")
+    sheet["note"] = np.where(graded & (truth == PARTIAL), "synthetic: half of the answer", "")
     files = {name: folder / f"post05_{name}.csv" for name in ("sheet", "key", "population")}
     population.drop(columns="true_grade").to_csv(files["population"], index=False,
                                                  lineterminator="\n")
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     files, population = write_synthetic_audit(args.folder, args.items, args.sample, args.seed,
                                               args.ungraded, second_grader=args.second_grader)
-    share = (population["true_grade"] == "correct").mean()
+    share = (population["true_grade"] == CORRECT).mean()
     print(f"wrote {', '.join(str(p) for p in files.values())}; true share correct {share:.3f}")
     return 0
 

@@ -10,17 +10,20 @@ rename so a failed or interrupted fetch never leaves a half-written file in the 
 Errors name the file and give advice that fits where it was read from: a damaged file in the
 mirror is to be replaced in the mirror (fetching again would read the same file); a damaged
 cached copy is deleted and downloaded again automatically. :func:`fetch_all` (``make data``)
-checks every file and reports every problem at once.
+checks every file and reports every problem at once; :func:`main` is the command
+``chunklab-data [KEY ...]`` (also ``python -m chunklab_core.data.registry``).
 
 Not handled: parsing (``squad``, ``longdocs``, ``loaders``).
 """
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import hashlib
 import os
 import shutil
+import sys
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -236,11 +239,27 @@ def open_text(key: str) -> str:
         return handle.read().decode("utf-8")
 
 
-if __name__ == "__main__":  # ``python -m chunklab_core.data.registry``: fetch and verify everything
+def main(argv: list[str] | None = None) -> int:
+    """``chunklab-data [KEY ...]`` (``make data``): fetch and verify every registered file, or ``KEY``s."""
+    parser = argparse.ArgumentParser(
+        description="Fetch every registered data set (or read the folder named by "
+                    f"{MIRROR_ENV}) into the cache and verify its sha256.")
+    parser.add_argument("keys", nargs="*", metavar="KEY",
+                        help="only these files (default: all): " + ", ".join(sorted(REGISTRY)))
+    args = parser.parse_args(argv)
+    unknown = [key for key in args.keys if key not in REGISTRY]
+    if unknown:
+        parser.error(f"unknown data file(s) {', '.join(unknown)}; known: {', '.join(sorted(REGISTRY))}")
     try:
-        fetched = fetch_all()
+        fetched = fetch_all(args.keys or None)
     except DataError as error:
-        raise SystemExit(f"make data: {error}") from None
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     for name, location in fetched.items():
         entry = REGISTRY[name]
         print(f"ok  {name:26s} {entry.sha256[:12]}  {entry.license:40s} {location}")
+    return 0
+
+
+if __name__ == "__main__":  # ``python -m chunklab_core.data.registry`` = ``chunklab-data``
+    raise SystemExit(main())

@@ -23,9 +23,10 @@ from chunklab_core.chunking import STRATEGIES, chunk_corpus, strategy_label
 from chunklab_core.core.corpus import Corpus
 from chunklab_core.data.corpora import CORPUS_LABELS
 from chunklab_core.evaluation.scoring import run_cell
-from chunklab_core.retrieval.run import RetrievalRun
+from chunklab_core.evaluation.measures import KS, metric_columns, parse
+from chunklab_core.evaluation.span_metrics import SPAN_MEASURES, span_scores
+from chunklab_core.retrieval.run import RETRIEVERS, RetrievalRun, make_retriever
 
-RETRIEVERS = ("bm25", "dense", "hybrid")
 EMBEDDING_STRATEGIES = {"semantic_embedding", "semantic_no_floor"}
 
 
@@ -57,22 +58,9 @@ class MatrixResult:
     truncated: pd.DataFrame = field(default=None)
 
 
-def _retriever_engine(name: str, dense):
-    from chunklab_core.retrieval.bm25 import BM25Index
-    from chunklab_core.retrieval.hybrid import HybridRetriever
-
-    if name == "bm25":
-        return BM25Index()
-    if name == "dense":
-        return dense
-    if name == "hybrid":
-        return HybridRetriever([BM25Index(), dense])
-    raise ValueError(f"unknown retriever {name!r}; known: {', '.join(RETRIEVERS)}")
-
-
 def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers: Sequence[str] = RETRIEVERS,
                models: Sequence[str] = ("all-MiniLM-L6-v2",), model_corpora: dict[str, Sequence[str]] | None = None,
-               ks: Sequence[int] = (1, 3, 5, 10), threshold: float = 0.90, progress: bool = True,
+               ks: Sequence[int] = KS, threshold: float = 0.90, progress: bool = True,
                model_strategies: dict[str, Sequence[str]] | None = None, backend: str = "torch") -> MatrixResult:
     """Score every (corpus, model, strategy, retriever) cell.
 
@@ -83,9 +71,7 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
     """
     from tqdm import tqdm
 
-    from chunklab_core.retrieval.dense import DenseRetriever
     from chunklab_core.evaluation.slot_metrics import pool_judgments, score_slots
-    from chunklab_core.evaluation.span_metrics import span_scores
 
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
@@ -100,7 +86,7 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.disable_progress_bar()
-    dense_models = {m: DenseRetriever(m, backend=backend, show_progress=progress) for m in models}
+    dense_models = {m: make_retriever("dense", model=m, backend=backend, show_progress=progress) for m in models}
     first_model = models[0]
     runs: dict[tuple[str, str, str, str], RetrievalRun] = {}
     chunk_sets: dict[tuple[str, str], list] = {}
@@ -129,14 +115,14 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
                 if retriever == "bm25" and model != first_model:
                     continue
                 run = run_cell(corpus, strategy, retriever, k_max=k_max, chunks=chunks,
-                               engine=_retriever_engine(retriever, dense))
+                               engine=make_retriever(retriever, dense=dense))
                 runs[(corpus_name, model, strategy, retriever)] = run
                 cell_runs.append((model, retriever, run))
         pool = pool_judgments([run for _, _, run in cell_runs], threshold=threshold)
         for model, retriever, run in cell_runs:
             scored = score_slots(run, ks, threshold=threshold, pool_grades=pool)
             spans = span_scores(run, ks)
-            span_cols = [c for c in spans.columns if c.startswith(("span_", "complete_evidence"))]
+            span_cols = [c for c in metric_columns(spans.columns) if parse(c)[0] in SPAN_MEASURES]
             scored = pd.concat([scored.reset_index(drop=True), spans[span_cols].reset_index(drop=True)], axis=1)
             scored.insert(1, "model", model if retriever != "bm25" else "—")
             scored["corpus"] = corpus_name

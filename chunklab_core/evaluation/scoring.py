@@ -3,7 +3,8 @@
 Handles: chunking a corpus, fitting a retriever on the indexed spans, searching every
 question (the ranked contexts of ``retrieval.run``), judging relevance, and computing every per-question metric
 (``metrics``) and token count (``tokens``). Output columns: corpus, strategy, retriever,
-qid, doc_id, n_relevant, first_rank, hit@k, p@k, rr@10, ndcg@10, tokens@k.
+qid, doc_id, n_relevant, first_rank, hit@k, p@k, rr@k_max, ndcg@k_max, tokens@k (names from
+``measures``; k_max is the largest k, 10 by default).
 
 Relevance here is the post-01 rule: a returned context is relevant when, after lower-casing
 and collapsing whitespace (``text.normalize``), it contains any alternative of the
@@ -24,13 +25,13 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.evaluation import ranking_metrics as metrics
+from chunklab_core.evaluation.measures import KS, column, metric_columns
 from chunklab_core.chunking import chunk_corpus
 from chunklab_core.core.corpus import Chunk, Corpus
 from chunklab_core.core.text import normalize
 from chunklab_core.retrieval.run import RetrievalRun, collapse_to_contexts, make_retriever
 from chunklab_core.core.tokens import count_tokens_many
 
-KS = (1, 3, 5, 10)
 SEPARATOR = "\x00"
 
 
@@ -136,13 +137,13 @@ def score_run(run: RetrievalRun, ks: Sequence[int] = KS) -> pd.DataFrame:
         "first_rank": first,
     }
     for k in ks:
-        frame[f"hit@{k}"] = metrics.hit_at_k(rel, k)
+        frame[column("hit", k)] = metrics.hit_at_k(rel, k)
     for k in ks:
-        frame[f"p@{k}"] = metrics.precision_at_k(rel, k)
-    frame[f"rr@{k_max}"] = metrics.reciprocal_rank_at_k(rel, k_max)
-    frame[f"ndcg@{k_max}"] = metrics.ndcg_at_k(rel, k_max, metrics.binary_ideal_gains(n_relevant, k_max))
+        frame[column("p", k)] = metrics.precision_at_k(rel, k)
+    frame[column("rr", k_max)] = metrics.reciprocal_rank_at_k(rel, k_max)
+    frame[column("ndcg", k_max)] = metrics.ndcg_at_k(rel, k_max, metrics.binary_ideal_gains(n_relevant, k_max))
     for k in ks:
-        frame[f"tokens@{k}"] = metrics.tokens_at_k(tokens, k)
+        frame[column("tokens", k)] = metrics.tokens_at_k(tokens, k)
     return pd.DataFrame(frame)
 
 
@@ -189,16 +190,17 @@ def summarize(per_question: pd.DataFrame, ks: Sequence[int] = KS, target: float 
     ``hit@k`` (smallest k) was measured -- a slot-metric table leaves questions without gold
     unmeasured -- and ``unmeasured`` counts the rest, so no question disappears silently.
     """
-    metric_cols = [c for c in per_question.columns if "@" in c]
+    metric_cols = metric_columns(per_question.columns)
     keys = ["corpus", "strategy", "retriever"]
     grouped = per_question.groupby(keys, sort=False)
     table = grouped[metric_cols].mean().reset_index()
-    measured = grouped[f"hit@{min(ks)}"].count().values
+    measured = grouped[column("hit", min(ks))].count().values
     table.insert(len(keys), "questions", measured)
     table.insert(len(keys) + 1, "unmeasured", grouped.size().values - measured)
     costs = []
     for _, row in table.iterrows():
-        k, tokens = metrics.context_cost({k: row[f"hit@{k}"] for k in ks}, {k: row[f"tokens@{k}"] for k in ks}, target)
+        k, tokens = metrics.context_cost({k: row[column("hit", k)] for k in ks},
+                                        {k: row[column("tokens", k)] for k in ks}, target)
         costs.append((k, tokens))
     table["cost_k"] = [c[0] for c in costs]
     table["context_cost_tokens"] = [c[1] for c in costs]

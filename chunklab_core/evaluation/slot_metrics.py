@@ -47,7 +47,7 @@ import pandas as pd
 
 from chunklab_core.evaluation import gold_slots, ranking_metrics as metrics
 from chunklab_core.core import textmatch
-from chunklab_core.evaluation.scoring import KS
+from chunklab_core.evaluation.measures import KS, column
 from chunklab_core.retrieval.run import RetrievalRun
 from chunklab_core.core.tokens import count_tokens, count_tokens_many
 
@@ -262,25 +262,25 @@ def slot_scores(judged: RankedJudgments, ks: Sequence[int] = KS,
         "qid": judged.qids, "doc_id": judged.doc_ids, "has_gold": gold, "n_slots": judged.n_slots,
     }
     for k in ks:
-        frame[f"recall@{k}"] = recall[:, k - 1]
+        frame[column("recall", k)] = recall[:, k - 1]
     for k in ks:
-        frame[f"complete@{k}"] = np.where(recall[:, k - 1] == 1.0, 1.0, 0.0) * masked
+        frame[column("complete", k)] = np.where(recall[:, k - 1] == 1.0, 1.0, 0.0) * masked
     for k in ks:
-        frame[f"hit@{k}"] = filled_any[:, k - 1] * masked
+        frame[column("hit", k)] = filled_any[:, k - 1] * masked
     hits = judged.fills.any(axis=2).astype(float)  # the hit definition of relevant, per rank
     for k in ks:
-        frame[f"p@{k}"] = metrics.precision_at_k(hits, k) * masked
-    frame[f"rr@{k_max}"] = metrics.reciprocal_rank_at_k(hits, k_max) * masked
+        frame[column("p", k)] = metrics.precision_at_k(hits, k) * masked
+    frame[column("rr", k_max)] = metrics.reciprocal_rank_at_k(hits, k_max) * masked
     ideal = _ideal_gains(judged, k_max, pool_grades)
-    frame[f"ndcg@{k_max}"] = metrics.ndcg_at_k(judged.grades, k_max, ideal) * masked
+    frame[column("ndcg", k_max)] = metrics.ndcg_at_k(judged.grades, k_max, ideal) * masked
     frame["ndcg_ideal"] = "returned" if pool_grades is None else "pool"
     for k in ks:
-        frame[f"tokens@{k}"] = metrics.tokens_at_k(judged.tokens, k)
+        frame[column("tokens", k)] = metrics.tokens_at_k(judged.tokens, k)
     for k in ks:
         tokens = metrics.tokens_at_k(judged.tokens, k)
         gold_tokens = _found_gold_tokens(judged, k)
         efficiency = np.divide(gold_tokens, tokens, out=np.full(n_q, np.nan), where=tokens > 0)
-        frame[f"context_efficiency@{k}"] = efficiency * masked
+        frame[column("context_efficiency", k)] = efficiency * masked
     return pd.DataFrame(frame)
 
 

@@ -31,8 +31,10 @@ from typing import Iterable, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from chunklab_core.evaluation.scoring import KS
+from chunklab_core.evaluation.measures import KS, column
 from chunklab_core.retrieval.run import RetrievalRun
+
+SPAN_MEASURES = ("span_recall", "span_precision", "span_iou", "complete_evidence")  # registry names, column order
 
 Interval = tuple[int, int]
 DocSpan = tuple[str, int, int]
@@ -129,17 +131,16 @@ def span_scores(run: RetrievalRun, ks: Sequence[int] = KS) -> pd.DataFrame:
         "qid": [q.qid for q in questions], "doc_id": [q.doc_id for q in questions],
         "has_evidence": [bool(merge_intervals((s, e) for _, s, e in q.evidence_spans)) for q in questions],
     }
-    columns = {f"{name}@{k}": np.full(len(questions), np.nan)
-               for name in ("span_recall", "span_precision", "span_iou", "complete_evidence") for k in ks}
+    columns = {column(name, k): np.full(len(questions), np.nan) for name in SPAN_MEASURES for k in ks}
     for row, question in enumerate(questions):
         if not frame["has_evidence"][row]:
             continue
         for k in ks:
             returned = [run.contexts[i] for i in ranked[row, :k] if i >= 0]
             scores = span_overlap(returned, question.evidence_spans)
-            columns[f"span_recall@{k}"][row] = scores.recall
-            columns[f"span_precision@{k}"][row] = scores.precision
-            columns[f"span_iou@{k}"][row] = scores.iou
-            columns[f"complete_evidence@{k}"][row] = scores.complete
+            columns[column("span_recall", k)][row] = scores.recall
+            columns[column("span_precision", k)][row] = scores.precision
+            columns[column("span_iou", k)][row] = scores.iou
+            columns[column("complete_evidence", k)][row] = scores.complete
     frame.update(columns)
     return pd.DataFrame(frame)

@@ -25,7 +25,7 @@ read them)::
 
 Not handled: reading TREC files (ranx, ir_measures and trec_eval do), raw retriever scores.
 
-CLI: ``python -m chunklab_core.evaluation.trec_export --out DIR --corpus squad --strategies fixed_500
+CLI: ``chunklab-trec --out DIR --corpus squad --strategies fixed_500
 --retrievers bm25`` (``--corpus own --docs DIR --questions FILE`` for your documents).
 """
 

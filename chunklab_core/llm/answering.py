@@ -14,10 +14,11 @@ window (the embedded backend raises when the prompt does not fit), grading (``ju
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Callable, Iterable, TypeVar
 
-from chunklab_core.llm.records import CallStore
 from chunklab_core.core.text import normalize
+from chunklab_core.llm.base import ChatModel
+from chunklab_core.llm.records import CallStore
 
 NOT_IN_CONTEXT = "not in the context"
 ANSWER_MAX_TOKENS = 64
@@ -71,9 +72,10 @@ def says_not_in_context(text: str) -> bool:
     return NOT_IN_CONTEXT in normalize(text)
 
 
-def answer_question(llm: Any, question: str, contexts: list[str],
+def answer_question(llm: ChatModel, question: str, contexts: list[str],
                     max_tokens: int = ANSWER_MAX_TOKENS, **options) -> AnswerResult:
-    """Answer ``question`` from ``contexts`` with ``llm`` (a backend or a ``RecordedLLM``)."""
+    """Answer ``question`` from ``contexts`` with ``llm`` (a backend, a ``RecordedLLM`` or a
+    ``MeteredLLM``)."""
     reply = llm.call(answer_messages(question, contexts), None, max_tokens=max_tokens, **options)
     text = reply.text.strip()
     return AnswerResult(text, says_not_in_context(text), reply.prompt_tokens,

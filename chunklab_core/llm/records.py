@@ -10,7 +10,10 @@ error naming the file, line and field, before any call is served or made), excep
 *last* line -- what a kill mid-write leaves -- which is counted and reported, and moved aside
 to ``<file>.torn-<time>`` before the next record is appended, so the file stays clean;
 ``RecordedLLM``, which serves recorded calls without touching the backend (``mode="replay"``
-never loads a model) and records new ones (``"record"``, ``"replay_or_record"``).
+never loads a model) and records new ones (``"record"``, ``"replay_or_record"``). It takes
+the backend's own path (``llm.base``): ``backend.prepare`` turns the arguments into a
+``Request`` (validated messages, effective options, key-only options), the key is computed
+from that request, and only a call that must really run goes to ``backend.run``.
 
 A record holds: key, backend, model, digest or sha256, the effective options, attempt, the
 output text, latency in seconds, prompt and completion token counts, a UTC timestamp and the
@@ -43,15 +46,13 @@ import hashlib
 import json
 import os
 import threading
-import time
 import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
 from chunklab_core.core import paths
-from chunklab_core.llm.base import (LLM, Completion, IdentityUnavailable, canonical_json,
-                                    split_key_only, validate_messages)
+from chunklab_core.llm.base import LLM, Completion, IdentityUnavailable, Request, canonical_json
 from chunklab_core.llm.record_schema import (RecordsError, read_records, record_problems,  # noqa: F401
                                              torn_message)
 
@@ -90,6 +91,12 @@ def call_key(messages: list[dict], schema: dict | None, options: dict[str, Any],
     """sha256 hex of ``canonical_json({"messages", "schema", "options", "model": identity})``."""
     payload = {"messages": messages, "schema": schema, "options": options, "model": identity}
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+
+
+def request_key(request: Request, identity: dict[str, str]) -> str:
+    """The record key of a prepared call: ``call_key`` of its validated messages, its schema,
+    its effective and key-only options, and the model identity."""
+    return call_key(request.messages, request.schema, request.key_options, identity)
 
 
 class CallStore:
@@ -284,11 +291,9 @@ class RecordedLLM:
 
     def call(self, messages: list[dict], schema: dict | None = None, **options) -> Completion:
         """One chat completion, served from the store when recorded (``replayed=True``)."""
-        clean = validate_messages(messages)
-        model_options, key_only = split_key_only(options)
-        effective = self.backend.normalize_options(model_options)
+        request = self.backend.prepare(messages, schema, **options)
         identity = self.identity()
-        key = call_key(clean, schema, {**effective, **key_only}, identity)
+        key = request_key(request, identity)
         while True:
             with self._lock:
                 record = self.store.get(key) if self.mode != "record" else None
@@ -310,20 +315,20 @@ class RecordedLLM:
                 return dataclasses.replace(waiting.result, replayed=True)
             # that call failed: loop, and make it here unless it is recorded by now
         try:
-            mine.result = self._run_and_record(key, clean, schema, effective, key_only, identity)
+            mine.result = self._run_and_record(key, request, identity)
             return mine.result
         finally:
             with self._lock:
                 self._in_flight.pop(key)
             mine.done.set()
 
-    def _run_and_record(self, key, clean, schema, effective, key_only, identity) -> Completion:
-        start = time.perf_counter()
-        reply = self.backend._generate(clean, schema, effective)
-        latency = round(time.perf_counter() - start, 4)  # as stored, so replay returns the same
+    def _run_and_record(self, key: str, request: Request, identity: dict[str, str]) -> Completion:
+        reply = self.backend.run(request)
+        latency = round(reply.latency_s, 4)  # as stored, so replay returns the same
         self.store.append({
             "key": key, "backend": identity["backend"], "model": identity["model"],
-            "identity": identity, "options": effective, "attempt": key_only.get("attempt", 1),
+            "identity": identity, "options": request.options,
+            "attempt": request.key_only.get("attempt", 1),
             "output": reply.text, "latency_s": latency,
             "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
             "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -42,6 +42,7 @@ import yaml
 from chunklab_core.core.seeds import DEFAULT_SEED
 from chunklab_core.chunking import STRATEGIES, register_variant, strategy_label
 from chunklab_core.data.loaders import ValidationError
+from chunklab_core.evaluation.measures import KS
 
 DEFAULT_STRATEGIES = ("fixed_500", "fixed_500_o125", "recursive_500", "sentence_window_2", "semantic_tfidf",
                       "fixed_1000", "fixed_tokens_256", "fixed_tokens_512", "structure_aware",
@@ -69,8 +70,8 @@ class OwnConfig:
 
     @property
     def ks(self) -> list[int]:
-        """Cut-offs scored: 1, 3, 5, 10 and k."""
-        return sorted({1, 3, 5, 10, self.k})
+        """Cut-offs scored: the series' ``measures.KS`` (1, 3, 5, 10) and k."""
+        return sorted({*KS, self.k})
 
     def as_parameters(self) -> dict[str, Any]:
         """The notebook's parameters (papermill) for this config."""

@@ -31,6 +31,8 @@ import pandas as pd
 
 from chunklab_core.evaluation.budget import recall_token_curve
 from chunklab_core.chunking import strategy_label
+from chunklab_core.evaluation.measures import column
+from chunklab_core.stats.claims import excludes_zero
 from chunklab_core.stats.selection import SelectionVerdict, select_winner
 
 FRAGMENT_WARNING_PCT = 10.0  # warn when more than this share (%) of a strategy's chunks are fragments
@@ -53,7 +55,7 @@ class Recommendation:
         v = self.verdict
         leader_p = float(v.probabilities[v.names.index(v.leader)])
         diff = v.top_two_difference
-        if diff.low > 0 or diff.high < 0:
+        if excludes_zero(diff.low, diff.high):
             needed = "separated already"
         elif v.questions_needed is not None:
             needed = f"about {v.questions_needed:,}"
@@ -116,7 +118,7 @@ def tokens_at_target(runs: dict, recall_target: float) -> pd.DataFrame:
         rows.append({"strategy": strategy, "retriever": retriever, "model": model,
                      "k at target": float(first["k"]) if first is not None else np.nan,
                      "tokens at target": float(first["mean_tokens"]) if first is not None else np.nan,
-                     f"recall@{MAX_K}": float(curve["recall"].iloc[-1])})
+                     column("recall", MAX_K): float(curve["recall"].iloc[-1])})
     return pd.DataFrame(rows)
 
 
@@ -158,7 +160,7 @@ def recommend(per_question: pd.DataFrame, runs: dict, health: pd.DataFrame, k: i
 
     from tqdm import tqdm
 
-    metric = f"recall@{k}"
+    metric = column("recall", k)
     if metric not in per_question:
         raise ValueError(f"the per-question table has no {metric}; run the matrix with k={k} among its ks")
     data = per_question.copy()

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.chunking import strategy_label
+from chunklab_core.evaluation.measures import column, interval_columns
 
 LINE_STYLES = ("-", "--", ":", "-.")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
@@ -103,8 +104,9 @@ def approximate_matches(messages: list[str]) -> tuple[pd.DataFrame, str]:
 def interval_table(summary: pd.DataFrame, k: int) -> pd.DataFrame:
     """recall@k [95% interval] and tokens@k, strategies x (retriever, model)."""
     table = summary.copy()
-    table["cell"] = [f"{r[f'recall@{k}']:.3f} [{r[f'recall@{k}_low']:.3f}, {r[f'recall@{k}_high']:.3f}]"
-                     for _, r in table.iterrows()]
+    recall = column("recall", k)
+    low, high = interval_columns(recall)
+    table["cell"] = [f"{r[recall]:.3f} [{r[low]:.3f}, {r[high]:.3f}]" for _, r in table.iterrows()]
     table["column"] = [r["retriever"] if r["retriever"] == "bm25" else f"{r['retriever']} · {r['model']}"
                        for _, r in table.iterrows()]
     wide = table.pivot(index="label", columns="column", values="cell")
@@ -121,8 +123,10 @@ def plot_intervals(summary: pd.DataFrame, k: int):
         panel = summary[(summary["retriever"] == retriever) & (summary["model"] == model)].set_index("label")
         panel = panel.reindex(labels)
         y = np.arange(len(labels))
-        mean = panel[f"recall@{k}"].to_numpy(dtype=float)
-        low, high = panel[f"recall@{k}_low"].to_numpy(dtype=float), panel[f"recall@{k}_high"].to_numpy(dtype=float)
+        recall = column("recall", k)
+        low_column, high_column = interval_columns(recall)
+        mean = panel[recall].to_numpy(dtype=float)
+        low, high = panel[low_column].to_numpy(dtype=float), panel[high_column].to_numpy(dtype=float)
         ax.errorbar(mean, y, xerr=[mean - low, high - mean], fmt="o", color="#1f77b4", ecolor="#555555",
                     capsize=2, markersize=4)
         best = np.nanargmax(mean)

@@ -14,7 +14,7 @@ Note: the embedded backend compiles the schema from its canonical, key-sorted JS
 grammar emits ``"answer"`` before ``"question"``: the model picks an answer span first and then
 writes a question for it.
 
-CLI (``make llm-questions``): ``python -m chunklab_core.questions.generation [--squad 60] [--nq N]
+CLI (``make llm-questions``): ``chunklab-record-questions [--squad 60] [--nq N]
 [--seed S] [--limit N] [--threads T] [--records DIR]`` records every generation with Qwen2.5-Coder-1.5B,
 temperature 0, seed 0, resumably (``replay_or_record``: a killed run continues where it stopped).
 
@@ -28,11 +28,12 @@ import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Sequence
 
 import pandas as pd
 
 from chunklab_core.core.seeds import DEFAULT_SEED
+from chunklab_core.llm.base import ChatModel
 from chunklab_core.llm.judges import strip_fence
 from chunklab_core.questions.passages import Passage, sample_nq_passages, sample_squad_passages
 
@@ -64,10 +65,6 @@ non-empty "answer" copied from the passage, like {"question": "...", "answer": "
 
 GENERATION_COLUMNS = ("passage_id", "corpus", "doc_id", "human_qid", "human_question", "human_answer",
                       "generated_question", "generated_answer", "status", "attempts", "raw")
-
-
-class ChatModel(Protocol):
-    def complete(self, messages: list[dict], schema: dict | None = None, **options) -> str: ...
 
 
 @dataclass(frozen=True)

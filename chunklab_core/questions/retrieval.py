@@ -32,8 +32,10 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.stats import bootstrap as stats
+from chunklab_core.stats.claims import excludes_zero
 from chunklab_core.core.corpus import Corpus, Question
 from chunklab_core.evaluation.scoring import run_cell, score_run
+from chunklab_core.evaluation.measures import KS
 from chunklab_core.retrieval.run import make_retriever
 from chunklab_core.questions.checks import locate_ignoring_spacing
 from chunklab_core.questions.passages import Passage
@@ -84,7 +86,7 @@ def relevant_contexts(contexts: Sequence[tuple[str, int, int]], doc_id: str,
 
 
 def retrieval_scores(corpora: dict[str, Corpus], questions: pd.DataFrame, strategies: Sequence[str],
-                     retrievers: Sequence[str], ks: Sequence[int] = (1, 3, 5, 10),
+                     retrievers: Sequence[str], ks: Sequence[int] = KS,
                      dense_model: str = "all-MiniLM-L6-v2", progress: bool = True) -> pd.DataFrame:
     """Per-question metrics (``evaluate.score_run``) for every corpus x strategy x retriever,
     both question sets searched in one run per cell; relevance by the module's rule."""
@@ -124,7 +126,7 @@ def set_comparison(scores: pd.DataFrame, metric: str, resamples: int, seed: int)
                      "human": ci.mean[0], "human low": ci.low[0], "human high": ci.high[0],
                      "generated": ci.mean[1], "generated low": ci.low[1], "generated high": ci.high[1],
                      "generated − human": diff.mean, "low": diff.low, "high": diff.high,
-                     "excludes 0": bool(diff.low > 0 or diff.high < 0)})
+                     "excludes 0": excludes_zero(diff.low, diff.high)})
     return pd.DataFrame(rows)
 
 

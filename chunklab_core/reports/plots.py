@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.core import paths
+from chunklab_core.evaluation.measures import column, interval_columns
 
 plt.rcParams.update(
     {
@@ -102,11 +103,12 @@ def plot_metric_at_k(summary: pd.DataFrame, ks: Sequence[int], metric: str = "hi
     """One line per strategy: ``metric@k`` against k (with interval bars when ``ci`` is given)."""
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for _, row in summary.iterrows():
-        values = [row[f"{metric}@{k}"] for k in ks]
+        values = [row[column(metric, k)] for k in ks]
         line, = ax.plot(ks, values, marker="o", label=row[label_col])
         if ci is not None:
-            lows = [ci.loc[row["strategy"], f"{metric}@{k}_low"] for k in ks]
-            highs = [ci.loc[row["strategy"], f"{metric}@{k}_high"] for k in ks]
+            bounds = [interval_columns(column(metric, k)) for k in ks]
+            lows = [ci.loc[row["strategy"], low] for low, _ in bounds]
+            highs = [ci.loc[row["strategy"], high] for _, high in bounds]
             ax.fill_between(ks, lows, highs, color=line.get_color(), alpha=0.12, linewidth=0)
     ax.set_xticks(list(ks))
     ax.set_xlabel("k (contexts returned)")
@@ -120,8 +122,8 @@ def plot_recall_vs_tokens(summary: pd.DataFrame, ks: Sequence[int], label_col: s
     fig, ax = plt.subplots(figsize=(8.5, 4.2))
     styles = strategy_styles(list(summary["strategy"])) if "strategy" in summary else {}
     for _, row in summary.iterrows():
-        x = [row[f"tokens@{k}"] for k in ks]
-        y = [row[f"hit@{k}"] for k in ks]
+        x = [row[column("tokens", k)] for k in ks]
+        y = [row[column("hit", k)] for k in ks]
         ax.plot(x, y, label=row[label_col], markersize=4, **styles.get(row.get("strategy"), {"marker": "o"}))
     ax.set_xscale("log")
     ax.set_xlabel("mean returned tokens (cl100k_base, log scale)")

@@ -21,9 +21,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from chunklab_core.answers.verdicts import REFERENCE_NAME
 from chunklab_core.stats import claims
 from chunklab_core.chunking import strategy_label
 from chunklab_core.core.paths import AUDIT_DIR, DATA_DIR
+from chunklab_core.evaluation.measures import column, interval_columns
 from chunklab_core.reports.verdict_tables import balanced_verdicts, leader_verdicts
 
 READING_ORDER = (
@@ -58,7 +60,7 @@ def post02_verdicts(per_question: pd.DataFrame, k: int = 5, model: str = "all-Mi
     BM25 rows have no model (``—``); dense and hybrid rows use ``model``. Only questions that
     every strategy of the cell scored are used (paired).
     """
-    metric = f"recall@{k}"
+    metric = column("recall", k)
     cells = per_question[(per_question["model"] == "—") | (per_question["model"] == model)]
     parts = []
     for (corpus, retriever), group in cells.groupby(["corpus", "retriever"], sort=False):
@@ -91,9 +93,9 @@ def findings_table(data_dir: Path | None = None, post02: pd.DataFrame | None = N
     words = claims.verdict_table(p03, leader, row_minus_leader=True)
     best = p01.loc[p01["label"] == leader].iloc[0]
     verdict = claims.WINNER if (words["verdict"] == claims.RULED_OUT).all() else claims.NOT_RULED_OUT
+    hit, (hit_low, hit_high) = column("hit", 10), interval_columns(column("hit", 10))
     rows.append(_row("01, 03", f"recall@10 of the leader, {leader} (BM25)", "SQuAD v1.1 (sample)",
-                     int(best["questions"]), "BM25 (no model)", best["hit@10"], best["hit@10_low"],
-                     best["hit@10_high"], verdict))
+                     int(best["questions"]), "BM25 (no model)", best[hit], best[hit_low], best[hit_high], verdict))
     for _, r in words[words["verdict"] == claims.NOT_RULED_OUT].iterrows():
         rows.append(_row("03", f"recall@10: {r['strategy']} − {leader} (paired)", "SQuAD v1.1 (sample)",
                          int(best["questions"]), "BM25 (no model)", r["difference"], r["low"], r["high"],
@@ -110,6 +112,7 @@ def findings_table(data_dir: Path | None = None, post02: pd.DataFrame | None = N
                          "simulated", int(r["comparisons"]), "simulation", r["share_correct"], r["ci_low"],
                          r["ci_high"], "overconfident" if r["ci_high"] < r["mean_reported"] else "calibrated"))
     if post02 is not None:
+        recall, (recall_low, recall_high) = column("recall", 5), interval_columns(column("recall", 5))
         for (corpus, retriever), group in post02.groupby(["corpus", "retriever"], sort=False):
             name, lead, kept = _leader_row(group.reset_index(drop=True))
             matrix = read_table("02_matrix.csv", data_dir)
@@ -117,8 +120,8 @@ def findings_table(data_dir: Path | None = None, post02: pd.DataFrame | None = N
                           & (matrix["strategy"] == name) & (matrix["model"] == lead["model"])].iloc[0]
             word = lead["verdict"] + (f" ({len(kept)} others cannot be ruled out)" if kept else "")
             rows.append(_row("02", f"recall@5 leader under {retriever}: {cell['label']}", CORPUS_NAMES.get(corpus, corpus),
-                             int(lead["questions"]), lead["model"], cell["recall@5"], cell["recall@5_low"],
-                             cell["recall@5_high"], word))
+                             int(lead["questions"]), lead["model"], cell[recall], cell[recall_low],
+                             cell[recall_high], word))
     p04 = read_table("04_retrieval.csv", data_dir)
     for _, r in p04[p04["strategy"] == "fixed_1000"].iterrows():
         rows.append(_row("04", f"hit@5: generated − human questions, Fixed 1000 / {r['retriever']}",
@@ -141,10 +144,10 @@ def findings_table(data_dir: Path | None = None, post02: pd.DataFrame | None = N
                          "answers by Qwen2.5-Coder-1.5B; graded by rules", top5["share"], top5["low"],
                          top5["high"], word))
     agreement = read_table("05_agreement.csv", data_dir)
-    for _, r in agreement[(agreement["grader A"] == "reference grader (rules)") & (agreement["scale"] == "pass/fail")].iterrows():
+    for _, r in agreement[(agreement["grader A"] == REFERENCE_NAME) & (agreement["scale"] == "pass/fail")].iterrows():
         rows.append(_row("05", f"Cohen's κ, {r['grader B']} against the reference grader (pass/fail)",
                          "SQuAD + Natural Questions", int(r["items"]), r["grader B"] + " (Qwen2.5-Coder)",
-                         r["kappa"], r["low"], r["high"], "agreement above chance" if r["low"] > 0 else "not above chance"))
+                         r["kappa"], r["low"], r["high"], "agreement above chance" if claims.interval_side(r["low"], r["high"]) > 0 else "not above chance"))
     audit = read_table("06_accuracy.csv", data_dir)
     words = audit_grader_words(data_dir)
     for _, r in audit[(audit["variant"] == "strict") & (audit["judge"] == audit["judge"].iloc[0])].iterrows():
@@ -173,8 +176,8 @@ def which_chunker(data_dir: Path | None = None, post02: pd.DataFrame | None = No
     is given at several λ because the leader depends on the price put on tokens.
     """
     per_question = read_table("01_per_question.csv", data_dir)
-    hit = per_question.pivot(index="qid", columns="strategy", values="hit@10")
-    tokens = per_question.pivot(index="qid", columns="strategy", values="tokens@10")
+    hit = per_question.pivot(index="qid", columns="strategy", values=column("hit", 10))
+    tokens = per_question.pivot(index="qid", columns="strategy", values=column("tokens", 10))
     rows = [_lens_row("recall alone (posts 01, 03)", "SQuAD v1.1 (sample)", "BM25, recall@10",
                       leader_verdicts(hit, "recall@10", resamples, seed))]
     balanced = balanced_verdicts(hit, tokens, lams, resamples, seed)

@@ -18,16 +18,17 @@ import pandas as pd
 from chunklab_core.stats import bootstrap as stats
 from chunklab_core.chunking import STRATEGIES, strategy_label
 from chunklab_core.core.corpus import Corpus
-from chunklab_core.evaluation.scoring import KS, evaluate, summarize
+from chunklab_core.evaluation.measures import KS, column, columns, depth_columns, interval_columns, largest_k
+from chunklab_core.evaluation.scoring import evaluate, summarize
 from chunklab_core.retrieval.run import RetrievalRun
 from chunklab_core.data.squad import load_squad_dev, sample_corpus
 
 # Quoted from the issue "Foundation and post 01": an independent run of the same design on a
 # different 800-question sample. Shown beside our numbers; never used in any computation.
 REFERENCE_RUN = {
-    "fixed_1000": {"hit@10": 0.931, "rr@10": 0.792, "ndcg@10": 0.615},
-    "fixed_500": {"hit@10": 0.885},
-    "semantic_tfidf": {"hit@10": 0.8725},
+    "fixed_1000": {column("hit", 10): 0.931, column("rr", 10): 0.792, column("ndcg", 10): 0.615},
+    "fixed_500": {column("hit", 10): 0.885},
+    "semantic_tfidf": {column("hit", 10): 0.8725},
 }
 
 
@@ -85,7 +86,7 @@ def chunk_statistics(result: BenchmarkResult) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-INTERVAL_METRICS = ("hit@1", "hit@3", "hit@5", "hit@10", "rr@10", "ndcg@10")
+INTERVAL_METRICS = (*columns("hit", KS), *depth_columns(max(KS)))  # hit@1 .. hit@10, rr@10, ndcg@10
 
 
 def results_with_intervals(result: BenchmarkResult, resamples: int, seed: int,
@@ -100,26 +101,34 @@ def results_with_intervals(result: BenchmarkResult, resamples: int, seed: int,
     for metric in metrics:
         wide = result.per_question.pivot(index="qid", columns="strategy", values=metric)[order]
         interval = stats.bootstrap_ci(wide.to_numpy(), resamples=resamples, seed=seed)
-        summary[f"{metric}_low"] = interval.low
-        summary[f"{metric}_high"] = interval.high
+        low, high = interval_columns(metric)
+        summary[low] = interval.low
+        summary[high] = interval.high
     return summary
 
 
 def display_table(summary: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
-    """The post's main table: point estimates with their 95% intervals as text."""
-    def fmt(row, metric):
-        return f"{row[metric]:.3f} [{row[metric + '_low']:.3f}, {row[metric + '_high']:.3f}]"
+    """The post's main table: point estimates with their 95% intervals as text.
 
+    MRR and nDCG are shown at the summary's depth (its largest k, where ``scoring`` reports them).
+    """
+    def fmt(row, metric):
+        low, high = interval_columns(metric)
+        return f"{row[metric]:.3f} [{row[low]:.3f}, {row[high]:.3f}]"
+
+    depth = largest_k(summary.columns)
+    rr, ndcg = column("rr", depth), column("ndcg", depth)
     rows = []
     for _, row in summary.iterrows():
         out = {"strategy": row["label"]}
         for k in ks:
-            out[f"R@{k}"] = fmt(row, f"hit@{k}") if f"hit@{k}_low" in row else f"{row[f'hit@{k}']:.3f}"
-        out["MRR@10"] = fmt(row, "rr@10")
-        out["nDCG@10"] = fmt(row, "ndcg@10")
-        out["P@1"] = f"{row['p@1']:.3f}"
-        out[f"P@{ks[-1]}"] = f"{row[f'p@{ks[-1]}']:.3f}"
-        out[f"tokens@{ks[-1]}"] = f"{row[f'tokens@{ks[-1]}']:.0f}"
+            hit = column("hit", k)
+            out[f"R@{k}"] = fmt(row, hit) if interval_columns(hit)[0] in row else f"{row[hit]:.3f}"
+        out[f"MRR@{depth}"] = fmt(row, rr)
+        out[f"nDCG@{depth}"] = fmt(row, ndcg)
+        out["P@1"] = f"{row[column('p', 1)]:.3f}"
+        out[f"P@{ks[-1]}"] = f"{row[column('p', ks[-1])]:.3f}"
+        out[f"tokens@{ks[-1]}"] = f"{row[column('tokens', ks[-1])]:.0f}"
         cost = row["context_cost_tokens"]
         out["context cost"] = "n/a" if pd.isna(cost) else f"{cost:.0f} (k={int(row['cost_k'])})"
         rows.append(out)

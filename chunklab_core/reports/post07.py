@@ -7,8 +7,7 @@ out); the depth figure; depth-against-depth and LLM-against-embedding paired com
 cost table (tokens read, latency per query, hit@k gained per second); the footprint figure;
 and the verdict words. Every verdict is worded from a paired interval by :func:`verdict`,
 the series' rule (an interval that excludes 0 separates; otherwise the two cannot be told
-apart) -- taken from ``claims.pair_verdict`` when that module exists, so all wording of this
-post lives here and switches with it.
+apart), :func:`chunklab_core.stats.claims.pair_verdict`.
 
 Not handled: running the stage (``rerank_study``), the formulas (``rerank``, ``metrics``,
 ``footprint``), the bootstrap (``stats``).
@@ -25,16 +24,7 @@ import pandas as pd
 
 from chunklab_core.stats import bootstrap as stats
 
-try:  # the series' one verdict rule (issue 14); the same rule written out until it is merged
-    from chunklab_core.stats.claims import pair_verdict
-except ImportError:  # pragma: no cover - depends on the merge order
-    def pair_verdict(a: str, b: str, low: float, high: float) -> str:
-        """"a ahead" / "b ahead" when the paired interval of a - b excludes 0, else cannot be told apart."""
-        if low > 0:
-            return f"{a} ahead"
-        if high < 0:
-            return f"{b} ahead"
-        return "cannot be told apart"
+from chunklab_core.stats.claims import pair_verdict
 
 CELL = ["corpus", "strategy", "first_stage", "scorer", "depth"]
 CORPUS_LABELS = {"squad": "SQuAD v1.1 (post 01 sample)", "nq": "Natural Questions pages"}

@@ -27,6 +27,7 @@ from scipy.stats import norm
 
 from chunklab_core.stats import bootstrap as stats
 from chunklab_core.chunking import strategy_label
+from chunklab_core.evaluation.measures import column, interval_columns, parse
 
 REFERENCE = {
     "half_width_at_80": 0.09,        # "±9 points at n = 80"
@@ -72,7 +73,7 @@ def rate_for_half_width(half_width: float, n: int, confidence: float = 0.95) -> 
 
 def mrr_contrast(per_question: pd.DataFrame, resamples: int, seed: int, k: int = 10) -> dict:
     """The largest MRR@k gap between two strategies, with its paired interval, beside the reference's."""
-    rr = per_question.pivot(index="qid", columns="strategy", values=f"rr@{k}")
+    rr = per_question.pivot(index="qid", columns="strategy", values=column("rr", k))
     means = rr.mean()
     best, worst = means.idxmax(), means.idxmin()
     d = stats.paired_difference_ci(rr[best].to_numpy(), rr[worst].to_numpy(), resamples, seed)
@@ -145,8 +146,9 @@ def two_sample_reference(results: pd.DataFrame, reference_run: dict, n_reference
             continue
         for metric, reference in values.items():
             mean = float(ours.loc[strategy, metric])
-            se_ours = float(ours.loc[strategy, f"{metric}_high"] - ours.loc[strategy, f"{metric}_low"]) / (2 * z)
-            binomial = metric.startswith("hit@")
+            low, high = interval_columns(metric)
+            se_ours = float(ours.loc[strategy, high] - ours.loc[strategy, low]) / (2 * z)
+            binomial = parse(metric)[0] == "hit"
             se_ref = float(np.sqrt(reference * (1 - reference) / n_reference)) if binomial else se_ours
             band = z * float(np.hypot(se_ours, se_ref))
             diff = mean - reference

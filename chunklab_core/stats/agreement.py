@@ -60,13 +60,27 @@ def _encode(a, b, labels=None) -> tuple[np.ndarray, np.ndarray, list]:
     return a_codes, b_codes, list(labels)
 
 
-def confusion_table(a, b, labels=None, names=("a", "b")) -> pd.DataFrame:
-    """Counts of items per (label of a, label of b): rows are a's labels, columns b's."""
-    a_codes, b_codes, labels = _encode(a, b, labels)
-    counts = np.zeros((len(labels), len(labels)), dtype=int)
+def confusion_table(a, b, labels=None, names=("a", "b"), column_labels=None) -> pd.DataFrame:
+    """Counts of items per (label of a, label of b): rows are a's labels, columns b's.
+
+    ``labels`` orders both axes (default: the sorted union); ``column_labels``, when given, are
+    the columns' own labels (b rates on another scale, e.g. a YES/NO judge against three-way
+    grades), and then ``labels`` (default: a's sorted labels) are the rows'. Every label is
+    shown, zeros kept; a label outside them raises ``ValueError``. The one confusion-table
+    builder of the package (kappa, post 05's and post 06's tables).
+    """
+    if column_labels is None:
+        a_codes, b_codes, labels = _encode(a, b, labels)
+        column_labels = labels
+    else:
+        a_codes, _, labels = _encode(a, a, labels)
+        b_codes, _, column_labels = _encode(b, b, column_labels)
+        if len(a_codes) != len(b_codes):
+            raise ValueError(f"a and b must have one label per item each, got {len(a_codes)} and {len(b_codes)}")
+    counts = np.zeros((len(labels), len(column_labels)), dtype=int)
     np.add.at(counts, (a_codes, b_codes), 1)
     return pd.DataFrame(counts, index=pd.Index(labels, name=names[0]),
-                        columns=pd.Index(labels, name=names[1]))
+                        columns=pd.Index(column_labels, name=names[1]))
 
 
 def percent_agreement(a, b) -> float:

@@ -11,7 +11,9 @@ the four verdicts below, computed here from paired difference intervals and nowh
 * **cannot be told apart** — a pair of candidates whose paired interval ``a − b`` contains 0
   (:func:`pair_verdict`; a pair whose interval excludes 0 is "a ahead" or "b ahead").
 
-An interval that touches 0 (``low == 0``) does not exclude it. Probability of being best is
+An interval that touches 0 (``low == 0``) does not exclude it. Whether an interval excludes 0,
+and on which side, is decided by :func:`interval_side` (and :func:`excludes_zero`) only: every
+module that asks it calls these. Probability of being best is
 never the basis of a verdict: post 03's simulation shows it is overconfident (picks reported at
 90–100% are right less often than that), so :func:`probability_best_text` words it with that
 calibration next to it. :func:`multiplicity_text` says what many paired tests at one level
@@ -36,19 +38,26 @@ NOT_TOLD_APART = "cannot be told apart"
 VERDICT_WORDS = (WINNER, NOT_RULED_OUT, RULED_OUT, NOT_TOLD_APART)
 
 
-def excludes_zero(low: float, high: float) -> bool:
-    """True when the interval [low, high] lies strictly on one side of 0."""
+def interval_side(low: float, high: float) -> int:
+    """Where the interval [low, high] lies: +1 above 0 (``low > 0``), -1 below (``high < 0``),
+    0 when it contains or touches 0. The one test of "the interval excludes 0" in the package.
+
+    Raises ``ValueError`` for a non-finite interval or ``high < low``.
+    """
     low, high = float(low), float(high)
     if not np.isfinite(low) or not np.isfinite(high) or high < low:
         raise ValueError(f"an interval must be finite with low <= high, got [{low}, {high}]")
-    return low > 0 or high < 0
+    return 1 if low > 0 else -1 if high < 0 else 0
+
+
+def excludes_zero(low: float, high: float) -> bool:
+    """True when the interval [low, high] lies strictly on one side of 0 (:func:`interval_side`)."""
+    return interval_side(low, high) != 0
 
 
 def pair_verdict(a: str, b: str, low: float, high: float) -> str:
     """Verdict on one paired interval of ``a − b``: "a ahead", "b ahead", or cannot be told apart."""
-    if not excludes_zero(low, high):
-        return NOT_TOLD_APART
-    return f"{a} ahead" if low > 0 else f"{b} ahead"
+    return {1: f"{a} ahead", -1: f"{b} ahead", 0: NOT_TOLD_APART}[interval_side(low, high)]
 
 
 def candidate_verdicts(leader: str, against_leader: Mapping[str, tuple[float, float]]) -> dict[str, str]:
@@ -63,10 +72,10 @@ def candidate_verdicts(leader: str, against_leader: Mapping[str, tuple[float, fl
         raise ValueError(f"the leader {leader!r} cannot be compared with itself")
     words = {}
     for name, (low, high) in against_leader.items():
-        if excludes_zero(low, high) and high < 0:
+        if interval_side(low, high) < 0:
             raise ValueError(f"{name!r} is ahead of the named leader {leader!r} "
                              f"(interval of leader − {name}: [{low:+.3f}, {high:+.3f}])")
-        words[name] = RULED_OUT if low > 0 else NOT_RULED_OUT
+        words[name] = RULED_OUT if interval_side(low, high) > 0 else NOT_RULED_OUT
     winner = bool(words) and all(w == RULED_OUT for w in words.values())
     return {leader: WINNER if winner else NOT_RULED_OUT, **words}
 

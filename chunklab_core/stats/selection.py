@@ -136,7 +136,7 @@ class SelectionVerdict:
         diff = self.top_two_difference
         text += (f" {first} - {second} = {diff.mean:+.3f} "
                  f"({self.confidence:.0%} CI {diff.low:+.3f} to {diff.high:+.3f});")
-        if diff.low > 0 or diff.high < 0:
+        if claims.excludes_zero(diff.low, diff.high):
             text += " the interval excludes zero, so they are already separated."
         elif self.questions_needed is not None:
             text += f" separating them would take about {self.questions_needed:,} questions."

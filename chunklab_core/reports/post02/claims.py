@@ -23,6 +23,7 @@ from chunklab_core.stats import claims
 from chunklab_core.chunking.health import TINY_TOKENS
 from chunklab_core.chunking import strategy_label
 from chunklab_core.data.corpora import CORPUS_LABELS
+from chunklab_core.evaluation.measures import column
 from chunklab_core.reports.verdict_tables import balanced_verdicts, leader_verdicts
 
 HEALTH_COLUMNS = ["corpus", "strategy", "n_chunks", "median_tokens", "pct_tiny", "pct_fragments", "boundary_ok",
@@ -85,8 +86,8 @@ def balanced_verdict_table(per_question: pd.DataFrame, k: int, lams: Sequence[fl
     for corpus, group in per_question.groupby("corpus", sort=False):
         cells = group.assign(cell=[_cell_name(m, s, r) for m, s, r in
                                    zip(group["model"], group["strategy"], group["retriever"])])
-        recall = cells.pivot_table(index="qid", columns="cell", values=f"recall@{k}", aggfunc="first")
-        tokens = cells.pivot_table(index="qid", columns="cell", values=f"tokens@{k}", aggfunc="first")
+        recall = cells.pivot_table(index="qid", columns="cell", values=column("recall", k), aggfunc="first")
+        tokens = cells.pivot_table(index="qid", columns="cell", values=column("tokens", k), aggfunc="first")
         keep = recall.dropna(axis=1).columns.intersection(tokens.dropna(axis=1).columns)
         recall, tokens = recall[keep].dropna(), tokens[keep].dropna()
         frames.append(balanced_verdicts(recall, tokens, lams, resamples, seed).assign(corpus=corpus))
@@ -135,20 +136,20 @@ def span_reading(spans: pd.DataFrame, k: int) -> str:
         return "No corpus has character offsets for its evidence."
     parts = []
     for corpus, group in spans.groupby("corpus", sort=False):
-        best = group.loc[group[f"span_recall@{k}"].idxmax()]
-        parts.append(f"{_corpus(corpus)}: best span recall {best[f'span_recall@{k}']:.2f} "
+        best = group.loc[group[column("span_recall", k)].idxmax()]
+        parts.append(f"{_corpus(corpus)}: best span recall {best[column('span_recall', k)]:.2f} "
                      f"({best['strategy']} / {best['retriever']}), span precision at most "
-                     f"{group[f'span_precision@{k}'].max():.3f}")
+                     f"{group[column('span_precision', k)].max():.3f}")
     return (f"{len(spans)} rows; per corpus the best span recall@{k} and the largest span precision — returned text "
             + ("is mostly not evidence, whatever the chunker (no cell's span precision reaches 0.5): "
-               if spans[f"span_precision@{k}"].max() < 0.5 else "is evidence in some cells and not in others: ")
+               if spans[column("span_precision", k)].max() < 0.5 else "is evidence in some cells and not in others: ")
             + "; ".join(parts) + ". The table below shows "
             "the three best cells of each corpus.")
 
 
 def span_top(spans: pd.DataFrame, k: int, n: int = 3) -> pd.DataFrame:
-    return (spans.sort_values(f"span_recall@{k}", ascending=False).groupby("corpus", sort=False).head(n)
-            .sort_values(["corpus", f"span_recall@{k}"], ascending=[True, False]).reset_index(drop=True))
+    return (spans.sort_values(column("span_recall", k), ascending=False).groupby("corpus", sort=False).head(n)
+            .sort_values(["corpus", column("span_recall", k)], ascending=[True, False]).reset_index(drop=True))
 
 
 def stability_reading(stability: pd.DataFrame, truncated: pd.DataFrame | None, threshold: float = 0.25) -> str:
@@ -237,8 +238,9 @@ def recall_verdicts(per_question: pd.DataFrame, k: int, model: str, resamples: i
     """Per corpus and retriever: :func:`verdict_tables.leader_verdicts` of recall@k (BM25 and ``model``)."""
     cells = per_question[(per_question["retriever"] == "bm25") | (per_question["model"] == model)]
     frames = []
+    recall = column("recall", k)
     for (corpus, retriever), group in cells.groupby(["corpus", "retriever"], sort=False):
-        wide = group.pivot_table(index="qid", columns="strategy", values=f"recall@{k}", aggfunc="first").dropna()
+        wide = group.pivot_table(index="qid", columns="strategy", values=recall, aggfunc="first").dropna()
         if wide.shape[1] >= 2 and len(wide):
-            frames.append(leader_verdicts(wide, f"recall@{k}", resamples, seed).assign(corpus=corpus, retriever=retriever))
+            frames.append(leader_verdicts(wide, recall, resamples, seed).assign(corpus=corpus, retriever=retriever))
     return pd.concat(frames, ignore_index=True)

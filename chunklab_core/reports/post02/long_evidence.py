@@ -48,6 +48,7 @@ from chunklab_core.retrieval.run import RetrievalRun
 from chunklab_core.data.gold_advice import question_evidence
 from chunklab_core.data.corpora import CORPUS_LABELS
 from chunklab_core.evaluation.matrix import MatrixResult
+from chunklab_core.evaluation.measures import column
 from chunklab_core.evaluation.span_metrics import merge_intervals
 from chunklab_core.core.textmatch import TOKEN
 
@@ -76,7 +77,7 @@ def token_span_recall(run: RetrievalRun, ks: Sequence[int]) -> pd.DataFrame:
     corpus = run.corpus
     texts = {d.doc_id: d.text for d in corpus.documents}
     ranked = np.asarray(run.ranked)
-    rows = {f"token_recall@{k}": np.full(len(corpus.questions), np.nan) for k in ks}
+    rows = {column("token_recall", k): np.full(len(corpus.questions), np.nan) for k in ks}
     for row, question in enumerate(corpus.questions):
         evidence = question_evidence(question, texts.get(question.doc_id))
         by_doc: dict[str, list[tuple[int, int]]] = {}
@@ -93,7 +94,7 @@ def token_span_recall(run: RetrievalRun, ks: Sequence[int]) -> pd.DataFrame:
                     doc_id, start, end = run.contexts[index]
                     returned.setdefault(doc_id, []).append((start, end))
             inside = sum(_inside(t, returned.get(doc, [])) for doc, t in tokens.items())
-            rows[f"token_recall@{k}"][row] = inside / total
+            rows[column("token_recall", k)][row] = inside / total
     return pd.DataFrame({"corpus": corpus.name, "strategy": run.strategy, "retriever": run.retriever,
                          "qid": [q.qid for q in corpus.questions], **rows})
 
@@ -156,12 +157,12 @@ def long_evidence_table(matrix: MatrixResult, k: int, model: str, measures: pd.D
     spans = pd.concat(frames, ignore_index=True)
     per_question = matrix.per_question
     base = per_question[(per_question["model"] == model) | (per_question["retriever"] == "bm25")]
-    merged = base[["corpus", "strategy", "retriever", "qid", f"recall@{k}"]].merge(
+    merged = base[["corpus", "strategy", "retriever", "qid", column("recall", k)]].merge(
         spans, on=["corpus", "strategy", "retriever", "qid"], how="left")
     table = merged.groupby(["corpus", "strategy", "retriever"], sort=False)[
-        [f"recall@{k}", f"token_recall@{k}"]].mean().reset_index()
+        [column("recall", k), column("token_recall", k)]].mean().reset_index()
     table = table.merge(measures[["corpus", "measure"]], on="corpus", how="left")
-    table["read by"] = np.where(table["measure"] == "span", f"token_recall@{k}", f"recall@{k}")
+    table["read by"] = np.where(table["measure"] == "span", column("token_recall", k), column("recall", k))
     return table.drop(columns="measure")
 
 
@@ -176,8 +177,8 @@ def plot_matrix_by_measure(table: pd.DataFrame, k: int):
     image = None
     for ax, corpus in zip(axes[0], corpora):
         sub = table[table["corpus"] == corpus]
-        column = sub["read by"].iloc[0]
-        grid = (sub.pivot(index="strategy", columns="retriever", values=column)
+        read_by = sub["read by"].iloc[0]
+        grid = (sub.pivot(index="strategy", columns="retriever", values=read_by)
                 .reindex(index=strategies, columns=retrievers)).to_numpy(dtype=float)
         image = ax.imshow(grid, aspect="auto", cmap="viridis", vmin=0, vmax=1)
         for (i, j), value in np.ndenumerate(grid):
@@ -185,7 +186,7 @@ def plot_matrix_by_measure(table: pd.DataFrame, k: int):
                 ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
                         color="white" if value < 0.6 else "black")
         ax.set_xticks(range(len(retrievers)), retrievers)
-        name = "token span recall" if column.startswith("token") else "recall (containment)"
+        name = "token span recall" if read_by.startswith("token") else "recall (containment)"
         ax.set_title(f"{CORPUS_LABELS.get(corpus, corpus)}\n{name}@{k}", fontsize=8)
         ax.grid(False)
     axes[0][0].set_yticks(range(len(strategies)), [strategy_label(s) for s in strategies])
@@ -198,7 +199,7 @@ def describe_measures(measures: pd.DataFrame, table: pd.DataFrame, k: int) -> st
     parts = []
     for _, row in measures.iterrows():
         sub = table[table["corpus"] == row["corpus"]]
-        containment, span = sub[f"recall@{k}"].mean(), sub[f"token_recall@{k}"].mean()
+        containment, span = sub[column("recall", k)].mean(), sub[column("token_recall", k)].mean()
         measure = MEASURE_LABELS[row["measure"]]
         cut = row["gold cut by chunking"]
         reason = (f"no single chunk holds the whole gold of {cut:.0%} of its questions (mean over strategies"

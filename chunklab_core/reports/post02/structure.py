@@ -21,6 +21,7 @@ from chunklab_core.evaluation.scoring import run_cell
 from chunklab_core.core.headings import corpus_heading_summary
 from chunklab_core.data.corpora import CORPUS_LABELS
 from chunklab_core.evaluation.slot_metrics import score_slots
+from chunklab_core.evaluation.measures import KS, column
 from chunklab_core.core.tokens import count_tokens_many
 
 MODES = ("structure_aware", "structure_sections")
@@ -52,9 +53,10 @@ def pick_corpus(corpora: dict, preferred: str = "nq") -> str:
     return str(summary.sort_values("with headings", ascending=False)["corpus"].iloc[0])
 
 
-def section_mode_table(corpus, k: int, ks=(1, 3, 5, 10)) -> pd.DataFrame:
+def section_mode_table(corpus, k: int, ks=KS) -> pd.DataFrame:
     """Packing versus one chunk per section on ``corpus`` under BM25 (see the module docstring)."""
     rows = []
+    recall, tokens = column("recall", k), column("tokens", k)
     for strategy in MODES:
         chunks = chunk_corpus(corpus.documents, strategy)
         run = run_cell(corpus, strategy, "bm25", k_max=max(ks), chunks=chunks)
@@ -63,15 +65,16 @@ def section_mode_table(corpus, k: int, ks=(1, 3, 5, 10)) -> pd.DataFrame:
         rows.append({"corpus": CORPUS_LABELS.get(corpus.name, corpus.name), "strategy": strategy_label(strategy),
                      "chunks": len(chunks), "chunks per document": len(chunks) / len(corpus.documents),
                      "median tokens": float(np.median(count_tokens_many(texts))),
-                     f"recall@{k}": scores[f"recall@{k}"].mean(), f"tokens@{k}": scores[f"tokens@{k}"].mean(),
+                     recall: scores[recall].mean(), tokens: scores[tokens].mean(),
                      "questions": int(scores["has_gold"].sum())})
     return pd.DataFrame(rows)
 
 
 def describe_section_modes(table: pd.DataFrame, k: int) -> str:
     pack, section = table.iloc[0], table.iloc[1]
+    recall, tokens = column("recall", k), column("tokens", k)
     return (f"On {pack['corpus']} ({pack['questions']} questions, BM25), packing gives {pack['chunks']} chunks "
             f"(median {pack['median tokens']:.0f} tokens) and one chunk per section {section['chunks']} "
-            f"(median {section['median tokens']:.0f} tokens); recall@{k} {pack[f'recall@{k}']:.3f} against "
-            f"{section[f'recall@{k}']:.3f}, at {pack[f'tokens@{k}']:.0f} against {section[f'tokens@{k}']:.0f} "
+            f"(median {section['median tokens']:.0f} tokens); recall@{k} {pack[recall]:.3f} against "
+            f"{section[recall]:.3f}, at {pack[tokens]:.0f} against {section[tokens]:.0f} "
             f"returned tokens.")

@@ -25,6 +25,8 @@ from chunklab_core.data.gold_advice import located_evidence
 from chunklab_core.stats.rank_stability import kendall_tau_ci, strategy_scores
 from chunklab_core.data.corpora import CORPUS_LABELS
 from chunklab_core.evaluation.matrix import MatrixResult, cell_summary
+from chunklab_core.evaluation.span_metrics import SPAN_MEASURES
+from chunklab_core.evaluation.measures import column, depth_columns, interval_columns, largest_k, require_columns
 from chunklab_core.reports.plots import strategy_styles
 from chunklab_core.stats.selection import select_winner
 
@@ -53,22 +55,36 @@ def chunk_health(matrix: MatrixResult, corpora, strategies: Sequence[str]) -> pd
     return health
 
 
+def summary_metrics(columns: Sequence[str], k: int) -> list[str]:
+    """The summary's metric columns: recall, complete and hit at ``k``, the rank measures (rr,
+    nDCG) at the table's depth (its largest k), tokens and context efficiency at ``k``.
+
+    Every one must be in ``columns``: a missing measure raises ``ValueError`` naming it, it is
+    never left out of the summary silently.
+    """
+    recall, rank = column("recall", k), depth_columns(largest_k(columns))
+    wanted = [recall, column("complete", k), column("hit", k), *rank, column("tokens", k),
+              column("context_efficiency", k)]
+    return require_columns(columns, wanted, "the per-question table")
+
+
 def summary_with_intervals(per_question: pd.DataFrame, k: int, resamples: int, seed: int) -> pd.DataFrame:
-    """Cell means of the main metrics, and a 95% interval on recall@k (questions with gold)."""
-    metrics = [f"recall@{k}", f"complete@{k}", f"hit@{k}", "rr@10", "ndcg@10", f"tokens@{k}",
-               f"context_efficiency@{k}"]
-    summary = cell_summary(per_question, [m for m in metrics if m in per_question.columns])
+    """Cell means of the main metrics (:func:`summary_metrics`), and a 95% interval on
+    recall@k (questions with gold)."""
+    recall = column("recall", k)
+    summary = cell_summary(per_question, summary_metrics(list(per_question.columns), k))
     lows, highs = [], []
     for _, cell in summary.iterrows():
         rows = per_question[(per_question[KEYS] == cell[KEYS].values).all(axis=1)]
-        values = rows[f"recall@{k}"].dropna().to_numpy()
+        values = rows[recall].dropna().to_numpy()
         if len(values) == 0:
             lows.append(np.nan), highs.append(np.nan)
             continue
         interval = stats.bootstrap_ci(values, resamples=resamples, seed=seed)
         lows.append(interval.low), highs.append(interval.high)
-    summary[f"recall@{k}_low"] = lows
-    summary[f"recall@{k}_high"] = highs
+    low, high = interval_columns(recall)
+    summary[low] = lows
+    summary[high] = highs
     return summary
 
 
@@ -81,7 +97,8 @@ def plot_matrix(summary: pd.DataFrame, k: int, model: str):
     fig, axes = plt.subplots(1, len(corpora), figsize=(2.3 * len(corpora) + 2.6, 0.38 * len(strategies) + 1.6),
                              squeeze=False, sharey=True)
     for ax, corpus in zip(axes[0], corpora):
-        grid = (table[table["corpus"] == corpus].pivot(index="strategy", columns="retriever", values=f"recall@{k}")
+        grid = (table[table["corpus"] == corpus].pivot(index="strategy", columns="retriever",
+                                                        values=column("recall", k))
                 .reindex(index=strategies, columns=retrievers))
         image = ax.imshow(grid.to_numpy(dtype=float), aspect="auto", cmap="viridis", vmin=0, vmax=1)
         for (i, j), value in np.ndenumerate(grid.to_numpy(dtype=float)):
@@ -92,15 +109,16 @@ def plot_matrix(summary: pd.DataFrame, k: int, model: str):
         ax.set_title(CORPUS_LABELS.get(corpus, corpus), fontsize=9)
         ax.grid(False)
     axes[0][0].set_yticks(range(len(strategies)), [strategy_label(s) for s in strategies])
-    fig.colorbar(image, ax=axes[0].tolist(), label=f"recall@{k}", shrink=0.8)
+    fig.colorbar(image, ax=axes[0].tolist(), label=column("recall", k), shrink=0.8)
     return fig
 
 
 def matrix_table(summary: pd.DataFrame, k: int, model: str) -> pd.DataFrame:
     """recall@k with its interval as text, strategies x (corpus, retriever)."""
     table = summary[(summary["model"] == model) | (summary["retriever"] == "bm25")].copy()
-    table["cell"] = [f"{r[f'recall@{k}']:.3f} [{r[f'recall@{k}_low']:.3f}, {r[f'recall@{k}_high']:.3f}]"
-                     for _, r in table.iterrows()]
+    recall = column("recall", k)
+    low, high = interval_columns(recall)
+    table["cell"] = [f"{r[recall]:.3f} [{r[low]:.3f}, {r[high]:.3f}]" for _, r in table.iterrows()]
     wide = table.pivot(index="label", columns=["corpus", "retriever"], values="cell")
     order = list(dict.fromkeys(table["label"]))
     return wide.reindex(order)
@@ -111,7 +129,7 @@ def paired_retrievers(per_question: pd.DataFrame, k: int, model: str, resamples:
     rows = []
     data = _model_rows(per_question, model)
     for (corpus, strategy), group in data.groupby(["corpus", "strategy"], sort=False):
-        wide = group.pivot(index="qid", columns="retriever", values=f"recall@{k}").dropna()
+        wide = group.pivot(index="qid", columns="retriever", values=column("recall", k)).dropna()
         if "bm25" not in wide:
             continue
         for other in [r for r in ("dense", "hybrid") if r in wide]:
@@ -152,7 +170,7 @@ def compare_models(per_question: pd.DataFrame, k: int, models: Sequence[str], re
         common = set.intersection(*(set(sub.loc[sub["model"] == m, "strategy"]) for m in models))
         ordered = [s for s in dict.fromkeys(sub["strategy"]) if s in common]  # both models, same candidates
         for model in models:
-            wide = sub[sub["model"] == model].pivot(index="qid", columns="strategy", values=f"recall@{k}")
+            wide = sub[sub["model"] == model].pivot(index="qid", columns="strategy", values=column("recall", k))
             wide = wide[ordered].dropna()
             if wide.empty:
                 continue
@@ -161,7 +179,7 @@ def compare_models(per_question: pd.DataFrame, k: int, models: Sequence[str], re
             winners[model] = verdict
             for strategy, value in wide.mean().items():
                 rows.append({"corpus": corpus, "model": model, "strategy": strategy_label(strategy),
-                             f"recall@{k}": value})
+                             column("recall", k): value})
         if len(winners) == 2:
             (m1, v1), (m2, v2) = winners.items()
             same = v1.leader == v2.leader
@@ -171,24 +189,25 @@ def compare_models(per_question: pd.DataFrame, k: int, models: Sequence[str], re
                          f"{m1}: {v1.headline()} {m2}: {v2.headline()}")
     table = pd.DataFrame(rows)
     if not table.empty:
-        table = table.pivot(index="strategy", columns=["corpus", "model"], values=f"recall@{k}")
+        table = table.pivot(index="strategy", columns=["corpus", "model"], values=column("recall", k))
     return table, " ".join(texts) or "The second model was not run on any corpus."
 
 
 def balanced_matrix(summary: pd.DataFrame, k: int, lam: float) -> pd.DataFrame:
     """balanced = recall@k − λ·(tokens@k/T_min − 1), T_min the cheapest cell of the corpus's matrix."""
     frames = []
+    recall, tokens = column("recall", k), column("tokens", k)
     for corpus, group in summary.groupby("corpus", sort=False):
-        group = group.dropna(subset=[f"recall@{k}", f"tokens@{k}"]).copy()
-        group = group[group[f"tokens@{k}"] > 0]
-        t_min = group[f"tokens@{k}"].min()
-        group["balanced"] = stats.balanced_score(group[f"recall@{k}"].to_numpy(), group[f"tokens@{k}"].to_numpy(),
+        group = group.dropna(subset=[recall, tokens]).copy()
+        group = group[group[tokens] > 0]
+        t_min = group[tokens].min()
+        group["balanced"] = stats.balanced_score(group[recall].to_numpy(), group[tokens].to_numpy(),
                                                  lam=lam, t_min=t_min)
-        group["tokens / T_min"] = group[f"tokens@{k}"] / t_min
-        group["recall rank"] = group[f"recall@{k}"].rank(ascending=False, method="min").astype(int)
+        group["tokens / T_min"] = group[tokens] / t_min
+        group["recall rank"] = group[recall].rank(ascending=False, method="min").astype(int)
         group["balanced rank"] = group["balanced"].rank(ascending=False, method="min").astype(int)
         frames.append(group.sort_values("balanced", ascending=False))
-    columns = ["corpus", "model", "label", "retriever", f"recall@{k}", f"tokens@{k}", "tokens / T_min", "balanced",
+    columns = ["corpus", "model", "label", "retriever", recall, tokens, "tokens / T_min", "balanced",
                "recall rank", "balanced rank"]
     return pd.concat(frames, ignore_index=True)[columns]
 
@@ -199,13 +218,14 @@ def _with_model(row) -> str:
 
 def describe_balanced(balanced: pd.DataFrame, k: int) -> str:
     parts = []
+    recall = column("recall", k)
     for corpus, group in balanced.groupby("corpus", sort=False):
-        best_recall = group.sort_values(f"recall@{k}", ascending=False).iloc[0]
+        best_recall = group.sort_values(recall, ascending=False).iloc[0]
         best = group.iloc[0]
         parts.append(f"**{CORPUS_LABELS.get(corpus, corpus)}**: recall@{k} is highest for {best_recall['label']} / "
-                     f"{_with_model(best_recall)} ({best_recall[f'recall@{k}']:.3f} at {best_recall['tokens / T_min']:.1f}× "
+                     f"{_with_model(best_recall)} ({best_recall[recall]:.3f} at {best_recall['tokens / T_min']:.1f}× "
                      f"the cheapest cell's tokens); the balanced leader is {best['label']} / {_with_model(best)} "
-                     f"({best[f'recall@{k}']:.3f} at {best['tokens / T_min']:.1f}×).")
+                     f"({best[recall]:.3f} at {best['tokens / T_min']:.1f}×).")
     return " ".join(parts)
 
 
@@ -266,7 +286,7 @@ def plot_budget_curves(matrix: MatrixResult, model: str, ks: Sequence[int]):
 
 def span_table(per_question: pd.DataFrame, k: int, model: str) -> pd.DataFrame:
     """Span recall, precision, IoU and complete evidence at k, for corpora with character offsets."""
-    columns = [f"span_recall@{k}", f"span_precision@{k}", f"span_iou@{k}", f"complete_evidence@{k}"]
+    columns = [column(name, k) for name in SPAN_MEASURES]
     data = _model_rows(per_question, model).dropna(subset=[columns[0]])
     if data.empty:
         return pd.DataFrame(columns=["corpus", "strategy", "retriever", *columns])
@@ -283,16 +303,16 @@ def stability(per_question: pd.DataFrame, k: int, ks: Sequence[int], models: Seq
     chunks the embedding model cuts, from ``post02_claims.heavily_truncated``).
     """
     rows = []
-    metric = f"recall@{k}"
+    metric = column("recall", k)
     first = models[0]
     drop = drop or {}
 
-    def wide(corpus, retriever, model=None, column=metric):
+    def wide(corpus, retriever, model=None, measure_column=metric):
         sub = per_question[(per_question["corpus"] == corpus) & (per_question["retriever"] == retriever)]
         if model is not None and retriever != "bm25":
             sub = sub[sub["model"] == model]
         sub = sub[~sub["strategy"].isin(drop.get(corpus, set()))]
-        return strategy_scores(sub, column)
+        return strategy_scores(sub, measure_column)
 
     corpora = list(dict.fromkeys(per_question["corpus"]))
     retrievers = list(dict.fromkeys(per_question["retriever"]))
@@ -316,7 +336,8 @@ def stability(per_question: pd.DataFrame, k: int, ks: Sequence[int], models: Seq
                 add("embedding models", f"{corpus} · {m_a}", f"{corpus} · {m_b}", a, b)
         lo, hi = min(ks), max(ks)
         add("k", f"{corpus} · bm25 · recall@{lo}", f"{corpus} · bm25 · recall@{hi}",
-            wide(corpus, "bm25", column=f"recall@{lo}"), wide(corpus, "bm25", column=f"recall@{hi}"))
+            wide(corpus, "bm25", measure_column=column("recall", lo)),
+            wide(corpus, "bm25", measure_column=column("recall", hi)))
     for c_a, c_b in combinations(corpora, 2):
         add("corpora", f"{c_a} · bm25", f"{c_b} · bm25", wide(c_a, "bm25"), wide(c_b, "bm25"))
     return pd.DataFrame(rows)

@@ -33,8 +33,8 @@ def truncation_text(truncated: pd.DataFrame) -> str:
 def miss_examples(matrix: MatrixResult, model: str, k: int, max_examples: int = 3, width: int = 140) -> list[str]:
     """Questions BM25 answers in its top k and dense misses, where the gold sits past the dense
     model's maximum sequence length inside the BM25 hit (a truncation miss)."""
-    from chunklab_core.retrieval.dense import DenseRetriever
     from chunklab_core.core.textmatch import match_text
+    from chunklab_core.retrieval.run import make_retriever
 
     examples: list[str] = []
     used: set[str] = set()
@@ -60,7 +60,7 @@ def miss_examples(matrix: MatrixResult, model: str, k: int, max_examples: int = 
                     continue
                 text = bm25_run.context_text(c)
                 if dense_model is None:
-                    dense_model = DenseRetriever(model)
+                    dense_model = make_retriever("dense", model=model)
                 if not dense_model.truncated_mask([text])[0]:
                     break
                 cut = _visible_chars(dense_model, text)

@@ -21,8 +21,8 @@ def correlated_cells_text(comparison: pd.DataFrame, corpus_labels: dict) -> str:
     """Per corpus: separated cells, worded as one correlated family, not as independent confirmations."""
     parts = []
     for corpus, group in comparison.groupby("corpus", sort=False):
-        up = int((group["low"] > 0).sum())
-        down = int((group["high"] < 0).sum())
+        sides = [claims.interval_side(low, high) for low, high in zip(group["low"], group["high"])]
+        up, down = sides.count(1), sides.count(-1)
         parts.append(f"On {corpus_labels.get(corpus, corpus)}, {up + down} of {len(group)} cells separate "
                      f"({up} upwards, {down} downwards), but all {len(group)} score the same "
                      f"{int(group['passages'].iloc[0])} passages and questions: they are one correlated family "

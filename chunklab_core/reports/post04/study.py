@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.stats import bootstrap as stats
+from chunklab_core.stats.claims import excludes_zero
 from chunklab_core.questions.checks import CHECK_NAMES, bigram_overlap, check_all, word_overlap
 from chunklab_core.questions.passages import Passage
 from chunklab_core.questions.retrieval import SETS, question_sets
@@ -108,7 +109,7 @@ def advantage_trend(advantage: pd.DataFrame, overlaps: pd.DataFrame, resamples: 
         slope = clustered_slope_ci(group["overlap"], group["bm25 − dense"], group["passage_id"], resamples, seed)
         rows.append({"corpus": corpus, "questions": len(group), "passages": group["passage_id"].nunique(),
                      "slope": slope.slope, "low": slope.low, "high": slope.high,
-                     "excludes 0": bool(slope.low > 0 or slope.high < 0),
+                     "excludes 0": excludes_zero(slope.low, slope.high),
                      "resamples without spread": slope.degenerate})
     return pd.DataFrame(rows)
 

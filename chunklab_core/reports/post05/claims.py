@@ -25,7 +25,8 @@ from scipy.stats import binomtest
 from chunklab_core.stats import claims
 from chunklab_core.chunking import strategy_label
 from chunklab_core.core import paths
-from chunklab_core.reports.post05.tables import clusters, generation_metrics_row, grader_name
+from chunklab_core.answers.verdicts import REFERENCE_NAME, grader_name
+from chunklab_core.reports.post05.tables import clusters, cost_columns, generation_metrics_row, per_strategy_cost
 from chunklab_core.stats.clustered import clustered_bootstrap_ci
 
 PROBES = {"plain_pass": "passes a plain correct answer", "padded_flip": "changes its verdict when padded",
@@ -114,21 +115,15 @@ def recorded_runtime(records_dir: Path | None = None) -> str:
 
 def cost_medians(study) -> pd.DataFrame:
     """Per corpus and strategy: median seconds and mean tokens per item and stage (items run alone)."""
-    table = study.table
-    seconds = [c for c in table.columns if c.startswith("cost_") and c.endswith("_seconds")]
-    tokens = [c for c in table.columns if c.startswith("cost_") and c.endswith("_tokens_in")]
-    grouped = table.groupby(["corpus", "strategy"], sort=False)
-    out = pd.concat([grouped[seconds].median(), grouped[tokens].mean()], axis=1).reset_index()
-    out["strategy"] = out["strategy"].map(strategy_label)
-    out.columns = [c.removeprefix("cost_") for c in out.columns]
-    return out
+    return per_strategy_cost(study, [(cost_columns(study, ["_seconds"]), "median"),
+                                     (cost_columns(study, ["_tokens_in"]), "mean")])
 
 
 def stalled_calls(study) -> pd.DataFrame:
     """Items whose call took more than ``STALL_FACTOR`` times its stage's median (waiting, not computing)."""
     table = study.table
     rows = []
-    for column in [c for c in table.columns if c.startswith("cost_") and c.endswith("_seconds")]:
+    for column in cost_columns(study, ["_seconds"]):
         median = table[column].median()
         slow = table[table[column] > STALL_FACTOR * median]
         for _, item in slow.iterrows():
@@ -201,7 +196,7 @@ def corpus_reading(corpus: str, answers: pd.DataFrame, differences: pd.DataFrame
 
 
 def reading(coverage: pd.DataFrame, answers: pd.DataFrame, differences: pd.DataFrame, agreement: pd.DataFrame,
-            probes: pd.DataFrame | None, measure: str = "reference grader (rules)") -> str:
+            probes: pd.DataFrame | None, measure: str = REFERENCE_NAME) -> str:
     """The post's closing Markdown: coverage, the per-corpus verdicts, judge agreement, probes with intervals."""
     lines = [f"- **{r.corpus}**: {r.questions_recorded} of {r.questions_planned} planned questions recorded "
              f"({r.items} answered items)." for r in coverage.itertuples()]

@@ -16,7 +16,8 @@ import pandas as pd
 
 from chunklab_core.answers.metrics import squad_normalize
 from chunklab_core.chunking import strategy_label
-from chunklab_core.reports.post05.tables import grader_columns, passed
+from chunklab_core.answers.verdicts import REFERENCE_COLUMN, passed
+from chunklab_core.reports.post05.tables import grader_columns
 
 
 def gold_split_across_contexts(golds: Sequence[str], contexts: Sequence[str]) -> bool:
@@ -39,7 +40,7 @@ def gold_words_present(golds: Sequence[str], contexts: Sequence[str]) -> float:
     return float(max(shares)) if shares else 0.0
 
 
-def drift(study, column: str = "reference_grader") -> pd.DataFrame:
+def drift(study, column: str = REFERENCE_COLUMN) -> pd.DataFrame:
     """Per corpus and strategy: retrieved vs answered, and the two ways they part.
 
     ``retrieved_wrong``: the passage was retrieved but the answer was not passed.
@@ -48,7 +49,7 @@ def drift(study, column: str = "reference_grader") -> pd.DataFrame:
     word somewhere in the contexts, not contiguous) and ``not_in_contexts`` (the rest: the
     model's own knowledge, a paraphrase, or a lucky guess).
     """
-    table = study.table.assign(ok=passed(study.table, column).astype(bool))
+    table = study.table.assign(ok=passed(study.table[column]).astype(bool))
     rows = []
     for (corpus, strategy), group in table.groupby(["corpus", "strategy"], sort=False):
         unexplained = group[group["ok"] & ~group["passage_retrieved"]]
@@ -67,10 +68,10 @@ def drift(study, column: str = "reference_grader") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def drift_examples(study, kind: str, n: int = 5, column: str = "reference_grader",
+def drift_examples(study, kind: str, n: int = 5, column: str = REFERENCE_COLUMN,
                    seed: int = 0) -> pd.DataFrame:
     """Up to ``n`` seeded real cases of ``kind``: ``retrieved_wrong`` or ``right_without_passage``."""
-    table = study.table.assign(ok=passed(study.table, column).astype(bool))
+    table = study.table.assign(ok=passed(study.table[column]).astype(bool))
     if kind == "retrieved_wrong":
         cases = table[table["passage_retrieved"] & ~table["ok"]]
     elif kind == "right_without_passage":
@@ -79,6 +80,6 @@ def drift_examples(study, kind: str, n: int = 5, column: str = "reference_grader
         raise ValueError(f"kind must be 'retrieved_wrong' or 'right_without_passage', not {kind!r}")
     if len(cases) > n:
         cases = cases.iloc[np.sort(np.random.default_rng(seed).choice(len(cases), n, replace=False))]
-    judges = [c for c in grader_columns(table) if c != "reference_grader"]
+    judges = [c for c in grader_columns(table) if c != REFERENCE_COLUMN]
     return cases[["corpus", "strategy", "question", "reference", "answer", "reference_reason", *judges]] \
         .assign(strategy=lambda d: d["strategy"].map(strategy_label)).reset_index(drop=True)

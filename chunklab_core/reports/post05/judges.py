@@ -2,9 +2,11 @@
 
 Handles: agreement between every pair of graders (the rule-based reference grader and the
 LLM judges) on the three-way scale where both are three-way and on the binary "passed or
-not" scale for every pair, with Cohen's kappa and a bootstrap interval; the confusion
-matrices; the probe summary with counts and the probe cases a judge got wrong. Labels are
-compared as given: ``unparsed`` is a label of its own and is never dropped.
+not" scale for every pair (:func:`chunklab_core.answers.verdicts.pass_or_fail`: ``unparsed``
+fails), with Cohen's kappa and a bootstrap interval; the confusion matrices
+(:func:`chunklab_core.answers.verdicts.verdict_confusion`); the probe summary with counts and
+the probe cases a judge got wrong. On the three-way scale labels are compared as given:
+``unparsed`` is a label of its own and is never dropped.
 Not handled: hand grades (post 06), the formulas (``agreement``).
 """
 
@@ -16,15 +18,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from chunklab_core.answers.verdicts import (FAIL, PASS, REFERENCE_COLUMN, REFERENCE_NAME, THREE_WAY, grader_name,
+                                            is_yesno, pass_or_fail, passes, scale_of, verdict_confusion)
 from chunklab_core.stats.agreement import kappa_ci, percent_agreement
-from chunklab_core.reports.post05.tables import REFERENCE_NAME, clusters, grader_columns, grader_name, passed
-
-THREE_WAY = ["correct", "partial", "wrong", "unparsed"]
-
-
-def binary(table: pd.DataFrame, column: str) -> np.ndarray:
-    """``pass``/``fail`` labels of a grader column (``unparsed`` fails)."""
-    return np.where(passed(table, column) == 1.0, "pass", "fail")
+from chunklab_core.reports.post05.tables import clusters, grader_columns
 
 
 def agreement_table(table: pd.DataFrame, resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
@@ -37,9 +34,9 @@ def agreement_table(table: pd.DataFrame, resamples: int = 10_000, seed: int = 0)
     columns = grader_columns(table)
     units = clusters(table)
     for a, b in combinations(columns, 2):
-        scales = [("pass/fail", binary(table, a), binary(table, b), ["pass", "fail"])]
-        if not a.endswith("_yesno") and not b.endswith("_yesno"):
-            scales.insert(0, ("three-way", table[a].to_numpy(object), table[b].to_numpy(object), THREE_WAY))
+        scales = [("pass/fail", pass_or_fail(table[a]), pass_or_fail(table[b]), [PASS, FAIL])]
+        if not is_yesno(a) and not is_yesno(b):
+            scales.insert(0, ("three-way", table[a].to_numpy(object), table[b].to_numpy(object), list(THREE_WAY)))
         for scale, x, y, labels in scales:
             k = kappa_ci(x, y, resamples, seed, labels=labels, clusters=units)
             rows.append({"grader A": grader_name(a), "grader B": grader_name(b), "scale": scale, "items": len(x),
@@ -48,12 +45,12 @@ def agreement_table(table: pd.DataFrame, resamples: int = 10_000, seed: int = 0)
     return pd.DataFrame(rows)
 
 
-def plot_confusions(table: pd.DataFrame, reference: str = "reference_grader"):
+def plot_confusions(table: pd.DataFrame, reference: str = REFERENCE_COLUMN):
     """One confusion matrix per LLM judge against ``reference`` (rows: reference labels)."""
     judges = [c for c in grader_columns(table) if c != reference]
     fig, axes = plt.subplots(1, len(judges), figsize=(4.2 * len(judges), 3.8), squeeze=False)
     for ax, judge in zip(axes[0], judges):
-        labels = labels_of(judge)
+        labels = scale_of(judge)
         counts = confusion(table, reference, judge)
         ax.imshow(counts.to_numpy(), cmap="Blues")
         for (i, j), value in np.ndenumerate(counts.to_numpy()):
@@ -66,26 +63,13 @@ def plot_confusions(table: pd.DataFrame, reference: str = "reference_grader"):
     return fig
 
 
-YES_NO = ["YES", "NO", "unparsed"]
-
-
-def labels_of(column: str) -> list[str]:
-    """The labels a grader column can hold (``unparsed`` included)."""
-    return YES_NO if column.endswith("_yesno") else THREE_WAY
-
-
 def confusion(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
-    """Counts per (label of ``a``, label of ``b``), each axis on its grader's own labels.
+    """Counts per (label of ``a``, label of ``b``), each axis on its grader's own labels
+    (:func:`chunklab_core.answers.verdicts.scale_of`), axes named by the graders' display names.
 
     Raises ``ValueError`` for a label outside them: nothing is dropped silently.
     """
-    for column in (a, b):
-        stray = set(table[column]) - set(labels_of(column))
-        if stray:
-            raise ValueError(f"{column} holds labels {sorted(stray)} outside {labels_of(column)}")
-    counts = pd.crosstab(table[a], table[b]).reindex(index=labels_of(a), columns=labels_of(b), fill_value=0)
-    counts.index.name, counts.columns.name = grader_name(a), grader_name(b)
-    return counts
+    return verdict_confusion(table[a], table[b], scale_of(a), scale_of(b), (grader_name(a), grader_name(b)))
 
 
 def probe_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
@@ -102,11 +86,7 @@ def probe_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
 
 def probe_failures(verdicts: pd.DataFrame, n: int = 6) -> pd.DataFrame:
     """Probe inputs a judge got wrong (verdict differs from the known one), first ``n``."""
-    from chunklab_core.answers.probes import passes
-
-    kind = verdicts["judge"].str.rsplit("_", n=1).str[1]
-    ok = [passes(label, k) == (expected == "correct")
-          for label, k, expected in zip(verdicts["label"], kind, verdicts["expected"])]
+    ok = [passes(label) == passes(expected) for label, expected in zip(verdicts["label"], verdicts["expected"])]
     wrong = verdicts[~np.array(ok)]
     return wrong[["judge", "probe", "question", "reference", "answer", "label"]].head(n).reset_index(drop=True)
 
@@ -180,7 +160,7 @@ def coverage_text(coverage: pd.DataFrame) -> str:
     return "Recorded so far — " + "; ".join(parts) + "." + note
 
 
-def judge_pair_confusions(table: pd.DataFrame, reference: str = "reference_grader") -> list[pd.DataFrame]:
+def judge_pair_confusions(table: pd.DataFrame, reference: str = REFERENCE_COLUMN) -> list[pd.DataFrame]:
     """The confusion table of every pair of LLM judges (the reference grader's are plotted)."""
     judges = [c for c in grader_columns(table) if c != reference]
     return [confusion(table, a, b) for a, b in combinations(judges, 2)]

@@ -1,10 +1,11 @@
 """Post 05: the notebook's sections over a recorded answer study (``answer_study.StudyTable``).
 
-Handles: the graders' display names and pass/fail scores, the answer table per corpus and
+Handles: the verdict columns of the study, the answer table per corpus and
 strategy with article-clustered bootstrap intervals (reference grader and each LLM judge) and
 how much the clustering widens them, paired strategy differences, the deterministic
 generation metrics, and the cost per stage and per strategy. Every sentence of prose these
-functions return is built from the numbers they compute.
+functions return is built from the numbers they compute. The graders' display names and the
+pass/fail rule are the verdict vocabulary's (:mod:`chunklab_core.answers.verdicts`).
 Not handled: agreement between judges and the probes (``post05_judges``), where retrieval and
 answer part ways (``post05_drift``), running models (``answer_study``), the formulas
 (``answer_metrics``, ``stats``, ``stats_clustered``).
@@ -20,44 +21,16 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.stats import bootstrap as stats
+from chunklab_core.stats import claims
 from chunklab_core.answers.metrics import (context_grounding, exact_match, is_abstention, mean_ignoring_none, rouge_l_f1, token_prf, unsupported_number_rate)
+from chunklab_core.answers.verdicts import REFERENCE_COLUMN, grader_name, passed
 from chunklab_core.chunking import strategy_label
 from chunklab_core.stats.clustered import clustered_bootstrap_ci, design_effect
-
-REFERENCE_NAME = "reference grader (rules)"
-JUDGE_NAMES = {"qwen15": "1.5B", "qwen05": "0.5B"}  # display names of the default judges' short names
-PROMPT_NAMES = {"3way": "three-way", "yesno": "YES/NO"}
-
-
-def grader_name(column: str) -> str:
-    """Display name of a verdict column: ``judge_<short name>_<prompt>`` -> "<name> judge, <prompt>".
-
-    The default judges' short names read as their sizes ("1.5B judge, YES/NO"); any other
-    judge (e.g. an Ollama model the notebook's ``JUDGES`` names ``gptoss``) keeps its short
-    name ("gptoss judge, three-way"). Other columns are returned unchanged.
-    """
-    if column == "reference_grader":
-        return REFERENCE_NAME
-    if column.startswith("judge_"):
-        short, _, prompt = column[len("judge_"):].rpartition("_")
-        if short and prompt in PROMPT_NAMES:
-            return f"{JUDGE_NAMES.get(short, short)} judge, {PROMPT_NAMES[prompt]}"
-    return column
-
-
-def passed(table: pd.DataFrame, column: str) -> np.ndarray:
-    """1.0 where the grader in ``column`` passed the answer (``correct`` or ``YES``), else 0.0.
-
-    ``unparsed`` and ``partial`` count as not passed, so they stay in every denominator.
-    """
-    positive = "YES" if column.endswith("_yesno") else "correct"
-    return (table[column] == positive).to_numpy(dtype=float)
-
 
 def grader_columns(table: pd.DataFrame) -> list[str]:
     """The verdict columns present, reference grader first."""
     judges = [c for c in table.columns if c.startswith("judge_") and not c.endswith("_attempts")]
-    return ["reference_grader", *judges]
+    return [REFERENCE_COLUMN, *judges]
 
 
 def clusters(table: pd.DataFrame) -> np.ndarray:
@@ -75,7 +48,7 @@ def clusters(table: pd.DataFrame) -> np.ndarray:
 
 def _per_question(group: pd.DataFrame, column: str) -> tuple[pd.DataFrame, np.ndarray]:
     """One corpus's pass/fail scores as questions x strategies, and each question's cluster."""
-    wide = group.assign(score=passed(group, column)).pivot(index="qid", columns="strategy", values="score")
+    wide = group.assign(score=passed(group[column])).pivot(index="qid", columns="strategy", values="score")
     units = pd.Series(clusters(group), index=group["qid"].to_numpy()).groupby(level=0).first()
     return wide, units.loc[wide.index].to_numpy()
 
@@ -92,7 +65,7 @@ def answer_table(study, resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
     for (corpus, strategy), group in table.groupby(["corpus", "strategy"], sort=False):
         scores = {"passage retrieved": group["passage_retrieved"].to_numpy(dtype=float)}
         for column in grader_columns(table):
-            scores[grader_name(column)] = passed(group, column)
+            scores[grader_name(column)] = passed(group[column])
         units = clusters(group)
         for measure, values in scores.items():
             ci = clustered_bootstrap_ci(values, units, resamples, seed)
@@ -102,7 +75,7 @@ def answer_table(study, resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def clustering_effect(study, column: str = "reference_grader", resamples: int = 10_000,
+def clustering_effect(study, column: str = REFERENCE_COLUMN, resamples: int = 10_000,
                       seed: int = 0) -> pd.DataFrame:
     """How much resampling documents instead of questions widens the answer table's intervals.
 
@@ -169,7 +142,7 @@ def plot_answer_table(answers: pd.DataFrame):
     return fig
 
 
-def strategy_differences(study, column: str = "reference_grader", resamples: int = 10_000,
+def strategy_differences(study, column: str = REFERENCE_COLUMN, resamples: int = 10_000,
                          seed: int = 0) -> pd.DataFrame:
     """Paired differences in share passed between every two strategies of a corpus.
 
@@ -184,7 +157,7 @@ def strategy_differences(study, column: str = "reference_grader", resamples: int
         wide, units = _per_question(group, column)
         for a, b in combinations(list(dict.fromkeys(group["strategy"])), 2):
             ci = clustered_bootstrap_ci((wide[a] - wide[b]).to_numpy(), units, resamples, seed)
-            separated = bool(ci.low > 0 or ci.high < 0)
+            separated = claims.excludes_zero(ci.low, ci.high)
             rows.append({"corpus": corpus, "strategy A": strategy_label(a), "strategy B": strategy_label(b),
                          "questions": len(wide), "A - B": ci.mean, "low": ci.low, "high": ci.high,
                          "separated": separated,
@@ -244,26 +217,25 @@ def cost_per_stage(study) -> pd.DataFrame:
     return out.reset_index()
 
 
+def cost_columns(study, suffixes: Sequence[str] | None = None) -> list[str]:
+    """The study's per-item cost columns (``cost_<stage>_<quantity>``, the call counts left out),
+    only those ending in one of ``suffixes`` when given."""
+    return [c for c in study.table.columns if c.startswith("cost_") and not c.endswith("_calls")
+            and (suffixes is None or c.endswith(tuple(suffixes)))]
+
+
+def per_strategy_cost(study, parts: Sequence[tuple[Sequence[str], str]]) -> pd.DataFrame:
+    """One row per corpus and strategy (display label), for each ``(columns, statistic)`` of
+    ``parts`` the columns' per-item ``statistic`` ("mean", "median"), side by side; column
+    names without their ``cost_`` prefix. The one shape of post 05's cost tables."""
+    grouped = study.table.groupby(["corpus", "strategy"], sort=False)
+    out = pd.concat([getattr(grouped[list(columns)], statistic)() for columns, statistic in parts],
+                    axis=1).reset_index()
+    out["strategy"] = out["strategy"].map(strategy_label)
+    out.columns = [c.removeprefix("cost_") for c in out.columns]
+    return out
+
+
 def cost_per_strategy(study) -> pd.DataFrame:
     """Per corpus and strategy, mean per item as if the item ran alone: tokens and seconds by stage."""
-    table = study.table
-    cost_columns = [c for c in table.columns if c.startswith("cost_") and not c.endswith("_calls")]
-    means = table.groupby(["corpus", "strategy"], sort=False)[cost_columns].mean().reset_index()
-    means["strategy"] = means["strategy"].map(strategy_label)
-    means.columns = [c.removeprefix("cost_") for c in means.columns]
-    return means
-
-
-def plot_cost(per_strategy: pd.DataFrame):
-    """Stacked seconds per item by stage, one bar per corpus and strategy."""
-    seconds = [c for c in per_strategy.columns if c.endswith("_seconds")]
-    labels = [f"{c}\n{s}" for c, s in zip(per_strategy["corpus"], per_strategy["strategy"])]
-    fig, ax = plt.subplots(figsize=(1.6 * len(labels) + 2, 4))
-    bottom = np.zeros(len(labels))
-    for column in seconds:
-        ax.bar(labels, per_strategy[column], bottom=bottom, label=column.removesuffix("_seconds"))
-        bottom += per_strategy[column].to_numpy()
-    ax.set_ylabel("seconds per item (2 CPU cores)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
+    return per_strategy_cost(study, [(cost_columns(study), "mean")])

@@ -20,6 +20,29 @@ ESTIMATOR_COLORS = {"judge only": "tab:red", "grades only": "tab:gray",
                     "PPI (judge + grades)": "tab:blue"}
 
 
+def _judge_intervals(ax, table: pd.DataFrame, judges: list, by: str, value: str, offset, fmt,
+                     scale: float = 1.0, color=None) -> None:
+    """One errorbar series per ``by`` group (in order of appearance): ``value`` of each judge
+    (row ``judges.index(judge)``, shifted by ``offset(group)``) with its [low, high] interval,
+    times ``scale``; ``low``/``high`` are the columns ``low`` and ``high`` or ``<value> low`` /
+    ``<value> high``."""
+    low, high = (f"{value} low", f"{value} high") if f"{value} low" in table.columns else ("low", "high")
+    for group, rows in table.groupby(by, sort=False):
+        y = np.array([judges.index(j) for j in rows["judge"]]) + offset(group)
+        ax.errorbar(scale * rows[value], y, xerr=[scale * (rows[value] - rows[low]), scale * (rows[high] - rows[value])],
+                    fmt=fmt(group), capsize=3, label=group, **({} if color is None else {"color": color(group)}))
+
+
+def _judge_axis(ax, judges: list, xlabel: str, zero_line: bool) -> None:
+    """Judges as rows top to bottom, the x label, the legend beside the axes (and a line at 0)."""
+    if zero_line:
+        ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_yticks(range(len(judges)), judges)
+    ax.invert_yaxis()
+    ax.set_xlabel(xlabel)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+
+
 def plot_kappa(agreement: pd.DataFrame, grades: str = "the grades", against: str | None = None):
     """Cohen's kappa of every judge against ``grades`` (one reference), one marker per scale, with intervals.
 
@@ -33,16 +56,9 @@ def plot_kappa(agreement: pd.DataFrame, grades: str = "the grades", against: str
     judges = list(dict.fromkeys(agreement["judge"]))
     fig, ax = plt.subplots(figsize=(7, 0.6 * len(judges) + 1.4))
     offsets = {"three-way": 0.12, "binary": -0.12}
-    for scale, rows in agreement.groupby("scale", sort=False):
-        y = np.array([judges.index(j) for j in rows["judge"]]) + offsets.get(scale, 0.0)
-        ax.errorbar(rows["kappa"], y, xerr=[rows["kappa"] - rows["kappa low"],
-                                            rows["kappa high"] - rows["kappa"]],
-                    fmt=SCALE_MARKERS.get(scale, "o"), capsize=3, label=scale)
-    ax.axvline(0, color="black", linewidth=0.8)
-    ax.set_yticks(range(len(judges)), judges)
-    ax.invert_yaxis()
-    ax.set_xlabel(f"Cohen's kappa with {grades} (95% bootstrap interval, resampling questions)")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _judge_intervals(ax, agreement, judges, "scale", "kappa", lambda s: offsets.get(s, 0.0),
+                     lambda s: SCALE_MARKERS.get(s, "o"))
+    _judge_axis(ax, judges, f"Cohen's kappa with {grades} (95% bootstrap interval, resampling questions)", True)
     return fig
 
 
@@ -100,17 +116,10 @@ def plot_accuracy(accuracy: pd.DataFrame, variant: str = "strict"):
     estimators = list(dict.fromkeys(chosen["estimator"]))
     fig, ax = plt.subplots(figsize=(7, 0.8 * len(judges) + 1.4))
     step = 0.22
-    for k, estimator in enumerate(estimators):
-        rows = chosen[chosen["estimator"] == estimator]
-        offset = (k - (len(estimators) - 1) / 2) * step
-        y = np.array([judges.index(j) for j in rows["judge"]]) + offset
-        ax.errorbar(rows["accuracy"], y, xerr=[rows["accuracy"] - rows["low"],
-                                               rows["high"] - rows["accuracy"]],
-                    fmt="o", capsize=3, label=estimator, color=ESTIMATOR_COLORS.get(estimator))
-    ax.set_yticks(range(len(judges)), judges)
-    ax.invert_yaxis()
-    ax.set_xlabel(f"share of answers graded correct ({variant}), 95% interval")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _judge_intervals(ax, chosen, judges, "estimator", "accuracy",
+                     lambda e: (estimators.index(e) - (len(estimators) - 1) / 2) * step, lambda e: "o",
+                     color=ESTIMATOR_COLORS.get)
+    _judge_axis(ax, judges, f"share of answers graded correct ({variant}), 95% interval", False)
     return fig
 
 
@@ -119,15 +128,7 @@ def plot_paired_differences(paired: pd.DataFrame, grades: str = "the grades"):
     judges = list(dict.fromkeys(paired["judge"]))
     fig, ax = plt.subplots(figsize=(7, 0.7 * len(judges) + 1.4))
     offsets = {"strict": -0.12, "lenient": 0.12}
-    for variant, rows in paired.groupby("variant", sort=False):
-        y = np.array([judges.index(j) for j in rows["judge"]]) + offsets.get(variant, 0.0)
-        ax.errorbar(100 * rows["difference"], y,
-                    xerr=[100 * (rows["difference"] - rows["low"]),
-                          100 * (rows["high"] - rows["difference"])],
-                    fmt="o" if variant == "strict" else "s", capsize=3, label=variant)
-    ax.axvline(0, color="black", linewidth=0.8)
-    ax.set_yticks(range(len(judges)), judges)
-    ax.invert_yaxis()
-    ax.set_xlabel(f"judge-only minus accuracy corrected by {grades} (points; paired, 95% interval)")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _judge_intervals(ax, paired, judges, "variant", "difference", lambda v: offsets.get(v, 0.0),
+                     lambda v: "o" if v == "strict" else "s", scale=100)
+    _judge_axis(ax, judges, f"judge-only minus accuracy corrected by {grades} (points; paired, 95% interval)", True)
     return fig

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from chunklab_core.answers.verdicts import REFERENCE_NAME
 from chunklab_core.audit.bias import BEYOND_REFERENCE
 from chunklab_core.audit.data import AuditData
 from chunklab_core.audit.graders import GraderWords
@@ -24,7 +25,7 @@ def reference_summary(tagged: int, table: pd.DataFrame, agreement: pd.DataFrame,
             "rubric grades against the reference. The rule-based reference grader matches "
             "answers against the same reference, so part of its agreement with "
             f"{words.grades} is built in by construction."]
-    row = table[table["judge"] == "reference grader"]
+    row = table[table["judge"] == REFERENCE_NAME]
     if tagged and not row.empty:
         r = row.iloc[0]
         text.append(f"The grader tagged {tagged} item(s) `{BEYOND_REFERENCE}` (graded correct by "
@@ -34,7 +35,7 @@ def reference_summary(tagged: int, table: pd.DataFrame, agreement: pd.DataFrame,
     elif not tagged:
         text.append(f"No item is tagged `{BEYOND_REFERENCE}`: the grades never depart from the "
                     "reference, so this audit cannot show answers the reference misses.")
-    binary = agreement[(agreement["scale"] == "binary") & (agreement["judge"] == "reference grader")]
+    binary = agreement[(agreement["scale"] == "binary") & (agreement["judge"] == REFERENCE_NAME)]
     if not binary.empty:
         r = binary.iloc[0]
         text.append(f"The reference grader's κ of {r['kappa']:.2f} "
@@ -53,7 +54,7 @@ def self_preference_summary(contrast: dict | None) -> str:
                "b more lenient": f"{contrast['judge b']} is more lenient"}.get(
         contrast["reading"], "the two cannot be told apart")
     return (f"The answers were written by Qwen2.5-Coder-1.5B, the model behind the "
-            f"{contrast['judge a']} judge; the {contrast['judge b']} judge is Qwen2.5-Coder-0.5B, "
+            f"{contrast['judge a']}; the {contrast['judge b']} is Qwen2.5-Coder-0.5B, "
             f"the same family. On the same graded items, the lenient share of {contrast['judge a']} "
             f"minus that of {contrast['judge b']} is {100 * contrast['lenient a - lenient b']:+.1f} "
             f"points ({points(contrast['low'], contrast['high'])}): {reading}. "

@@ -31,19 +31,16 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.stats.agreement import kappa_ci
-from chunklab_core.audit.data import (BINARY, HUMAN, THREE_WAY, AuditData, binary_labels, binary_scores, for_grader, grader_table, judge_name, judge_scale, load_audit)
-from chunklab_core.audit.sample import pass_fail
+from chunklab_core.answers.verdicts import (BINARY, CORRECT, HUMAN, NOT_CORRECT, THREE_WAY, UNPARSED, binary_labels, binary_scores,
+                                            is_yesno, grader_name, pass_fail, scale_of, verdict_confusion)
+from chunklab_core.audit.data import AuditData, for_grader, grader_table, load_audit
 from chunklab_core.stats.stratified import (judge_only_mean_ci, stratified_mean_ci, stratified_ppi_mean_ci)
 
 JUDGE_ONLY, GRADES_ONLY, PPI = "judge only", "grades only", "PPI (judge + grades)"
 
-__all__ = ["references", "load_audit", "judge_name", "sampling_design", "graders", "agreement_table",
+__all__ = ["references", "load_audit", "grader_name", "sampling_design", "graders", "agreement_table",
            "confusion_tables", "disagreement_directions", "disagreement_items", "judge_pairs",
            "corrected_accuracy"]
-
-
-def _is_yesno(data: AuditData, column: str) -> bool:
-    return judge_scale(column, data.yesno_columns) is not THREE_WAY
 
 
 def clip_share(low: float, high: float) -> tuple[float, float]:
@@ -119,14 +116,14 @@ def _agreement_rows(data: AuditData, against: str, resamples: int, seed: int,
     for column in data.judge_columns:
         verdicts = data.graded[column].to_numpy(dtype=object)
         scales = [("binary", binary_labels(verdicts), binary_labels(grade), BINARY)]
-        if not _is_yesno(data, column):
+        if not is_yesno(column, data.yesno_columns):
             scales.insert(0, ("three-way", verdicts, grade, THREE_WAY))
         for scale, judge, grader, labels in scales:
             agree = judge == grader
             kappa = kappa_ci(judge, grader, resamples=resamples, seed=seed,
                              confidence=confidence, labels=labels, clusters=units)
             share, low, high = _weighted_share(data, agree, confidence)
-            rows.append({"judge": judge_name(column), "against": against, "scale": scale,
+            rows.append({"judge": grader_name(column), "against": against, "scale": scale,
                          "graded": len(agree), "matches": int(agree.sum()),
                          "agreement": float(agree.mean()), "kappa": kappa.kappa,
                          "kappa low": kappa.low, "kappa high": kappa.high,
@@ -157,11 +154,9 @@ def confusion_tables(data: AuditData, grade_label: str = "grade") -> dict[str, p
     """
     tables = {}
     for column in data.judge_columns:
-        table = pd.crosstab(data.graded[column], data.graded["grade"])
-        table = table.reindex(index=list(judge_scale(column, data.yesno_columns)),
-                              columns=list(HUMAN), fill_value=0)
-        table.index.name, table.columns.name = f"{judge_name(column)} verdict", grade_label
-        tables[judge_name(column)] = table.astype(int)
+        tables[grader_name(column)] = verdict_confusion(
+            data.graded[column], data.graded["grade"], scale_of(column, data.yesno_columns), HUMAN,
+            (f"{grader_name(column)} verdict", grade_label))
     return tables
 
 
@@ -169,9 +164,9 @@ def _directions(data: AuditData, column: str) -> dict[str, np.ndarray]:
     judge = binary_labels(data.graded[column])
     grader = binary_labels(data.graded["grade"])
     return {"agree": judge == grader,
-            "lenient": (judge == "correct") & (grader == "not correct"),
-            "strict": (judge == "not correct") & (grader == "correct"),
-            "unparsed": judge == "unparsed"}
+            "lenient": (judge == CORRECT) & (grader == NOT_CORRECT),
+            "strict": (judge == NOT_CORRECT) & (grader == CORRECT),
+            "unparsed": judge == UNPARSED}
 
 
 def disagreement_directions(data: AuditData, confidence: float = 0.95) -> pd.DataFrame:
@@ -185,7 +180,7 @@ def disagreement_directions(data: AuditData, confidence: float = 0.95) -> pd.Dat
     rows = []
     for column in data.judge_columns:
         kinds = _directions(data, column)
-        row = {"judge": judge_name(column), "graded": len(data.graded)}
+        row = {"judge": grader_name(column), "graded": len(data.graded)}
         row.update({kind: int(mask.sum()) for kind, mask in kinds.items()})
         for kind in ("lenient", "strict"):
             share, low, high = _weighted_share(data, kinds[kind], confidence)
@@ -207,7 +202,7 @@ def disagreement_items(data: AuditData, direction: str) -> pd.DataFrame:
     rows = []
     for i in np.flatnonzero(erred.any(axis=1).to_numpy()):
         item = data.graded.iloc[i]
-        judges = [f"{judge_name(c)}: {item[c]}" for c in data.judge_columns if erred.iloc[i][c]]
+        judges = [f"{grader_name(c)}: {item[c]}" for c in data.judge_columns if erred.iloc[i][c]]
         rows.append({"item": item["item_id"], "judges": "; ".join(judges),
                      "grade": item["grade"],
                      **{c: " ".join(str(item[c]).split()) for c in ("question", "reference", "answer")},
@@ -228,21 +223,19 @@ def judge_pairs(data: AuditData, resamples: int = 10_000, seed: int = 0,
     rows, tables = [], {}
     for a, b in combinations(data.judge_columns, 2):
         scales = [("binary", binary_labels(population[a]), binary_labels(population[b]), BINARY)]
-        if not _is_yesno(data, a) and not _is_yesno(data, b):
+        if not is_yesno(a, data.yesno_columns) and not is_yesno(b, data.yesno_columns):
             scales.insert(0, ("three-way", population[a].to_numpy(dtype=object),
                               population[b].to_numpy(dtype=object), THREE_WAY))
         for scale, x, y, labels in scales:
             kappa = kappa_ci(x, y, resamples=resamples, seed=seed, confidence=confidence,
                              labels=labels, clusters=units)
-            rows.append({"judge a": judge_name(a), "judge b": judge_name(b), "scale": scale,
+            rows.append({"judge a": grader_name(a), "judge b": grader_name(b), "scale": scale,
                          "items": len(x), "matches": int((x == y).sum()),
                          "agreement": float(np.mean(x == y)), "kappa": kappa.kappa,
                          "kappa low": kappa.low, "kappa high": kappa.high})
-        table = pd.crosstab(population[a], population[b]).reindex(
-            index=list(judge_scale(a, data.yesno_columns)),
-            columns=list(judge_scale(b, data.yesno_columns)), fill_value=0)
-        table.index.name, table.columns.name = judge_name(a), judge_name(b)
-        tables[(judge_name(a), judge_name(b))] = table
+        tables[(grader_name(a), grader_name(b))] = verdict_confusion(
+            population[a], population[b], scale_of(a, data.yesno_columns),
+            scale_of(b, data.yesno_columns), (grader_name(a), grader_name(b)))
     return pd.DataFrame(rows), tables
 
 
@@ -276,7 +269,7 @@ def corrected_accuracy(data: AuditData, confidence: float = 0.95,
                     strata_graded, confidence),
             }
             for estimator, result in estimates.items():
-                rows.append({"judge": judge_name(column), "variant": variant,
+                rows.append({"judge": grader_name(column), "variant": variant,
                              "estimator": estimator, "accuracy": result.estimate,
                              **dict(zip(("low", "high"), clip_share(result.low, result.high))),
                              "se": result.se,

@@ -1,0 +1,173 @@
+"""The measure registry: column names, their parsing, trec_eval/ranx names, and the committed tables."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+import pytrec_eval  # reference library (dev extra): missing = failure, not a skip
+
+from chunklab_core.evaluation import measures
+from chunklab_core.evaluation import ranking_metrics as rm
+from chunklab_core.evaluation.measures import (KS, MEASURES, column, columns, depth_columns, interval_columns,
+                                               is_metric_column, largest_k, metric_columns, parse, require_columns)
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def test_column_names_written_out():
+    assert column("hit", 5) == "hit@5"
+    assert column("rr", 10) == "rr@10"
+    assert column("ndcg", 10) == "ndcg@10"
+    assert column("span_recall", 1) == "span_recall@1"
+    assert column("context_efficiency", np.int64(3)) == "context_efficiency@3"
+    assert columns("p", (1, 3)) == ["p@1", "p@3"]
+    assert KS == (1, 3, 5, 10)
+
+
+@pytest.mark.parametrize("name", list(MEASURES))
+@pytest.mark.parametrize("k", [*KS, 20, 100])
+def test_name_and_k_round_trip(name, k):
+    assert parse(column(name, k)) == (name, k)
+    assert is_metric_column(column(name, k))
+
+
+def test_parse_by_hand():
+    assert parse("hit@10") == ("hit", 10)
+    assert parse("complete_evidence@5") == ("complete_evidence", 5)
+    assert parse("token_recall@3") == ("token_recall", 3)
+
+
+@pytest.mark.parametrize("bad", ["mrr@10", "recall_at@5", "hit@0", "hit@", "hit5", "@5", "hit@10_low", "hit@-1",
+                                 "hit@05", "Hit@5", "hit@1.5", "", "qid", 5])
+def test_parse_rejects(bad):
+    with pytest.raises(ValueError):
+        parse(bad)
+    assert not is_metric_column(bad)
+
+
+def test_unknown_measure_and_bad_k_raise():
+    with pytest.raises(ValueError, match="unknown measure 'mrr'; known: recall, complete, hit"):
+        column("mrr", 10)
+    with pytest.raises(ValueError, match="unknown measure 'map'"):
+        parse("map@10")
+    for k in (0, -1, 2.0, "5", True, None):
+        with pytest.raises(ValueError, match="k must be an integer >= 1"):
+            column("hit", k)
+
+
+def test_trec_eval_and_ranx_names():
+    assert MEASURES["hit"].trec_eval_name(10) == "success_10"
+    assert MEASURES["p"].trec_eval_name(5) == "P_5"
+    assert MEASURES["rr"].trec_eval_name(10) == "recip_rank"
+    assert MEASURES["ndcg"].trec_eval_name(10) == "ndcg_cut_10"
+    assert MEASURES["hit"].ranx_name(3) == "hit_rate@3"
+    assert MEASURES["p"].ranx_name(5) == "precision@5"
+    assert MEASURES["rr"].ranx_name(10) == "mrr@10"
+    assert MEASURES["ndcg"].ranx_name(10) == "ndcg@10"
+    without = {n for n, m in MEASURES.items() if m.trec_eval is None}
+    assert without == {"recall", "complete", "tokens", "context_efficiency", "span_recall", "span_precision",
+                       "span_iou", "complete_evidence", "token_recall"}
+    with pytest.raises(ValueError, match="'tokens' has no trec_eval counterpart"):
+        MEASURES["tokens"].trec_eval_name(5)
+    with pytest.raises(ValueError, match="'recall' has no ranx counterpart"):
+        MEASURES["recall"].ranx_name(5)
+
+
+def test_every_measure_says_where_it_is_defined_and_from_whom():
+    for m in MEASURES.values():
+        assert m.title and m.source and m.defined_in
+        assert m.cutoff in (measures.EVERY_K, measures.DEPTH)
+    assert [n for n, m in MEASURES.items() if m.cutoff == measures.DEPTH] == ["rr", "ndcg"]
+
+
+# Three questions, depth 5, binary relevance by hand: q0 relevant at ranks 2 and 4 (3 relevant
+# contexts in the collection), q1 nothing relevant returned (1 in the collection), q2 at rank 1.
+REL = np.array([[0, 1, 0, 1, 0], [0, 0, 0, 0, 0], [1, 0, 0, 0, 0]], dtype=float)
+N_RELEVANT = np.array([3, 1, 1])
+
+
+def _ours(name: str, k: int) -> np.ndarray:
+    if name == "hit":
+        return rm.hit_at_k(REL, k)
+    if name == "p":
+        return rm.precision_at_k(REL, k)
+    if name == "rr":
+        return rm.reciprocal_rank_at_k(REL, k)
+    if name == "ndcg":
+        return rm.ndcg_at_k(REL, k, rm.binary_ideal_gains(N_RELEVANT, k))
+    raise AssertionError(name)
+
+
+def test_hand_values_of_the_fixture():
+    np.testing.assert_allclose(_ours("hit", 1), [0, 0, 1])
+    np.testing.assert_allclose(_ours("p", 5), [0.4, 0, 0.2])
+    np.testing.assert_allclose(_ours("rr", 5), [0.5, 0, 1])
+    idcg = 1 + 1 / np.log2(3) + 1 / np.log2(4)
+    np.testing.assert_allclose(_ours("ndcg", 5), [(1 / np.log2(3) + 1 / np.log2(5)) / idcg, 0, 1])
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_trec_eval_names_are_pytrec_evals_same_quantities(k):
+    """Each registered trec_eval name, evaluated by pytrec_eval, equals our formula at k."""
+    qrels, run = {}, {}
+    for q, (rel, n_relevant) in enumerate(zip(REL, N_RELEVANT)):
+        returned = {f"d{q}_{r}": float(REL.shape[1] - r) for r in range(REL.shape[1])}
+        relevant = [f"d{q}_{r}" for r in np.flatnonzero(rel)]
+        relevant += [f"unreturned{q}_{i}" for i in range(n_relevant - len(relevant))]
+        qrels[f"q{q}"] = {d: 1 for d in relevant}
+        run[f"q{q}"] = returned
+    named = {n: m for n, m in MEASURES.items() if m.trec_eval is not None}
+    # trec_eval's recip_rank has no cut-off: it is rr at the run's depth (5 here)
+    at = {n: REL.shape[1] if n == "rr" else k for n in named}
+    reference = pytrec_eval.RelevanceEvaluator(qrels, {m.trec_eval_name(at[n]) for n, m in named.items()}).evaluate(run)
+    assert set(named) == {"hit", "p", "rr", "ndcg"}
+    for n, m in named.items():
+        expected = [reference[f"q{q}"][m.trec_eval_name(at[n])] for q in range(len(REL))]
+        np.testing.assert_allclose(_ours(n, at[n]), expected, atol=1e-12, err_msg=f"{n}@{at[n]}")
+
+
+def test_depth_columns_and_largest_k():
+    assert depth_columns(10) == ["rr@10", "ndcg@10"]
+    assert depth_columns(5) == ["rr@5", "ndcg@5"]
+    assert largest_k(["qid", "hit@1", "hit@5", "rr@5", "hit@5_low", "ndcg_ideal"]) == 5
+    with pytest.raises(ValueError, match="no metric column"):
+        largest_k(["qid", "strategy"])
+
+
+def test_interval_and_required_columns():
+    assert interval_columns("hit@10") == ("hit@10_low", "hit@10_high")
+    with pytest.raises(ValueError):
+        interval_columns("hit@10_low")
+    assert require_columns(["hit@5", "rr@5"], ["rr@5"]) == ["rr@5"]
+    with pytest.raises(ValueError, match=r"lacks the metric columns \['ndcg@10'\]"):
+        require_columns(["hit@5", "rr@5"], ["rr@5", "ndcg@10"])
+    assert metric_columns(["qid", "hit@1", "n_relevant", "rr@10"]) == ["hit@1", "rr@10"]
+    with pytest.raises(ValueError, match="unknown measure 'map'"):
+        metric_columns(["qid", "map@10"])
+
+
+def _header(path: Path) -> list[str]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        return handle.readline().rstrip("\n").split(",")
+
+
+def test_committed_post01_per_question_columns_come_from_the_registry():
+    header = _header(DATA / "01_per_question.csv")
+    metrics = [c for c in header if "@" in c]
+    assert all(is_metric_column(c) for c in metrics)
+    assert metrics == columns("hit", KS) + columns("p", KS) + depth_columns(max(KS)) + columns("tokens", KS)
+
+
+def test_committed_post02_per_question_columns_come_from_the_registry():
+    header = _header(DATA / "02_per_question.csv.gz")
+    metrics = [c for c in header if "@" in c]
+    assert all(is_metric_column(c) for c in metrics)
+    expected = (columns("recall", KS) + columns("complete", KS) + columns("hit", KS) + columns("p", KS)
+                + depth_columns(max(KS)) + columns("tokens", KS) + columns("context_efficiency", KS)
+                + [column(n, k) for n in ("span_recall", "span_precision", "span_iou", "complete_evidence")
+                   for k in KS])
+    assert metrics == expected
