@@ -12,7 +12,9 @@ KERNEL     := chunklab
 # Every notebook rule runs papermill through this one command (chunklab_core.reports.notebook_run):
 # unknown parameter names fail before execution, and the output is executed into a hidden
 # temporary file, cleaned, and moved over the target only on success -- a failed run never
-# replaces a committed post. Rules added later get the same by using $(PAPERMILL) $< $@.
+# replaces a committed post; a run that writes into data/records or data/audit fails (the
+# irreplaceable folders are checksummed before and after). Rules added later get the same by
+# using $(PAPERMILL) $< $@.
 # (papermill's progress bar is on, and off when the variable CI is set: chunklab_core.reports.notebook_run)
 PAPERMILL  := $(PY) -m chunklab_core.reports.notebook_run --kernel $(KERNEL)
 # Each executed post depends on its source and on the package modules its code imports,
@@ -33,24 +35,30 @@ CONFIG     ?=
 PARAMS     ?=
 
 MPNET      := .cache/models/all-mpnet-base-v2/model.safetensors
-LLM_CALLS      := $(wildcard data/llm_calls/*.jsonl)
-QUESTION_CALLS := $(wildcard data/llm_calls/questions_qwen15.jsonl)
-RERANK_CALLS   := $(wildcard data/llm_calls/rerank_qwen15.jsonl)
-AUDIT_FILES    := $(wildcard data/audit/post05_v2_sheet.csv data/audit/post05_v2_key.csv \
-                    data/audit/post05_v2_population.csv data/audit/post05_sheet.csv \
-                    data/audit/post05_key.csv data/audit/post05_population.csv \
-                    data/llm_calls/judge_retest_*.jsonl data/05_probes.csv \
+# The irreplaceable inputs (chunklab_core.core.paths.IRREPLACEABLE_DIRS): recorded LLM calls
+# (append-only, written by the llm-* recorders) and the audit sheets, keys and populations
+# (written by the grading tools). Notebooks only read them (notebook_run fails a run that
+# writes there); the tables the notebooks write sit at the top of data/.
+RECORDS    := data/records
+AUDIT      := data/audit
+LLM_CALLS      := $(wildcard $(RECORDS)/*.jsonl)
+QUESTION_CALLS := $(wildcard $(RECORDS)/questions_qwen15.jsonl)
+RERANK_CALLS   := $(wildcard $(RECORDS)/rerank_qwen15.jsonl)
+AUDIT_FILES    := $(wildcard $(AUDIT)/post05_v2_sheet.csv $(AUDIT)/post05_v2_key.csv \
+                    $(AUDIT)/post05_v2_population.csv $(AUDIT)/post05_sheet.csv \
+                    $(AUDIT)/post05_key.csv $(AUDIT)/post05_population.csv \
+                    $(RECORDS)/judge_retest_*.jsonl data/05_probes.csv \
                     data/05_answers.csv)
 NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebooks/03_uncertainty.ipynb \
               $(if $(QUESTION_CALLS),notebooks/04_questions.ipynb,) notebooks/05_answers.ipynb \
-              $(if $(wildcard data/audit/post05_v2_sheet.csv),notebooks/06_judge_audit.ipynb,) \
+              $(if $(wildcard $(AUDIT)/post05_v2_sheet.csv),notebooks/06_judge_audit.ipynb,) \
               $(if $(RERANK_CALLS),notebooks/07_reranking.ipynb,) \
               notebooks/00_findings.ipynb
 # The findings post reads the tables the other posts write, so it runs after them.
 FINDINGS_TABLES := data/01_results.csv data/01_per_question.csv data/02_matrix.csv data/02_per_question.csv.gz \
               data/03_paired_vs_leader.csv data/03_clustered.csv data/03_calibration.csv data/04_retrieval.csv \
               data/04_checks.csv data/05_answers.csv data/05_strategy_differences.csv data/05_agreement.csv \
-              data/06_accuracy.csv data/audit/post05_v2_sheet.csv
+              data/06_accuracy.csv $(AUDIT)/post05_v2_sheet.csv
 OWN_DOCS   := $(if $(DOCS),-p DOCS $(abspath $(DOCS)) -p QUESTIONS $(abspath $(QUESTIONS)),)
 ifneq ($(strip $(DOCS)),)
 .PHONY: notebooks/02_retrievers.ipynb   # your documents: always re-execute post 02 with them

@@ -23,7 +23,7 @@ from chunklab_core.audit.sizing import (items_to_halve_interval, planned_half_wi
                                         planning_variances, sample_size_for_precision)
 from chunklab_core.audit.synthetic import write_synthetic_audit
 from chunklab_core.audit.grade_batch import apply_grades
-from chunklab_core.core.paths import DATA_DIR
+from chunklab_core.core.paths import AUDIT_DIR
 from chunklab_core.audit.sheets import (DEFAULT_JUDGE_COLUMNS, SheetError, grader_kind_problem,
                                   import_grades, read_sheet, write_key, write_sheet)
 
@@ -256,8 +256,8 @@ def test_grade_batch_writes_validates_and_never_overwrites(tmp_path):
 # ------------------------------------------------------------------ the committed audit
 
 def test_committed_v2_audit_is_whole_and_model_graded():
-    audit = load_audit(DATA_DIR / "audit/post05_v2_sheet.csv", DATA_DIR / "audit/post05_v2_key.csv",
-                       DATA_DIR / "audit/post05_v2_population.csv")
+    audit = load_audit(AUDIT_DIR / "post05_v2_sheet.csv", AUDIT_DIR / "post05_v2_key.csv",
+                       AUDIT_DIR / "post05_v2_population.csv")
     assert len(audit.graded) >= 120 and audit.ungraded.empty and not audit.empty_strata
     assert set(audit.grades["grader_kind"]) == {"model:claude"}
     assert sum(audit.stratum_sizes.values()) == len(audit.population)
@@ -272,9 +272,9 @@ def test_readme_audit_claims_match_the_files():
 
     text = (PROJ_ROOT / "README.md").read_text(encoding="utf-8")
     section = text[text.index("## Auditing the LLM judges"):text.index("## Layout")]
-    v2 = import_grades(DATA_DIR / "audit/post05_v2_sheet.csv")
-    pilot = import_grades(DATA_DIR / "audit/post05_sheet.csv")
-    pilot_population = pd.read_csv(DATA_DIR / "audit/post05_population.csv")
+    v2 = import_grades(AUDIT_DIR / "post05_v2_sheet.csv")
+    pilot = import_grades(AUDIT_DIR / "post05_sheet.csv")
+    pilot_population = pd.read_csv(AUDIT_DIR / "post05_population.csv")
     assert f"post05_v2_sheet.csv` ({len(v2)} items)" in section
     assert f"{len(pilot)}-item sheet" in section and f"from the {len(pilot_population)} items" in section
     stamps = pd.to_datetime(pilot["graded_at"], format="ISO8601")

@@ -43,7 +43,7 @@ CITED = {
     "04": {"10": "k", "1.5": "model size (1.5B)", "1.0": "a ratio's reference value"},
     "05": {"1.5": "model size (1.5B)", "0.5": "model size (0.5B)"},
     "06": {"2023": "citation year (Angelopoulos et al.)", "120": "minimum audit sample size (design)",
-           "1.5": "model size (1.5B)"},
+           "1.5": "model size (1.5B)", "0.5": "model size (0.5B)"},
     "07": {"50": "first-stage depth N (parameter)", "1.5": "model size (1.5B)", "768": "mpnet's dimensions (model fact)",
            "8": "bytes per posting (index-size formula)", "250": "child size (parameter)"},
     "ow": {"10": "k", "200": "fragment size in characters (setting)"},

@@ -158,8 +158,8 @@ class NoModel(LlamaCppBackend):
 def test_committed_judge_records_replay_the_audit_population(stage, model, column, judge):
     """Keys computed today find the calls recorded before: each judged item of post 05's
     audit population (question, reference and answer kept in ``data/audit``) is served from
-    ``data``'s committed records and gives the verdict the population file holds."""
-    population = paths.DATA_DIR / "audit" / "post05_population.csv"
+    the committed records (``data/records``) and gives the verdict the population file holds."""
+    population = paths.AUDIT_DIR / "post05_population.csv"
     with population.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) > 0

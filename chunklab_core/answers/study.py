@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--judge", action="append", metavar="NAME=MODEL", default=None,
                         help="a judge (repeatable); default: qwen15=qwen-1.5b qwen05=qwen-0.5b")
     parser.add_argument("--yes-no-judges", nargs="*", default=list(DEFAULT_YES_NO_JUDGES))
-    parser.add_argument("--records", default=None, help="folder of the call records (default data/llm_calls)")
+    parser.add_argument("--records", default=None, help="folder of the call records (default data/records)")
     args = parser.parse_args(argv)
     judges = None
     if args.judge:

@@ -2,7 +2,7 @@
 
 Handles: the population table (every answered item of the recorded post-05 study with its
 verdicts and the reference passage a grader reads), and the CLI that writes the population,
-the blind sheet and the key under ``data/audit/`` with :func:`audit_sample.draw_audit_sample`
+the blind sheet and the key under ``data/audit/`` (``paths.AUDIT_DIR``) with :func:`audit_sample.draw_audit_sample`
 (strata: the graders' pass/fail patterns, disagreements oversampled).
 It refuses to overwrite a sheet that already holds grades.
 
@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from chunklab_core.core.corpus import Corpus, Question
-from chunklab_core.core.paths import DATA_DIR
+from chunklab_core.core.paths import AUDIT_DIR
 from chunklab_core.core.seeds import DEFAULT_SEED
 
 MAX_PASSAGE = 1500
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pilot", default="post05",
                         help="graded pilot sheet (name prefix in --out) for planning variances")
     parser.add_argument("--seed", type=int, default=6)
-    parser.add_argument("--out", type=Path, default=DATA_DIR / "audit")
+    parser.add_argument("--out", type=Path, default=AUDIT_DIR)
     parser.add_argument("--name", default="post05_v2", help="file name prefix of the new sample")
     parser.add_argument("--squad-questions", type=int, default=200)
     parser.add_argument("--nq-questions", type=int, default=20)

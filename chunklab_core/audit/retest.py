@@ -6,7 +6,7 @@ module asks how much a verdict depends on decoding: a seeded subset of the audit
 items is judged again by the three-way judges with the same prompt at ``temperature`` (0.7
 by default) and several sampling seeds (one recorded call each, through the recorded-call
 layer :mod:`chunklab_core.llm.records`, stage ``judge_retest_<judge>`` under
-``data/llm_calls``, append-only; post 06 replays them).
+``data/records``, append-only; post 06 replays them).
 
 Handles: the subset (:func:`retest_items`: ``n`` items of the key, drawn with a seed, with
 their texts and temperature-0 verdicts from the population), the recorded calls
@@ -33,7 +33,7 @@ import pandas as pd
 
 from chunklab_core.answers.verdicts import UNPARSED, binary_labels
 from chunklab_core.audit.data import resolve_path
-from chunklab_core.core.paths import DATA_DIR
+from chunklab_core.core.paths import AUDIT_DIR, RECORDS_DIR
 
 RETEST_JUDGES = {"qwen15": "qwen-1.5b", "qwen05": "qwen-0.5b"}
 DEFAULT_TEMPERATURE = 0.7
@@ -131,8 +131,8 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description="Record the judges' verdicts at temperature > 0 "
                                                  "on a subset of the audit sample.")
-    parser.add_argument("--key", default="data/audit/post05_v2_key.csv")
-    parser.add_argument("--population", default="data/audit/post05_v2_population.csv")
+    parser.add_argument("--key", default=str(AUDIT_DIR / "post05_v2_key.csv"))
+    parser.add_argument("--population", default=str(AUDIT_DIR / "post05_v2_population.csv"))
     parser.add_argument("--items", type=int, default=30)
     parser.add_argument("--samples", type=int, default=3)
     parser.add_argument("--temperature", type=float, default=DEFAULT_TEMPERATURE)
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     verdicts = run_retest(items, retest_models(args.mode, n_threads=args.threads), args.samples,
                           args.temperature, progress=True)
     print(f"{verdicts['item_id'].nunique()} of {len(items)} items recorded "
-          f"({len(verdicts)} verdicts) under {DATA_DIR / 'llm_calls'}/judge_retest_*.jsonl")
+          f"({len(verdicts)} verdicts) under {RECORDS_DIR}/judge_retest_*.jsonl")
     return 0
 
 

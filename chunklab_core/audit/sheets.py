@@ -13,10 +13,10 @@ Workflow::
     from chunklab_core.audit.sample import draw_audit_sample
     from chunklab_core.audit.sheets import write_sheet, write_key, import_grades
     sheet, key = draw_audit_sample(graded, n=60, seed=6)
-    write_sheet(sheet, DATA_DIR / "audit_sheet.csv")      # give this one to the grader
-    write_key(key, DATA_DIR / "audit_key.csv")            # keep this one away from the grader
-    # $ chunklab-grade data/audit_sheet.csv --grader ana
-    grades = import_grades(DATA_DIR / "audit_sheet.csv", key_path=DATA_DIR / "audit_key.csv")
+    write_sheet(sheet, AUDIT_DIR / "mine_sheet.csv")      # give this one to the grader
+    write_key(key, AUDIT_DIR / "mine_key.csv")            # keep this one away from the grader
+    # $ chunklab-grade data/audit/mine_sheet.csv --grader ana
+    grades = import_grades(AUDIT_DIR / "mine_sheet.csv", key_path=AUDIT_DIR / "mine_key.csv")
 
 Sheet format (CSV, UTF-8, comma-separated, one row per item): ``item_id, question, reference,
 passage, answer, grade, grader, graded_at, note``. ``grade`` is ``correct``, ``partial`` or

@@ -12,7 +12,8 @@ The three files have the layout ``python -m chunklab_core.audit.draw`` writes, s
 CLI: ``chunklab-synthetic-audit FOLDER [--items 400] [--sample 90] [--seed 6]
 [--ungraded 0]`` writes ``post05_{population,key,sheet}.csv`` into FOLDER.
 
-Not handled: anything real. Never write these files into ``data/audit``.
+Not handled: anything real. The files are never written into ``data/audit`` or ``data/records``
+(``paths.IRREPLACEABLE_DIRS``): they carry the real pilot's file names, so that is refused.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import pandas as pd
 from chunklab_core.answers.verdicts import CORRECT, HUMAN, PARTIAL, THREE_WAY, YES_NO
 from chunklab_core.audit.sample import draw_audit_sample
 from chunklab_core.audit.sheets import write_key, write_sheet
+from chunklab_core.core import paths
 
 SYNTHETIC_KIND = "model:synthetic"  # the grades are filled in by this script, not by a person
 TRUE_GRADES = HUMAN
@@ -86,6 +88,10 @@ def write_synthetic_audit(folder, n_items: int = 400, n_sample: int = 90, seed: 
     a seeded ``second_flip`` share of the true grades to another label.
     """
     folder = Path(folder)
+    guarded = paths.irreplaceable_folder_of(folder)
+    if guarded is not None:
+        raise ValueError(f"{folder} is inside {guarded}, which holds real recorded calls or graded "
+                         "sheets; write the synthetic audit into another folder")
     folder.mkdir(parents=True, exist_ok=True)
     population = simulate_population(n_items, seed)
     sheet, key = draw_audit_sample(population, n_sample, seed=seed, min_per_stratum=min_per_stratum)

@@ -2,6 +2,7 @@
 
 Holds: project paths, text normalisation and sentence splitting, token counts, the corpus
 model (documents, questions, chunks), the heading model shared by every document format,
-atomic file writes, fuzzy text matching, library versions. Holds nothing that knows about a
-data set, a chunker, a retriever, a metric or a report; imports no other stage.
+atomic file writes, file snapshots (what changed under a folder), fuzzy text matching,
+library versions. Holds nothing that knows about a data set, a chunker, a retriever, a metric
+or a report; imports no other stage.
 """

@@ -2,7 +2,7 @@
 
 Handles: ``call_key`` (sha256 of the canonical JSON of messages, schema, effective options and
 model identity: a new model, prompt or option is a new key, hence a new call); ``CallStore``,
-one JSONL file per run or stage (``data/llm_calls/<stage>.jsonl``), each record written with a
+one JSONL file per run or stage (``data/records/<stage>.jsonl``, ``paths.RECORDS_DIR``), each record written with a
 single ``os.write`` + ``os.fsync`` under an exclusive ``flock`` so a run killed with ``kill -9``
 loses no finished call and two processes recording into one file never interleave lines;
 every record is checked on load (:mod:`chunklab_core.llm.record_schema`: any bad line is an
@@ -79,7 +79,7 @@ def require_folder(folder: str | Path, mode: str) -> None:
         return
     if mode == "replay":
         then = ("replay mode only reads recorded calls, so there is nothing to replay and nothing "
-                "was run. Check the folder name (e.g. RECORDS_DIR), or leave it unset for data/llm_calls")
+                "was run. Check the folder name (e.g. RECORDS_DIR), or leave it unset for data/records")
     else:
         then = (f"no model was called. Check the folder name (e.g. RECORDS_DIR); to record into a new "
                 f"folder, create it first: mkdir -p {folder}")
@@ -117,10 +117,10 @@ class CallStore:
 
     @classmethod
     def for_stage(cls, stage: str, root: str | Path | None = None, **kwargs) -> "CallStore":
-        """The store ``<root>/<stage>.jsonl``; ``root`` defaults to ``data/llm_calls``."""
+        """The store ``<root>/<stage>.jsonl``; ``root`` defaults to ``paths.RECORDS_DIR`` (``data/records``)."""
         if not stage or any(c in stage for c in "/\\") or stage.startswith("."):
             raise ValueError(f"stage must be a plain file stem, got {stage!r}")
-        root = Path(root) if root is not None else paths.DATA_DIR / "llm_calls"
+        root = Path(root) if root is not None else paths.RECORDS_DIR
         return cls(root / f"{stage}.jsonl", stage=stage, **kwargs)
 
     def load(self) -> "CallStore":

@@ -132,7 +132,7 @@ def make_models(mode: str = "replay_or_record", n_threads: int | None = None, ro
 
     ``answerer`` is ``(name, model)`` and ``judges`` maps a short name to a model; calls go
     to the stages ``answers_<name>`` and ``judges_<name>`` under ``root`` (default
-    ``data/llm_calls``). One backend object per distinct model, so a model that both answers
+    ``data/records``). One backend object per distinct model, so a model that both answers
     and judges is loaded once. Defaults: Qwen2.5-Coder-1.5B answers; it and the 0.5B judge.
     ``base_url`` (backend ``openai``) is one URL for every model, or a dict model -> URL
     (vLLM serves one model per server); a model missing from the dict uses ``$OPENAI_BASE_URL``.

@@ -7,7 +7,7 @@ JSON schema constraining the reply to ``{"question": str, "answer": str}`` (Olla
 case), one retry of an unreadable reply as a distinct recorded call (``attempt=2``, the bad
 reply shown back), then the status ``unparsed``: counted in every table, never dropped.
 Calls go through ``RecordedLLM`` into the stage ``questions_qwen15``
-(``data/llm_calls/questions_qwen15.jsonl``): ``mode="replay"`` (the notebook's default) never
+(``data/records/questions_qwen15.jsonl``): ``mode="replay"`` (the notebook's default) never
 loads a model and a missing record raises ``ReplayMiss`` naming ``make llm-questions``.
 
 Note: the embedded backend compiles the schema from its canonical, key-sorted JSON, so its
@@ -154,7 +154,7 @@ def make_generator(mode: str = "replay", n_threads: int | None = None, root: str
                    host: str | None = None, stage: str = STAGE):
     """The recorded generator: by default Qwen2.5-Coder-1.5B in-process (loaded only when a
     call must really run), greedy (temperature 0, seed 0), stage ``questions_qwen15`` under
-    ``root`` (default ``data/llm_calls``). ``backend``/``model``/``base_url``/``host`` pick
+    ``root`` (default ``data/records``). ``backend``/``model``/``base_url``/``host`` pick
     another model (``llm.wiring.make_backend``); name its ``stage`` after it."""
     from chunklab_core.llm.records import CallStore, RecordedLLM
     from chunklab_core.llm.wiring import make_backend
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="generate for the first N passages only")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--mode", choices=("replay_or_record", "record", "replay"), default="replay_or_record")
-    parser.add_argument("--records", default=None, help="folder of the call records (default data/llm_calls)")
+    parser.add_argument("--records", default=None, help="folder of the call records (default data/records)")
     parser.add_argument("--concurrency", type=int, default=1, help="passages in flight at once")
     parser.add_argument("--backend", choices=("llamacpp", "ollama", "openai"), default="llamacpp")
     parser.add_argument("--model", default="qwen-1.5b", help="alias/path (llamacpp) or served model name")

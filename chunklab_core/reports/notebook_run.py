@@ -15,6 +15,14 @@ its volatile metadata, and only then is it moved over OUTPUT with ``os.replace``
 run (bad data, a bug, Ctrl-C) leaves OUTPUT as it was and removes the temporary file; the
 failed notebook can be kept for reading with ``--keep-failed PATH``.
 
+The irreplaceable folders (``paths.IRREPLACEABLE_DIRS``: the recorded LLM calls in
+``data/records/``, the audit sheets, keys and populations in ``data/audit/``) are guarded: every
+file under them is snapshotted (path, size, sha256, :mod:`chunklab_core.core.snapshot`) before
+the notebook runs and compared after; a file added, changed or removed fails the run
+(exit status :data:`IRREPLACEABLE_WRITTEN`) with every such file named, and OUTPUT is left as
+it was. Notebooks read those folders; only the recorders and the grading tools a person runs
+write there.
+
 Not handled: checking parameter *values* (the notebook's own validation does that), papermill
 options other than the parameter ones (passed through untouched).
 """
@@ -34,12 +42,15 @@ from pathlib import Path
 
 import yaml
 
+from chunklab_core.core import paths
 from chunklab_core.core.paths import PROJ_ROOT
+from chunklab_core.core.snapshot import compare, describe, snapshot
 
 _PAIR_OPTIONS = ("-p", "--parameters", "-r", "--parameters_raw")
 _YAML_OPTIONS = ("-y", "--parameters_yaml")
 _FILE_OPTIONS = ("-f", "--parameters_file")
 _B64_OPTIONS = ("-b", "--parameters_base64")
+IRREPLACEABLE_WRITTEN = 3  # exit status of a run that wrote into paths.IRREPLACEABLE_DIRS
 
 
 class ParameterError(ValueError):
@@ -109,17 +120,30 @@ def check_parameters(source: str | os.PathLike, names: list[str]) -> None:
 def run_notebook(source: str | os.PathLike, output: str | os.PathLike, papermill_args: list[str],
                  kernel: str = "chunklab", keep_failed: str | os.PathLike | None = None) -> int:
     """Check the parameters, execute ``source`` into a temporary file, clean it, move it over
-    ``output`` only if everything succeeded; returns papermill's (or the cleaner's) exit status."""
+    ``output`` only if everything succeeded and nothing under ``paths.IRREPLACEABLE_DIRS``
+    changed; returns papermill's (or the cleaner's) exit status, or
+    :data:`IRREPLACEABLE_WRITTEN`."""
     check_parameters(source, papermill_parameter_names(papermill_args))
     output = Path(output)
     tmp = output.with_name(f".{output.stem}.tmp.ipynb")
     progress = "--no-progress-bar" if os.environ.get("CI") else "--progress-bar"  # off under CI only
     command = [sys.executable, "-m", "papermill", "--kernel", kernel, progress,
                str(source), str(tmp), *papermill_args]
+    guarded = tuple(paths.IRREPLACEABLE_DIRS)  # read at call time (tests point it elsewhere)
+    before = snapshot(guarded)
     try:
         status = subprocess.call(command)
         if status == 0:
             status = subprocess.call([sys.executable, str(PROJ_ROOT / "scripts" / "clean_notebook.py"), str(tmp)])
+        written = compare(before, snapshot(guarded))
+        if written:
+            print(f"notebook_run: {source} WROTE INTO THE IRREPLACEABLE FOLDERS "
+                  f"({', '.join(str(d) for d in guarded)}); notebooks must only read them:\n"
+                  f"{describe(written)}\n{output} was left as it was. Record LLM calls or grade with the "
+                  "tools that write there (make llm-run / llm-questions / llm-rerank, chunklab_core.audit.*), "
+                  "then re-execute the post to replay them; `git status data` shows what this run changed.",
+                  file=sys.stderr)
+            status = IRREPLACEABLE_WRITTEN
         if status == 0:
             os.replace(tmp, output)
             return 0

@@ -24,7 +24,7 @@ import pandas as pd
 from chunklab_core.answers.verdicts import REFERENCE_NAME
 from chunklab_core.stats import claims
 from chunklab_core.chunking import strategy_label
-from chunklab_core.core.paths import DATA_DIR
+from chunklab_core.core.paths import AUDIT_DIR, DATA_DIR
 from chunklab_core.evaluation.measures import column, interval_columns
 from chunklab_core.reports.verdict_tables import balanced_verdicts, leader_verdicts
 
@@ -192,7 +192,8 @@ def which_chunker(data_dir: Path | None = None, post02: pd.DataFrame | None = No
     return pd.DataFrame(rows)
 
 
-AUDIT_SHEET = "audit/post05_v2_sheet.csv"  # post 06's published sheet (the 48-item pilot feeds no number)
+# post 06's published sheet (the 48-item pilot feeds no number), relative to the data folder
+AUDIT_SHEET = (AUDIT_DIR / "post05_v2_sheet.csv").relative_to(DATA_DIR).as_posix()
 
 
 def audit_grader_words(data_dir: Path | None = None):

@@ -109,7 +109,7 @@ class LLMRelevanceScorer:
 
 def make_llm_scorer(mode: str = "replay", root=None, model: str = "qwen-1.5b", stage: str = "rerank_qwen15",
                     n_threads: int | None = None) -> LLMRelevanceScorer:
-    """The recorded Qwen2.5-Coder YES/NO scorer of post 07 (stage ``data/llm_calls/<stage>.jsonl``).
+    """The recorded Qwen2.5-Coder YES/NO scorer of post 07 (stage ``data/records/<stage>.jsonl``).
 
     Nothing is loaded here; the model is loaded on the first call that is not recorded.
     """

@@ -24,6 +24,7 @@ from scipy.stats import binomtest
 
 from chunklab_core.stats import claims
 from chunklab_core.chunking import strategy_label
+from chunklab_core.core import paths
 from chunklab_core.answers.verdicts import REFERENCE_NAME, grader_name
 from chunklab_core.reports.post05.tables import clusters, cost_columns, generation_metrics_row, per_strategy_cost
 from chunklab_core.stats.clustered import clustered_bootstrap_ci
@@ -92,10 +93,15 @@ def generation_wide(intervals: pd.DataFrame) -> pd.DataFrame:
     return intervals.assign(cell=cell).pivot(index=["corpus", "strategy"], columns="metric", values="cell")[GENERATION]
 
 
-def recorded_runtime(records_dir: Path) -> str:
-    """How the recorded calls ran, from the records themselves (backend, runtime version, threads)."""
+def recorded_runtime(records_dir: Path | None = None) -> str:
+    """How the recorded calls ran, from the records themselves (backend, runtime version, threads);
+    ``records_dir`` defaults to ``paths.RECORDS_DIR`` (``data/records``)."""
+    folder = Path(records_dir if records_dir is not None else paths.RECORDS_DIR)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"records folder {folder} does not exist (the recorded calls are in "
+                                f"{paths.RECORDS_DIR})")
     seen = {}
-    for path in sorted(Path(records_dir).glob("*.jsonl")):
+    for path in sorted(folder.glob("*.jsonl")):
         with path.open(encoding="utf-8") as handle:
             for line in handle:
                 record = json.loads(line)
