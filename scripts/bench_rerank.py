@@ -1,9 +1,9 @@
 """Benchmark: reranking throughput (candidates per second) against the plain library calls.
 
-1. The embedding re-scorer (``rerank_scorers.EmbeddingScorer``, in-memory cache so every text
+1. The embedding re-scorer (``rerank.scorers.EmbeddingScorer``, in-memory cache so every text
    is really encoded) against a plain ``SentenceTransformer.encode`` of the same question and
    candidate texts, same model, same batch size.
-2. The LLM scorer (``rerank_scorers.LLMRelevanceScorer`` over ``llm.relevance.LlamaCppYesNoBackend``,
+2. The LLM scorer (``rerank.scorers.LLMRelevanceScorer`` over ``llm.relevance.LlamaCppYesNoBackend``,
    recording into a temporary store: the full recorded-call path) against raw llama-cpp-python
    on the same prompts: ``Llama.create_chat_completion`` with a ``"YES" | "NO"`` grammar and
    ``max_tokens=1`` (the plain way to get a constrained label), same model file, same threads.

@@ -1,7 +1,7 @@
 """TREC run/qrels export: hand-checked lines, and a round trip through ranx (imported directly).
 
 The round trip writes the files, reads them back with ranx's TREC readers and evaluates them
-with ranx: every per-question score must equal the series' own (``evaluate.score_run``).
+with ranx: every per-question score must equal the series' own (``evaluation.scoring.score_run``).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ later replay gives whatever the concurrency was.
 
 CLI (``make llm-run``): ``chunklab-record-answers [--corpus squad|nq] [--questions 200]
 [--limit N] [--concurrency N] [--backend llamacpp|ollama|openai --base-url URL --answerer NAME MODEL
---judge NAME=MODEL ...]``, and ``--probes N`` for the judge reliability probes (``judge_probes``).
+--judge NAME=MODEL ...]``, and ``--probes N`` for the judge reliability probes (``answers.probes``).
 
 Not handled: which backend and model a role uses (``llm.wiring``), agreement statistics
 (``agreement``), the notebook's tables and figures.

@@ -1,6 +1,6 @@
 """Extending a drawn audit sample when post 05 has recorded more items since: a second wave.
 
-The sample of ``python -m chunklab_core.audit.draw`` is drawn from the items recorded at that
+The sample of ``chunklab-audit-draw`` is drawn from the items recorded at that
 moment. When post 05 later records more (e.g. more Natural Questions questions), those items
 form a new *wave*: a population of their own, stratified by the same verdict patterns
 (strata named ``wave 2: <pattern>``), sampled by the same rule and appended to the same sheet

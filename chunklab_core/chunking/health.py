@@ -35,7 +35,7 @@ Boundaries and integrity
 
 Chunking-stage metrics: ``coverage``, ``size_compliance``, ``size_cv``, ``redundancy``,
 ``evidence_completeness`` / ``evidence_fragmentation`` (given evidence spans ``(doc_id,
-start, end)``), and the lexical proxies of ``chunk_lexical`` (TF-IDF stand-ins for MoC's
+start, end)``), and the lexical proxies of ``chunking.lexical`` (TF-IDF stand-ins for MoC's
 perplexity-based Boundary Clarity and Chunk Stickiness; overlapping strategies are read by
 their chunk starts there). Each formula is in its function's docstring.
 
@@ -44,7 +44,7 @@ sentences, blocks, one TF-IDF fit and tokenisation per document); ``chunk_health
 shares it across strategies, and each strategy's metrics are vectorised searches over
 global character offsets (document ``i`` at ``[offsets[i], offsets[i + 1])``).
 
-Not handled: retrieval quality (``metrics``, ``span_metrics``), context spans, embedding-
+Not handled: retrieval quality (``evaluation.ranking_metrics``, ``span_metrics``), context spans, embedding-
 or perplexity-based chunk quality.
 """
 
@@ -369,7 +369,7 @@ def chunk_health(documents: Sequence[Document] | CorpusProfile, chunks: Sequence
 def chunk_health_table(documents: Sequence[Document], strategies: Mapping[str, Sequence[Chunk]],
                        evidence: Iterable[Evidence] | None = None, model_max_tokens: int | None = None,
                        tokenizer_count: Callable[[str], int] | None = None, **options) -> pd.DataFrame:
-    """One ``chunk_health`` row per strategy (name -> its chunks), in the given order; the
+    """One ``chunking.health`` row per strategy (name -> its chunks), in the given order; the
     corpus is profiled once. ``options``: ``tiny_tokens``, ``fragment_chars``, ``min_chars``."""
     if not strategies:
         raise ValueError("strategies is empty: give at least one name -> chunks")

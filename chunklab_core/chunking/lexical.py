@@ -2,7 +2,7 @@
 
 Handles: TF-IDF vectors of arbitrary character spans of a corpus, with one scikit-learn
 ``TfidfVectorizer`` (defaults) fitted per document on that document's sentences, and the three
-lexical metrics that ``chunk_health`` reports. The chunk-quality literature measures these
+lexical metrics that ``chunking.health`` reports. The chunk-quality literature measures these
 with language models: MoC (Zhao et al., ACL 2025, "MoC: Mixtures of Text Chunking Learners
 for Retrieval-Augmented Generation System", arXiv:2503.09600) defines *Boundary Clarity* and
 *Chunk Stickiness* from LLM perplexities, and HOPE (Brådland et al., SIGIR 2025, "A New
@@ -38,7 +38,7 @@ lower-case form has a different length. It is written by hand so that the ~14 st
 a post reuse one tokenisation per document (a sparse row-gather per strategy instead of a
 full re-tokenisation).
 
-Not handled: sentences, whitespace and chunk spans themselves (``chunk_health``'s
+Not handled: sentences, whitespace and chunk spans themselves (``chunking.health``'s
 ``CorpusProfile`` and ``ChunkLayout``, which ``lexical_metrics`` reads), semantic (embedding)
 similarity, perplexity.
 """
@@ -162,7 +162,7 @@ def lexical_stickiness(segment_vectors: sp.csr_matrix, same_document: np.ndarray
 def lexical_metrics(profile, layout) -> dict[str, float | None]:
     """Cohesion, boundary clarity and stickiness of one strategy's chunks.
 
-    ``profile`` and ``layout`` are ``chunk_health.CorpusProfile`` / ``ChunkLayout``. Chunks
+    ``profile`` and ``layout`` are ``chunking.health.CorpusProfile`` / ``ChunkLayout``. Chunks
     are their visible text; boundaries are the distinct visible chunk starts other than a
     document's first; segment ``k`` runs from boundary ``k`` to the next one in its document
     (the last to the document's furthest chunk end), so overlap does not inflate stickiness.

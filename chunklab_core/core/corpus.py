@@ -5,7 +5,7 @@ Handles: the plain data objects every stage passes along. A ``Question`` carries
 alternative is found. Evidence spans are character offsets ``(doc_id, start, end)`` into a
 document's text, given only where the data set has them.
 
-Not handled: reading files (``datasets``, ``loaders``), chunking (``chunking``).
+Not handled: reading files (``data.registry``, ``loaders``), chunking (``chunking``).
 """
 
 from __future__ import annotations

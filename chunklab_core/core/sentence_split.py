@@ -1,7 +1,7 @@
 """Sentence boundaries as character spans, in every script the series meets: the one rule.
 
 Every sentence-based step (``chunking.sentences`` windows, the sentence level of recursive and
-structure-aware splitting, the semantic chunkers, ``chunk_health``'s ``boundary_ok``) uses
+structure-aware splitting, the semantic chunkers, ``chunking.health``'s ``boundary_ok``) uses
 :func:`sentence_spans`; ``text.sentence_spans`` is this function re-exported.
 
 A boundary falls after

@@ -15,7 +15,7 @@ and ``loaders.load_user_corpus`` can warn with them (:class:`GoldAdvice` warning
 * :func:`document_quote`: for a gold found only approximately, the document's *own* text of
   the matched region (``textmatch`` matches on lower-cased text without thousands separators
   or currency signs; this maps the region back to the raw characters), ready to paste.
-* :func:`located_evidence`: evidence spans for cut-answer diagnostics (``chunk_health``'s
+* :func:`located_evidence`: evidence spans for cut-answer diagnostics (``chunking.health``'s
   ``evidence_completeness`` / ``evidence_fragmentation``) when the questions have none: a
   slot's first alternative that occurs exactly once (case and whitespace aside) in the
   question's document. Gold occurring several times is left out: its place would be a guess.

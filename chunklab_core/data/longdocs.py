@@ -1,6 +1,6 @@
 """Loaders for the long-document data sets: L-Eval's NQ, QASPER and CUAD files, QMSum, Chroma.
 
-Handles: turning each registered file (``datasets.open_text``, checksum-verified) into a
+Handles: turning each registered file (``data.registry.open_text``, checksum-verified) into a
 ``Corpus`` with stable ids (``nq-0003`` for the document on line 3 of the file, ``nq-0003-02``
 for its third question), gold slots, evidence spans where the data set gives or implies
 them, and tags that say which questions a containment metric cannot score fairly; a seeded

@@ -11,7 +11,7 @@ Conventions match trec_eval (and are cross-checked against pytrec_eval in the te
 precision divides by k even when fewer than k contexts were returned; reciprocal rank is 0
 when nothing relevant is returned; nDCG uses linear gains and the log2(rank + 1) discount.
 
-Not handled: deciding relevance (``evaluate`` for exact normalised containment,
+Not handled: deciding relevance (``evaluation.scoring`` for exact normalised containment,
 ``textmatch`` for fuzzy gold and slots), aggregation and intervals (``stats``).
 """
 

@@ -2,7 +2,7 @@
 
 Handles: chunking a corpus, fitting a retriever on the indexed spans, searching every
 question (the ranked contexts of ``retrieval.run``), judging relevance, and computing every per-question metric
-(``metrics``) and token count (``tokens``). Output columns: corpus, strategy, retriever,
+(``evaluation.ranking_metrics``) and token count (``tokens``). Output columns: corpus, strategy, retriever,
 qid, doc_id, n_relevant, first_rank, hit@k, p@k, rr@k_max, ndcg@k_max, tokens@k (names from
 ``measures``; k_max is the largest k, 10 by default).
 

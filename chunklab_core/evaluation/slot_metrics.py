@@ -18,14 +18,14 @@ question's slots (formulas over the top k):
   ``p@k`` = #{r <= k : F_r non-empty} / k, ``rr@k_max`` = 1 / min{r : F_r non-empty} (0 if
   none). Partial evidence (grade 1 without a filled slot) counts only in nDCG;
 * ``ndcg@k_max``: graded, gains = ``gold_slots.relevance_grade`` (2 every slot, 1 part of the
-  evidence, 0 none), ``metrics.ndcg_at_k``. The ideal ranking is built from a *pooled*
+  evidence, 0 none), ``evaluation.ranking_metrics.ndcg_at_k``. The ideal ranking is built from a *pooled*
   judged set, as TREC does (Voorhees & Harman, "TREC: Experiment and Evaluation in Information
   Retrieval", MIT Press 2005, ch. 3): pass ``pool_grades`` from :func:`pool_judgments` over
   every retriever of the same (corpus, strategy). Without a pool the ideal is the sorted
   grades of the contexts *this run* returned; the ideal DCG is then never larger than the
   pooled one, so that nDCG is an upper bound of the pooled nDCG and only measures the order
   of what was returned (column ``ndcg_ideal`` says which was used);
-* ``tokens@k`` (``metrics.tokens_at_k``); ``context_efficiency@k`` = tokens of the found gold /
+* ``tokens@k`` (``evaluation.ranking_metrics.tokens_at_k``); ``context_efficiency@k`` = tokens of the found gold /
   tokens@k, where the found gold of a filled slot is the first of its alternatives (in the
   order written) found in some top-k context, counted in cl100k_base tokens as written; NaN
   when tokens@k is 0.
@@ -287,5 +287,5 @@ def slot_scores(judged: RankedJudgments, ks: Sequence[int] = KS,
 def score_slots(run: RetrievalRun, ks: Sequence[int] = KS, threshold: float = 0.90,
                 pool_grades: dict[str, list[int]] | None = None,
                 cache: Judgments | None = None) -> pd.DataFrame:
-    """Per-question slot metrics of one run (id columns as ``evaluate.score_run``)."""
+    """Per-question slot metrics of one run (id columns as ``evaluation.scoring.score_run``)."""
     return slot_scores(judge_run(run, threshold, cache), ks, pool_grades)

@@ -119,7 +119,7 @@ def span_overlap(retrieved: Sequence[DocSpan], evidence: Sequence[DocSpan]) -> S
 
 
 def span_scores(run: RetrievalRun, ks: Sequence[int] = KS) -> pd.DataFrame:
-    """Per-question span metrics of one run (id columns as ``evaluate.score_run``)."""
+    """Per-question span metrics of one run (id columns as ``evaluation.scoring.score_run``)."""
     ranked = np.asarray(run.ranked)
     questions = run.corpus.questions
     if ranked.ndim != 2 or ranked.shape[0] != len(questions):

@@ -16,7 +16,7 @@ read them)::
   whitespace.
 * ``score`` is ``depth - rank + 1``: the runs keep the rank order of the retriever, not its
   raw scores, and every rank metric depends only on that order.
-* qrels are the post-01 rule (``evaluate``): a context is relevant (1) when it contains any
+* qrels are the post-01 rule (``evaluation.scoring``): a context is relevant (1) when it contains any
   alternative of the question's single gold slot, judged over every context of the cell, so
   an nDCG computed from the files has the same ideal ranking as the series. Questions with
   several slots or with gold found nowhere have no qrels line (their scores are 0, as in

@@ -1,6 +1,6 @@
 """Which chunking should I use? The recommendation of a run on your own documents.
 
-Handles, from the per-question table of ``retrieval_matrix.run_matrix`` on one corpus:
+Handles, from the per-question table of ``evaluation.matrix.run_matrix`` on one corpus:
 
 * one selection verdict per retriever (and per embedding model for dense/hybrid) over the
   strategies, and one overall over every (strategy, retriever, model) cell, on recall@k of

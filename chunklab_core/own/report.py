@@ -8,7 +8,7 @@ the output folder, never a tracked file), and console progress from inside a pap
 kernel (``progress_to_console``: tqdm bars go to the kernel's own stderr, which is the
 terminal of ``python -m chunklab_core.own.cli run``, instead of into the notebook).
 
-Not handled: the verdicts (``own_recommendation``), running retrieval (``retrieval_matrix``).
+Not handled: the verdicts (``own.recommendation``), running retrieval (``evaluation.matrix``).
 """
 
 from __future__ import annotations

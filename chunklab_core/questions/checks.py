@@ -7,7 +7,7 @@ and seven checks, each a small function returning a ``Check(flag, evidence)``:
    case/whitespace-insensitive, ``longdocs.locate``); evidence: the closest passage stretch
    and its ``rapidfuzz`` partial-ratio score (case-insensitive).
 2. ``numbers_disagree``: numbers in the question absent from the passage, compared whole and
-   without thousands separators (``answer_metrics.unsupported_numbers``).
+   without thousands separators (``answers.metrics.unsupported_numbers``).
 3. ``context_dependent``: wording that needs the passage to be understood: a reference to the
    document ("the passage", "the study", "according to the text"), a demonstrative with a
    noun ("this algorithm", "these species"), or a personal pronoun ("it", "he", "they").
@@ -76,7 +76,7 @@ def overlap_words(text: str) -> list[str]:
     queries are not); apostrophes removed ("handmaid's" -> "handmaids"); tokens are numbers
     (digits with inner ``.``/``,``, thousands separators dropped) or runs of letters and
     digits, every other character separates ("straight-to-series" -> straight, to, series);
-    a/an/the and ``answer_metrics.STOPWORDS`` dropped.
+    a/an/the and ``answers.metrics.STOPWORDS`` dropped.
     """
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")

@@ -18,7 +18,7 @@ CLI (``make llm-questions``): ``chunklab-record-questions [--squad 60] [--nq N]
 [--seed S] [--limit N] [--threads T] [--records DIR]`` records every generation with Qwen2.5-Coder-1.5B,
 temperature 0, seed 0, resumably (``replay_or_record``: a killed run continues where it stopped).
 
-Not handled: judging whether a generated question is any good (``question_checks`` flags
+Not handled: judging whether a generated question is any good (``questions.checks`` flags
 what rules can see; the notebook shows a sample to read), other generators.
 """
 

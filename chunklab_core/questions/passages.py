@@ -21,7 +21,7 @@ None), in that random order, so any prefix of the list is itself a uniform sampl
 same order, ``rng.integers(len(questions))`` picks one of the paragraph's human questions
 (listed in corpus order).
 
-Not handled: generating questions (``question_gen``), paragraphs of other corpora.
+Not handled: generating questions (``questions.generation``), paragraphs of other corpora.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ context ``[c_s, c_e)`` is relevant to a question when it holds at least half of 
 characters of one occurrence ``[a_s, a_e)`` of the question's answer *inside its source
 passage*: ``|[c_s, c_e) ∩ [a_s, a_e)| >= ANSWER_SHARE · (a_e - a_s)``. Occurrences: SQuAD's
 crowd evidence spans; the NQ answer's occurrences in its paragraph; the generated answer's
-occurrences in the passage (``question_checks.locate_ignoring_spacing``: exact, else
+occurrences in the passage (``questions.checks.locate_ignoring_spacing``: exact, else
 case/whitespace-insensitive, else ignoring spacing altogether -- the same rule as the
 "answer not in passage" check, so a question the check passes never falls back).
 When a generated answer does not occur in its passage, a context is relevant when it overlaps
@@ -47,7 +47,7 @@ SETS = ("human", "generated")
 def question_sets(passages: Sequence[Passage], generations: pd.DataFrame) -> pd.DataFrame:
     """One row per question: qid, passage_id, corpus, doc_id, set, question, spans, relevance.
 
-    ``generations`` is ``question_gen.generate_all``'s table; unparsed generations get no row
+    ``generations`` is ``questions.generation.generate_all``'s table; unparsed generations get no row
     here (they are counted in the generation table).
     """
     by_passage = generations.set_index("passage_id")
@@ -88,7 +88,7 @@ def relevant_contexts(contexts: Sequence[tuple[str, int, int]], doc_id: str,
 def retrieval_scores(corpora: dict[str, Corpus], questions: pd.DataFrame, strategies: Sequence[str],
                      retrievers: Sequence[str], ks: Sequence[int] = KS,
                      dense_model: str = "all-MiniLM-L6-v2", progress: bool = True) -> pd.DataFrame:
-    """Per-question metrics (``evaluate.score_run``) for every corpus x strategy x retriever,
+    """Per-question metrics (``evaluation.scoring.score_run``) for every corpus x strategy x retriever,
     both question sets searched in one run per cell; relevance by the module's rule."""
     from tqdm import tqdm
 

@@ -197,7 +197,7 @@ AUDIT_SHEET = (AUDIT_DIR / "post05_v2_sheet.csv").relative_to(DATA_DIR).as_posix
 
 
 def audit_grader_words(data_dir: Path | None = None):
-    """``audit_graders.grader_words`` of the published audit sheet's graders (kinds decide the words)."""
+    """``audit.graders.grader_words`` of the published audit sheet's graders (kinds decide the words)."""
     from chunklab_core.audit.graders import grader_words
 
     sheet = read_table(AUDIT_SHEET, data_dir)

@@ -6,7 +6,7 @@ resamples for every strategy), chunk statistics, answers cut by chunk boundaries
 side-by-side with the reference run quoted in the issue, and the post's sentences built from
 those tables (:func:`sample_text`, :func:`results_reading`, :func:`context_cost_text`,
 :func:`cut_example_text`). Not handled: the computations
-themselves (``evaluate``, ``metrics``, ``stats``), which this module only sequences.
+themselves (``evaluation.scoring``, ``evaluation.ranking_metrics``, ``stats``), which this module only sequences.
 """
 
 from __future__ import annotations

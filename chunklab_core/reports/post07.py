@@ -9,7 +9,7 @@ and the verdict words. Every verdict is worded from a paired interval by :func:`
 the series' rule (an interval that excludes 0 separates; otherwise the two cannot be told
 apart), :func:`chunklab_core.stats.claims.pair_verdict`.
 
-Not handled: running the stage (``rerank_study``), the formulas (``rerank``, ``metrics``,
+Not handled: running the stage (``rerank.study``), the formulas (``rerank``, ``evaluation.ranking_metrics``,
 ``footprint``), the bootstrap (``stats``).
 """
 

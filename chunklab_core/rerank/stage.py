@@ -6,10 +6,10 @@ keeps its first-stage order, nothing outside the row enters it); :func:`relevanc
 (ranked context ids -> 0/1 grades by the question's relevant ids); and :func:`stage_metrics`,
 the per-question measures of the stage, one row per question:
 
-* ``ndcg_before`` / ``ndcg_after`` (nDCG@k, ``metrics.ndcg_at_k``, ideal from every relevant
+* ``ndcg_before`` / ``ndcg_after`` (nDCG@k, ``evaluation.ranking_metrics.ndcg_at_k``, ideal from every relevant
   context of the collection), ``rr_before`` / ``rr_after`` (RR@k, MRR@k is its mean),
   ``p_before`` / ``p_after`` (P@k); their differences are the stage's ΔnDCG, ΔMRR and ΔP@k;
-* ``ceiling``: first-stage hit@N (``metrics.hit_at_k`` at the depth) -- the most a reranker
+* ``ceiling``: first-stage hit@N (``evaluation.ranking_metrics.hit_at_k`` at the depth) -- the most a reranker
   of depth N can reach, because it only reorders what the first stage found;
 * ``hit_before`` / ``hit_after``: hit@k before and after;
 * ``same_set``: 1 when the top-k *set* is unchanged (a reranker that only reorders inside the
@@ -22,7 +22,7 @@ reordering; nothing from outside the candidates) are the research question of po
 they are written out and pinned by tests. Ties in the second score keep first-stage order
 (a stable sort), so a constant scorer changes nothing.
 
-Not handled: scoring (``rerank_scorers``), intervals (``stats``), listwise rerankers.
+Not handled: scoring (``rerank.scorers``), intervals (``stats``), listwise rerankers.
 """
 
 from __future__ import annotations

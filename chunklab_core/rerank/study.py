@@ -4,7 +4,7 @@ Handles: the corpora (:func:`rerank_corpus`: post 01's SQuAD sample -- its 40-ar
 and the first ``n`` of its questions in a seeded order -- and the Natural Questions long pages,
 a seeded subset of whole pages, questions whose gold is not verbatim left out), the first
 stages (:func:`first_stage_runs`: BM25 or a MiniLM dense retriever over each strategy's chunks,
-``evaluate.run_cell`` to the deepest depth), the depth sweep (:func:`depth_sweep`: one
+``evaluation.scoring.run_cell`` to the deepest depth), the depth sweep (:func:`depth_sweep`: one
 pointwise score per candidate at the deepest depth, re-used for every shallower depth, since a
 pointwise score does not depend on the depth), the recorded LLM subset (:func:`llm_sweep`,
 questions in the corpus's seeded order, stopping at the first question not recorded so a
@@ -16,7 +16,7 @@ qid and the ``rerank.stage_metrics`` columns, plus ``tokens_read`` (cl100k_base 
 N candidates the scorer read).
 
 Not handled: the tables, intervals and wording of the post (``post07``), the footprint
-(``footprint``), the scorers (``rerank_scorers``).
+(``footprint``), the scorers (``rerank.scorers``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Handles: tokenising text for lexical retrieval (``tokenize``), the two BM25 formulas as small
 pure functions (``idf``, ``term_frequency_saturation``), an index that is fitted once on a
 list of texts and answers batches of queries with top-k ids and scores (``BM25Index``), and
-deterministic top-k selection with ties broken by index (``ranking.top_k_rows``).
+deterministic top-k selection with ties broken by index (``retrieval.topk.top_k_rows``).
 Not handled: stemming, stop words, other BM25 variants (BM25L, BM25+, ATIRE), adding documents
 to a fitted index, query-term weights other than counts, persistence.
 

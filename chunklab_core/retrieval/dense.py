@@ -2,13 +2,13 @@
 
 Handles: loading a local sentence-transformers model with the hub switched off
 (``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1``, ``local_files_only=True``; models come from
-``models_assembly.resolve_model``), the query/passage prefixes some models were trained with,
+``retrieval.model_assembly.resolve_model``), the query/passage prefixes some models were trained with,
 cached embeddings (``embedding_cache``), exact search over every fitted text, and counting the
 texts the model truncates.
 
 Scoring: cosine similarity, computed as the dot product of L2-normalised float32 vectors,
 ``score(q, d) = <e(q) / |e(q)|, e(d) / |e(d)|>`` (Reimers & Gurevych, "Sentence-BERT",
-EMNLP 2019, sec. 3), one matrix product per block of queries. Top-k: ``ranking.top_k_rows``
+EMNLP 2019, sec. 3), one matrix product per block of queries. Top-k: ``retrieval.topk.top_k_rows``
 (argpartition, then exact tie-break by lower text index), the same rule as every retriever.
 
 Prefixes (``default_prefixes``): a model folder whose ``config_sentence_transformers.json``

@@ -1,11 +1,11 @@
-"""Post 02: the notebook's sections, one call each, over a ``retrieval_matrix.MatrixResult``.
+"""Post 02: the notebook's sections, one call each, over a ``evaluation.matrix.MatrixResult``.
 
 Handles: chunk health per corpus, cell summaries with intervals, the recall heatmaps, paired
 retriever comparisons, the two-model comparison, the balanced ranking normalised on each
 corpus's cheapest cell, token-budget tables and curves, span metrics and ranking stability.
 Every sentence of prose it returns is built from the numbers it was given. Not handled:
-running retrieval (``retrieval_matrix``), the formulas, the truncation section
-(``post02_truncation``).
+running retrieval (``evaluation.matrix``), the formulas, the truncation section
+(``reports.post02.truncation``).
 """
 
 from __future__ import annotations
@@ -300,7 +300,7 @@ def stability(per_question: pd.DataFrame, k: int, ks: Sequence[int], models: Seq
     """Kendall τ (with interval) between strategy rankings across retrievers, models, corpora and k.
 
     ``drop`` maps a corpus to strategies left out of every ranking on it (e.g. the strategies whose
-    chunks the embedding model cuts, from ``post02_claims.heavily_truncated``).
+    chunks the embedding model cuts, from ``reports.post02.claims.heavily_truncated``).
     """
     rows = []
     metric = column("recall", k)

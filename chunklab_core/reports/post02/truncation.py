@@ -3,8 +3,8 @@
 Handles: the prose summary of ``MatrixResult.truncated`` (chunks longer than a dense model's
 maximum sequence length, per model and the worst cell), and real questions that BM25 finds in
 its top k while dense retrieval misses them because the gold lies past the part of the chunk
-the model reads. Not handled: counting truncated chunks (``retrieval_matrix``), the rest of
-the post (``post02``).
+the model reads. Not handled: counting truncated chunks (``evaluation.matrix``), the rest of
+the post (``reports.post02.tables``).
 """
 
 from __future__ import annotations

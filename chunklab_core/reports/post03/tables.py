@@ -7,7 +7,7 @@ that mislead (precision's 1/k cap, recall's small-haystack reward, MRR against r
 against recall under overlap), the balanced ranking against the large-chunk bias, and the
 plain-versus-clustered and held-out analyses, and the calibration of "probability of being
 best" over several simulated rate spreads. The statistics live in ``stats``,
-``stats_clustered``, ``selection`` and ``selection_holdout``; this module only sequences
+``stats.clustered``, ``selection`` and ``stats.holdout``; this module only sequences
 them and shapes tables.
 """
 

@@ -1,11 +1,11 @@
 """Post 04: where test questions come from, as one call per notebook section.
 
 Handles: the generation summary (``unparsed`` counted, never dropped), word overlap per
-question (``question_checks.word_overlap``) with bootstrap intervals per set and paired
+question (``questions.checks.word_overlap``) with bootstrap intervals per set and paired
 generated − human differences per corpus, the overlap-versus-BM25-advantage trend
 (``trend.clustered_slope_ci``, resampling passages), the validity checks on every question of
 both sets with counts, real examples and a seeded sample to read, and the post's figures.
-Retrieval itself lives in ``question_retrieval``, generation in ``question_gen``.
+Retrieval itself lives in ``questions.retrieval``, generation in ``questions.generation``.
 
 Not handled: deciding whether a flagged question is really bad (the evidence column and the
 read sample are for a person to judge).
@@ -100,7 +100,7 @@ def overlap_paired(overlaps: pd.DataFrame, resamples: int, seed: int) -> pd.Data
 
 
 def advantage_trend(advantage: pd.DataFrame, overlaps: pd.DataFrame, resamples: int, seed: int) -> pd.DataFrame:
-    """Slope of BM25's advantage (``question_retrieval.bm25_advantage``) on word overlap, per
+    """Slope of BM25's advantage (``questions.retrieval.bm25_advantage``) on word overlap, per
     corpus and pooled, with a passage-clustered 95% interval."""
     data = advantage.merge(overlaps[["qid", "overlap"]], on="qid").dropna(subset=["overlap"])
     groups = [(c, data[data["corpus"] == c]) for c in dict.fromkeys(data["corpus"])] + [("both", data)]

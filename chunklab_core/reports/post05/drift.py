@@ -4,7 +4,7 @@ Handles: per corpus and strategy, the share of questions whose passage was retri
 the share answered correctly; answers that failed although the passage was retrieved; answers
 that passed although no context held a whole gold answer, split into a gold cut in two by a
 chunk boundary, every gold word present but not contiguous, and neither. Not handled: the
-intervals of the shares (``post05.answer_table``), running models (``answer_study``).
+intervals of the shares (``reports.post05.tables.answer_table``), running models (``answers.study``).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from chunklab_core.reports.post05.tables import clusters, grader_columns
 def agreement_table(table: pd.DataFrame, resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
     """Every pair of graders: items, percent agreement and kappa [interval], per scale.
 
-    The interval resamples the items' documents (``post05.clusters``): the three strategies'
+    The interval resamples the items' documents (``reports.post05.tables.clusters``): the three strategies'
     answers to one question, and the questions of one article, are not independent items.
     """
     rows = []
@@ -73,7 +73,7 @@ def confusion(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
 
 
 def probe_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """Per judge: the probe summary as counts out of n (``judge_probes.probe_summary``)."""
+    """Per judge: the probe summary as counts out of n (``answers.probes.probe_summary``)."""
     from chunklab_core.answers.probes import probe_summary
 
     summary = probe_summary(verdicts)

@@ -1,4 +1,4 @@
-"""Post 05: the notebook's sections over a recorded answer study (``answer_study.StudyTable``).
+"""Post 05: the notebook's sections over a recorded answer study (``answers.study.StudyTable``).
 
 Handles: the verdict columns of the study, the answer table per corpus and
 strategy with article-clustered bootstrap intervals (reference grader and each LLM judge) and
@@ -6,9 +6,9 @@ how much the clustering widens them, paired strategy differences, the determinis
 generation metrics, and the cost per stage and per strategy. Every sentence of prose these
 functions return is built from the numbers they compute. The graders' display names and the
 pass/fail rule are the verdict vocabulary's (:mod:`chunklab_core.answers.verdicts`).
-Not handled: agreement between judges and the probes (``post05_judges``), where retrieval and
-answer part ways (``post05_drift``), running models (``answer_study``), the formulas
-(``answer_metrics``, ``stats``, ``stats_clustered``).
+Not handled: agreement between judges and the probes (``reports.post05.judges``), where retrieval and
+answer part ways (``reports.post05.drift``), running models (``answers.study``), the formulas
+(``answers.metrics``, ``stats``, ``stats.clustered``).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def clustering_effect(study, column: str = REFERENCE_COLUMN, resamples: int = 10
     Per corpus and strategy, the share ``column`` passes with the plain (question) and the
     document-clustered interval, their width ratio, Kish's design effect (the ratio squared)
     and the number of independent questions the sample is worth
-    (``stats_clustered.design_effect``, same seed for both intervals).
+    (``stats.clustered.design_effect``, same seed for both intervals).
     """
     frames = []
     for corpus, group in study.table.groupby("corpus", sort=False):
@@ -171,7 +171,7 @@ def generation_metrics_row(answer: str, golds: Sequence[str], contexts: Sequence
 
     Exact match, token precision/recall/F1 and ROUGE-L F1 are not measured on an abstention
     (it is counted by ``abstained`` instead); grounding and the unsupported-number rate are
-    ``None`` when the answer has no content word / no number (``answer_metrics``).
+    ``None`` when the answer has no content word / no number (``answers.metrics``).
     """
     context = "\n\n".join(contexts)
     abstained = is_abstention(answer)

@@ -65,7 +65,7 @@ def plot_kappa(agreement: pd.DataFrame, grades: str = "the grades", against: str
 def plot_confusions(tables: dict[str, pd.DataFrame]):
     """One grid of counts per judge: its verdict (rows, labelled) against the grade (columns).
 
-    Axis titles come from the tables' index and column names (``audit_report.confusion_tables``).
+    Axis titles come from the tables' index and column names (``reports.post06.tables.confusion_tables``).
     """
     columns = min(2, len(tables))
     rows = math.ceil(len(tables) / columns)

@@ -84,7 +84,7 @@ def coverage_summary(check: pd.DataFrame | None) -> str:
             f"from, post 05 publishes {published} ({per}). Every estimate below describes the "
             "items recorded when the sample was drawn; the items recorded since are not "
             "covered until a sample of them is drawn and graded "
-            "(`python -m chunklab_core.audit.draw --name NEW`).")
+            "(`chunklab-audit-draw --name NEW`).")
 
 
 def graders_summary(data: AuditData, pairs: pd.DataFrame, agreement: pd.DataFrame,

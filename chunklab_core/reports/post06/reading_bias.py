@@ -82,7 +82,7 @@ def stability_summary(retest: tuple | None, probes: pd.DataFrame | None, tempera
     text = []
     if retest is None:
         text.append(f"No retest at temperature {temperature} is recorded for this sample "
-                    "(`python -m chunklab_core.audit.retest` records one).")
+                    "(`chunklab-judge-retest` records one).")
     else:
         items, _, summary = retest
         parts = [f"{r['judge']}: {r['verdicts changed']:.1%} of sampled verdicts differ from its "

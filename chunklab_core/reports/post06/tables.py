@@ -141,7 +141,7 @@ def agreement_table(data: AuditData, resamples: int = 10_000, seed: int = 0,
     matches, agreement, kappa [interval], weighted agreement [interval].
 
     Kappa intervals resample questions (:func:`question_clusters`); the weighted agreement
-    uses the stratified estimator of ``stratified_estimates``.
+    uses the stratified estimator of ``stats.stratified``.
     """
     rows = []
     for against, view in references(data).items():
