@@ -8,6 +8,12 @@ post's list of knobs). Why 15: about one screen of a rendered post, enough for a
 call into the report layer, the writes of its tables (one line each) and the table shown;
 the longest cells that remain are import lists and such writes, while the cells this rule was
 written against (a 25-line takeaways builder, 20-line inline plots) are well above it.
+
+Writes go through the report layer: no ``.to_csv(``, ``savefig(`` or ``if WRITE_OUTPUTS`` in a
+code cell (``reports.tables.save_table`` / ``save_compressed_table`` write a table,
+``reports.plots.show_figure`` a figure, each taking ``WRITE_OUTPUTS``). A post's ``SEED``
+parameter is the series' :data:`chunklab_core.core.seeds.DEFAULT_SEED`, except where
+:data:`OWN_SEEDS` says why not.
 """
 
 from __future__ import annotations
@@ -18,10 +24,18 @@ import nbformat
 import pytest
 
 from chunklab_core.core.paths import NOTEBOOKS_DIR
+from chunklab_core.core.seeds import DEFAULT_SEED
 
 SOURCES = sorted((NOTEBOOKS_DIR / "src").glob("*.ipynb"))
 MAX_CELL_LINES = 15
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+HAND_WRITES = (".to_csv(", "savefig(", "if WRITE_OUTPUTS")
+OWN_SEEDS = {
+    # Post 06 audits a fixed, already graded sample: its bootstrap intervals were drawn with
+    # this seed when the audit was designed and are quoted in its committed tables; the
+    # series' seed would redraw every interval of the audit.
+    "06_judge_audit.ipynb": 20260806,
+}
 
 
 def code_cells(path):
@@ -51,6 +65,31 @@ def test_the_rules_catch_what_they_forbid():
     assert code_lines("a = 1\n\n# a comment\n  # indented comment\nb = 2  # trailing\n") == 2
 
 
+def hand_writes(source: str) -> list[str]:
+    """The writes in ``source`` that bypass the report layer's table and figure helpers."""
+    return [pattern for pattern in HAND_WRITES if pattern in source]
+
+
+def parameter_value(path, name: str):
+    """The literal assigned to ``name`` in the cell tagged ``parameters``; ``None`` when it has none."""
+    nb = nbformat.read(path, as_version=4)
+    (cell,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])] or [None]
+    if cell is None:
+        return None
+    for node in ast.parse(cell.source).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    return None
+
+
+def test_the_write_rules_catch_what_they_forbid():
+    assert hand_writes('table.to_csv(DATA_DIR / "01_x.csv", index=False)') == [".to_csv("]
+    assert hand_writes('if WRITE_OUTPUTS:\n    plots.save_figure(fig, "01_x")') == ["if WRITE_OUTPUTS"]
+    assert hand_writes('fig.savefig("x.png")') == ["savefig("]
+    assert hand_writes('save_table(table, "01_x", WRITE_OUTPUTS, float_format="%.6f")\n'
+                       'plots.show_figure(fig, "01_x", WRITE_OUTPUTS)') == []
+
+
 def test_there_are_notebook_sources():
     assert len(SOURCES) >= 9, [p.name for p in SOURCES]
 
@@ -78,3 +117,25 @@ def test_setup_is_one_call_into_the_report_layer(path):
     shown = [source for source in sources for node in ast.parse(source).body
              if isinstance(node, ast.Expr) and "package_versions(" in ast.unparse(node)]
     assert not shown, f"{path.name}: the versions table is shown by start_post, not by a cell of its own"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_writes_go_through_the_report_layer(path):
+    found = {i: patterns for i, source in code_cells(path) if (patterns := hand_writes(source))}
+    assert not found, (f"{path.name}: hand-written outputs in code cells (index: patterns) {found}; use "
+                       "reports.tables.save_table / save_compressed_table and reports.plots.show_figure")
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_the_seed_is_the_series_seed(path):
+    seed = parameter_value(path, "SEED")
+    if seed is None:
+        pytest.skip(f"{path.name} has no SEED parameter")
+    assert seed == OWN_SEEDS.get(path.name, DEFAULT_SEED), (
+        f"{path.name}: SEED = {seed}; the series' seed is core.seeds.DEFAULT_SEED = {DEFAULT_SEED}")
+
+
+def test_every_own_seed_is_a_notebook_that_differs():
+    names = {p.name for p in SOURCES}
+    for name, seed in OWN_SEEDS.items():
+        assert name in names and seed != DEFAULT_SEED

@@ -17,7 +17,6 @@ matplotlib.use("Agg")
 from chunklab_core.reports import markdown, notebook_setup  # noqa: E402
 from chunklab_core.reports.post03 import figures as post03_figures, prose as post03_prose  # noqa: E402
 from chunklab_core.reports.post04 import prose as post04_prose  # noqa: E402
-from chunklab_core.reports.post06 import tables as post06_tables  # noqa: E402
 
 
 @pytest.fixture
@@ -161,14 +160,6 @@ def test_post03_figures_draw_their_tables():
     (ax,) = post03_figures.plot_leader_probability(curve, (0.6, 0.55)).axes
     assert ax.get_ylabel() == "mean probability of being best (true 0.60 vs 0.55)"
     assert ax.get_ylim() == (0.45, 1.01)
-
-
-def test_post06_save_table_writes_only_when_asked(tmp_path):
-    table = pd.DataFrame({"a": [1 / 3]})
-    assert post06_tables.save_table(table, "x", False, folder=tmp_path) is table
-    assert not list(tmp_path.iterdir())
-    post06_tables.save_table(table, "x", True, folder=tmp_path)
-    assert (tmp_path / "06_x.csv").read_text() == "a\n0.333333\n"
 
 
 def test_post01_sentences():

@@ -21,13 +21,12 @@ grader, and the judge-only accuracy counts it as not correct.
 Not handled: reading and validating the files (:mod:`chunklab_core.audit.data`), figures
 (:mod:`chunklab_core.reports.post06.figures`), paired differences (:mod:`chunklab_core.audit.paired`),
 agreement between graders (:mod:`chunklab_core.audit.graders`).
-:func:`save_table` writes a table of the post as ``data/06_<name>.csv`` when the post writes outputs.
+Writing the tables: :func:`chunklab_core.reports.tables.save_table`, as in every post.
 """
 
 from __future__ import annotations
 
 from itertools import combinations
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -37,7 +36,6 @@ from chunklab_core.answers.verdicts import (BINARY, CORRECT, HUMAN, NOT_CORRECT,
                                             is_yesno, grader_name, pass_fail, scale_of, verdict_confusion)
 from chunklab_core.audit.data import AuditData, for_grader, grader_table, load_audit
 from chunklab_core.stats.stratified import (judge_only_mean_ci, stratified_mean_ci, stratified_ppi_mean_ci)
-from chunklab_core.core.paths import DATA_DIR
 
 JUDGE_ONLY, GRADES_ONLY, PPI = "judge only", "grades only", "PPI (judge + grades)"
 
@@ -310,9 +308,3 @@ def population_check(data: AuditData, answers_path) -> pd.DataFrame | None:
                          "in the audit population": [int(drawn.get(c, 0)) for c in corpora],
                          "published by post 05": [int(published.get(c, 0)) for c in corpora]})
 
-
-def save_table(table: pd.DataFrame, name: str, write: bool, folder: Path | None = None) -> pd.DataFrame:
-    """With ``write``, write ``<folder>/06_<name>.csv`` (six decimals; folder: ``DATA_DIR``); return the table."""
-    if write:
-        table.to_csv((folder or DATA_DIR) / f"06_{name}.csv", index=False, float_format="%.6f")
-    return table

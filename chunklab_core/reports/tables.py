@@ -1,0 +1,65 @@
+"""Writing a post's tables: one call per table, atomic, and only where regenerated tables belong.
+
+Handles: :func:`save_table` (``<folder>/<name>.csv``) and :func:`save_compressed_table`
+(``<folder>/<name>.csv.gz``, gzip with the time stamp fixed at 0 so re-execution gives the same
+bytes), both written only when the post writes outputs (``write``), both returning the table so
+a cell can show what it wrote. The folder defaults to :data:`chunklab_core.core.paths.TABLES_DIR`;
+a folder inside :data:`chunklab_core.core.paths.IRREPLACEABLE_DIRS` (recorded LLM calls, graded
+sheets) is refused with ``ValueError``. Files are replaced atomically
+(:func:`chunklab_core.core.atomic_files.atomic_write`): a killed run leaves the previous table.
+The bytes are pandas' ``to_csv`` with the arguments given (``float_format``, ``index``), so a
+table written here equals the one ``frame.to_csv(path, ...)`` wrote.
+
+Not handled: figures (:func:`chunklab_core.reports.plots.show_figure`), what goes into a table
+(the post's report module), reading tables back.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pandas as pd
+
+from chunklab_core.core.atomic_files import atomic_write
+from chunklab_core.core.paths import TABLES_DIR, irreplaceable_folder_of
+
+__all__ = ["save_table", "save_compressed_table", "table_path"]
+
+
+def table_path(name: str, suffix: str, folder: Path | None = None) -> Path:
+    """``<folder>/<name><suffix>``; ``ValueError`` for a name with a folder in it or an irreplaceable folder."""
+    if not name or Path(name).name != name or name in (".", ".."):
+        raise ValueError(f"a table name is a file name without folder or suffix, got {name!r}")
+    target = Path(folder if folder is not None else TABLES_DIR) / f"{name}{suffix}"
+    protected = irreplaceable_folder_of(target)
+    if protected is not None:
+        raise ValueError(f"refusing to write table {target}: {protected} holds irreplaceable inputs "
+                         "(recorded calls, graded sheets), never regenerated outputs")
+    return target
+
+
+def save_table(frame: pd.DataFrame, name: str, write: bool, float_format: str | None = None,
+               index: bool = False, folder: Path | None = None) -> pd.DataFrame:
+    """With ``write``, replace ``<folder>/<name>.csv`` with ``frame.to_csv(index=..., float_format=...)``; return ``frame``."""
+    target = table_path(name, ".csv", folder)
+    if write:
+        atomic_write(target, lambda tmp: frame.to_csv(tmp, index=index, float_format=float_format))
+    return frame
+
+
+def save_compressed_table(frame: pd.DataFrame, name: str, write: bool, float_format: str | None = None,
+                          index: bool = False, folder: Path | None = None) -> pd.DataFrame:
+    """With ``write``, replace ``<folder>/<name>.csv.gz`` (gzip, time stamp 0); return ``frame``.
+
+    The gzip header names the file ``<name>.csv`` (not the temporary file's name), exactly as
+    ``frame.to_csv(path, compression={"method": "gzip", "mtime": 0})`` writes it.
+    """
+    target = table_path(name, ".csv.gz", folder)
+    if write:
+        def write_gzip(tmp: Path) -> None:
+            with open(tmp, "wb") as raw, gzip.GzipFile(filename=target.name, mode="wb", fileobj=raw, mtime=0) as gz:
+                frame.to_csv(gz, index=index, float_format=float_format)
+
+        atomic_write(target, write_gzip)
+    return frame
