@@ -82,7 +82,20 @@ def parameter_value(path, name: str):
     return None
 
 
+def ends_with_a_write(source: str) -> bool:
+    """True when the cell's last statement is a bare ``save_table(...)``: the cell would show the table it wrote."""
+    body = ast.parse(source).body
+    if not body or not isinstance(body[-1], ast.Expr) or not isinstance(body[-1].value, ast.Call):
+        return False
+    func = body[-1].value.func
+    return getattr(func, "id", getattr(func, "attr", None)) in ("save_table", "save_compressed_table")
+
+
 def test_the_write_rules_catch_what_they_forbid():
+    assert ends_with_a_write('x = 1\nsave_table(t, "05_x", WRITE_OUTPUTS)')
+    assert ends_with_a_write('tables.save_compressed_table(t, "02_x", WRITE_OUTPUTS)')
+    assert not ends_with_a_write('t = save_table(t, "05_x", WRITE_OUTPUTS)\nt')
+    assert not ends_with_a_write('save_tables({"05_x": t}, WRITE_OUTPUTS)')
     assert hand_writes('table.to_csv(DATA_DIR / "01_x.csv", index=False)') == [".to_csv("]
     assert hand_writes('if WRITE_OUTPUTS:\n    plots.save_figure(fig, "01_x")') == ["if WRITE_OUTPUTS"]
     assert hand_writes('fig.savefig("x.png")') == ["savefig("]
@@ -139,3 +152,10 @@ def test_every_own_seed_is_a_notebook_that_differs():
     names = {p.name for p in SOURCES}
     for name, seed in OWN_SEEDS.items():
         assert name in names and seed != DEFAULT_SEED
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_no_cell_ends_with_a_bare_write(path):
+    found = [i for i, source in code_cells(path) if ends_with_a_write(source)]
+    assert not found, (f"{path.name}: cells {found} end with save_table(...), which shows the table it wrote; "
+                       "assign it, show a view of it, or use save_tables")

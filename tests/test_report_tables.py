@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from chunklab_core.core import paths
-from chunklab_core.reports.tables import save_compressed_table, save_table, table_path
+from chunklab_core.reports.tables import save_compressed_table, save_table, save_tables, table_path
 
 
 @pytest.fixture
@@ -57,6 +57,21 @@ def test_a_failed_write_keeps_the_previous_table(tmp_path, frame):
         save_table(frame, "01_x", True, float_format="%q", folder=tmp_path)  # not a format: to_csv raises
     assert (tmp_path / "01_x.csv").read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["01_x.csv"]
+
+
+def test_several_tables_are_each_written_as_save_table_writes_them(tmp_path, frame):
+    second = frame.assign(n=[4, 5, 6])
+    assert save_tables({"05_a": frame, "05_b": second}, True, float_format="%.4f", folder=tmp_path / "many") is None
+    save_table(frame, "05_a", True, float_format="%.4f", folder=tmp_path / "one")
+    save_table(second, "05_b", True, float_format="%.4f", folder=tmp_path / "one")
+    for name in ("05_a.csv", "05_b.csv"):
+        assert (tmp_path / "many" / name).read_bytes() == (tmp_path / "one" / name).read_bytes()
+
+
+def test_several_tables_check_every_name_before_writing(tmp_path, frame):
+    with pytest.raises(ValueError, match="file name"):
+        save_tables({"05_a": frame, "../05_b": frame}, True, folder=tmp_path)
+    assert not tmp_path.joinpath("05_a.csv").exists()
 
 
 def test_tables_go_to_the_tables_folder_by_default():

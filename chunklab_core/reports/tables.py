@@ -1,6 +1,7 @@
 """Writing a post's tables: one call per table, atomic, and only where regenerated tables belong.
 
-Handles: :func:`save_table` (``<folder>/<name>.csv``) and :func:`save_compressed_table`
+Handles: :func:`save_table` (``<folder>/<name>.csv``), :func:`save_tables` (several at the end
+of a post, returning nothing so the cell shows nothing) and :func:`save_compressed_table`
 (``<folder>/<name>.csv.gz``, gzip with the time stamp fixed at 0 so re-execution gives the same
 bytes), both written only when the post writes outputs (``write``), both returning the table so
 a cell can show what it wrote. The folder defaults to :data:`chunklab_core.core.paths.TABLES_DIR`;
@@ -18,13 +19,14 @@ from __future__ import annotations
 
 import gzip
 from pathlib import Path
+from typing import Mapping
 
 import pandas as pd
 
 from chunklab_core.core.atomic_files import atomic_write
 from chunklab_core.core.paths import TABLES_DIR, irreplaceable_folder_of
 
-__all__ = ["save_table", "save_compressed_table", "table_path"]
+__all__ = ["save_table", "save_tables", "save_compressed_table", "table_path"]
 
 
 def table_path(name: str, suffix: str, folder: Path | None = None) -> Path:
@@ -46,6 +48,19 @@ def save_table(frame: pd.DataFrame, name: str, write: bool, float_format: str | 
     if write:
         atomic_write(target, lambda tmp: frame.to_csv(tmp, index=index, float_format=float_format))
     return frame
+
+
+def save_tables(frames: Mapping[str, pd.DataFrame], write: bool, float_format: str | None = None,
+                index: bool = False, folder: Path | None = None) -> None:
+    """:func:`save_table` for each ``name: frame`` of ``frames``, in order, with the same arguments.
+
+    Every name is checked before anything is written. Returns ``None``, so a cell ending with it
+    displays nothing.
+    """
+    for name in frames:
+        table_path(name, ".csv", folder)
+    for name, frame in frames.items():
+        save_table(frame, name, write, float_format=float_format, index=index, folder=folder)
 
 
 def save_compressed_table(frame: pd.DataFrame, name: str, write: bool, float_format: str | None = None,
