@@ -39,6 +39,11 @@ RETEST_JUDGES = {"qwen15": "qwen-1.5b", "qwen05": "qwen-0.5b"}
 DEFAULT_TEMPERATURE = 0.7
 
 
+def verdict_column(judge: str) -> str:
+    """The population's temperature-0 verdict column of a retested judge (its three-way prompt)."""
+    return f"judge_{judge}_3way"
+
+
 def retest_items(key: pd.DataFrame, population: pd.DataFrame, n: int, seed: int,
                  judges: Sequence[str] = tuple(RETEST_JUDGES)) -> pd.DataFrame:
     """``n`` items of the audit key (seeded), with question, reference, answer, qid and temperature-0 verdicts."""
@@ -52,7 +57,7 @@ def retest_items(key: pd.DataFrame, population: pd.DataFrame, n: int, seed: int,
     for column in ("qid", "question", "reference", "answer"):
         table[column] = texts[column].to_numpy()
     for judge in judges:
-        table[f"t0_{judge}"] = texts[f"judge_{judge}_3way"].to_numpy()
+        table[f"t0_{judge}"] = texts[verdict_column(judge)].to_numpy()
     return table
 
 

@@ -130,7 +130,7 @@ def findings_table(data_dir: Path | None = None, post02: pd.DataFrame | None = N
                          r["generated − human"], r["low"], r["high"],
                          claims.pair_verdict("generated", "human", r["low"], r["high"])))
     p05 = read_table("05_answers.csv", data_dir)
-    graded = p05[p05["measure"] == "reference grader (rules)"]
+    graded = p05[p05["measure"] == REFERENCE_NAME]
     differences = read_table("05_strategy_differences.csv", data_dir)
     for corpus, group in graded.groupby("corpus", sort=False):
         top5 = group.sort_values("share", ascending=False).iloc[0]
@@ -139,13 +139,13 @@ def findings_table(data_dir: Path | None = None, post02: pd.DataFrame | None = N
                  zip(pairs["strategy A"], pairs["strategy B"], pairs["low"], pairs["high"])]
         word = (claims.NOT_TOLD_APART + " (every pair)") if all(w == claims.NOT_TOLD_APART for w in apart) \
             else "; ".join(w for w in apart if w != claims.NOT_TOLD_APART)
-        rows.append(_row("05", f"answers passed by the reference grader (rules), {top5['strategy']}",
+        rows.append(_row("05", f"answers passed by the {REFERENCE_NAME}, {top5['strategy']}",
                          CORPUS_NAMES.get(corpus, corpus), int(top5["questions"]),
                          "answers by Qwen2.5-Coder-1.5B; graded by rules", top5["share"], top5["low"],
                          top5["high"], word))
     agreement = read_table("05_agreement.csv", data_dir)
     for _, r in agreement[(agreement["grader A"] == REFERENCE_NAME) & (agreement["scale"] == "pass/fail")].iterrows():
-        rows.append(_row("05", f"Cohen's κ, {r['grader B']} against the reference grader (pass/fail)",
+        rows.append(_row("05", f"Cohen's κ of the {r['grader B']} against the {REFERENCE_NAME}, pass/fail",
                          "SQuAD + Natural Questions", int(r["items"]), r["grader B"] + " (Qwen2.5-Coder)",
                          r["kappa"], r["low"], r["high"], "agreement above chance" if claims.interval_side(r["low"], r["high"]) > 0 else "not above chance"))
     audit = read_table("06_accuracy.csv", data_dir)

@@ -25,7 +25,7 @@ from scipy.stats import binomtest
 from chunklab_core.stats import claims
 from chunklab_core.chunking import strategy_label
 from chunklab_core.core import paths
-from chunklab_core.answers.verdicts import REFERENCE_NAME, grader_name
+from chunklab_core.answers.verdicts import REFERENCE_NAME, grader_name, sentence_start
 from chunklab_core.reports.post05.tables import clusters, cost_columns, generation_metrics_row, per_strategy_cost
 from chunklab_core.stats.clustered import clustered_bootstrap_ci
 
@@ -52,7 +52,7 @@ def probe_intervals(summary: pd.DataFrame) -> pd.DataFrame:
             n = int(row.n)
             k = int(round(getattr(row, column) * n))
             low, high = wilson_interval(k, n)
-            rows.append({"judge": grader_name("judge_" + row.judge), "probe": meaning, "k": k, "n": n,
+            rows.append({"judge": grader_name(row.judge), "probe": meaning, "k": k, "n": n,
                          "share": k / n, "low": low, "high": high})
     return pd.DataFrame(rows)
 
@@ -202,7 +202,7 @@ def reading(coverage: pd.DataFrame, answers: pd.DataFrame, differences: pd.DataF
              f"({r.items} answered items)." for r in coverage.itertuples()]
     lines += [corpus_reading(corpus, answers, differences, measure) for corpus in dict.fromkeys(answers["corpus"])]
     for row in agreement[(agreement["scale"] == "pass/fail") & (agreement["grader A"] == measure)].itertuples():
-        lines.append(f"- {row[2]} against the {measure.split(' (')[0]} (pass/fail, all corpora): {row.agree} of {row.items} items "
+        lines.append(f"- {sentence_start(row[2])} against the {measure} (pass/fail, all corpora): {row.agree} of {row.items} items "
                      f"agree, κ = {row.kappa:.2f} [{row.low:.2f}, {row.high:.2f}].")
     if probes is not None and len(probes):
         for judge, part in probes.groupby("judge", sort=False):
