@@ -480,10 +480,18 @@ def test_stability_summary_says_how_many_items_replayed_and_names_the_judges():
     probes = pd.DataFrame({"judge": ["qwen15_3way", "qwen15_yesno", "qwen05_3way"], "retest_changed": 0.0})
     text = reading_bias.stability_summary(_retest(3, 30), probes, 0.7)
     assert "with 3 sampling seeds on 3 of the 30 items of a seeded subset" in text
-    assert "replayed here). The 1.5B three-way judge: 0.0% of sampled verdicts" in text
+    assert "records the missing ones). The 1.5B three-way judge: 0.0% of sampled verdicts" in text
     assert "the 0.5B three-way judge: 10.0%" in text
     assert "none of 3 items" in text  # the exact upper bound where nothing changed
     assert ("changed 0% of the 1.5B three-way judge's verdicts, 0% of the 1.5B YES/NO judge's verdicts, "
             "0% of the 0.5B three-way judge's verdicts") in text
     assert "qwen" not in text
     assert "on all 30 items of a seeded subset" in reading_bias.stability_summary(_retest(30, 30), None, 0.7)
+
+
+def test_ordered_pairs_read_with_articles():
+    row = pd.Series({"judge a": "1.5B YES/NO judge", "judge b": "rule-based reference grader",
+                     "low": -0.18, "high": -0.07, "bias a - bias b": -0.12})
+    text = reading._ordered(row, "passes more answers than", False, "bias a - bias b")
+    assert text == ("the rule-based reference grader passes more answers than the 1.5B YES/NO judge "
+                    "(+12.0 points, 95% interval +7.0 to +18.0 points)")

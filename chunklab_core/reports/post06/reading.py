@@ -37,11 +37,11 @@ def points(low: float, high: float) -> str:
 
 
 def _ordered(row, verb: str, a_first: bool, value: str | None = None) -> str:
-    """``X <verb> Y (+d points, interval)`` with the larger one first, the interval signed to match."""
+    """``the X <verb> the Y (+d points, interval)`` with the larger one first, the interval signed to match."""
     first, second = (row["judge a"], row["judge b"]) if a_first else (row["judge b"], row["judge a"])
     low, high = (row["low"], row["high"]) if a_first else (-row["high"], -row["low"])
     estimate = "" if value is None else f"{100 * (row[value] if a_first else -row[value]):+.1f} points, "
-    return f"{first} {verb} {second} ({estimate}{points(low, high)})"
+    return f"the {first} {verb} the {second} ({estimate}{points(low, high)})"
 
 
 def design_summary(data: AuditData, design: pd.DataFrame, words: GraderWords) -> str:

@@ -90,18 +90,19 @@ def stability_summary(retest: Retest | None, probes: pd.DataFrame | None, temper
                     "(`chunklab-judge-retest` records one).")
     else:
         summary, replayed = retest.summary, len(retest.items)
-        covered = (f"all {replayed} items of a seeded subset of the sample" if replayed == retest.drew else
-                   f"{replayed} of the {retest.drew} items of a seeded subset of the sample (the replay "
-                   f"stops at the first item without a recorded call; `chunklab-judge-retest` "
-                   f"records the missing ones)")
+        covered = (f"all {replayed} items of a seeded subset of the sample (recorded calls, replayed here)"
+                   if replayed == retest.drew else
+                   f"{replayed} of the {retest.drew} items of a seeded subset of the sample (recorded "
+                   f"calls, replayed here; the replay stops at the first item without a recorded call, "
+                   f"and `chunklab-judge-retest` records the missing ones)")
         parts = [f"the {r['judge']}: {r['verdicts changed']:.1%} of sampled verdicts differ from its "
                  f"temperature-0 verdict ({_share_ci(r, 'verdicts changed')}), "
                  f"{r['items with a pass/fail flip']:.1%} of items flip between pass and fail in "
                  f"at least one sample ({_share_ci(r, 'items with a pass/fail flip')}), "
                  f"{r['unparsed']} unparsed" for _, r in summary.iterrows()]
         text.append(f"Re-asked at temperature {temperature} with "
-                    f"{int(summary['samples per item'].max())} sampling seeds on {covered} "
-                    f"(recorded calls, replayed here). " + sentence_start("; ".join(parts)) + ".")
+                    f"{int(summary['samples per item'].max())} sampling seeds on {covered}. "
+                    + sentence_start("; ".join(parts)) + ".")
     if probes is not None and "retest_changed" in probes.columns:
         parts = ", ".join(f"{r['retest_changed']:.0%} of the {grader_name(r['judge'])}'s verdicts"
                           for _, r in probes.iterrows())
