@@ -44,11 +44,11 @@ AUDIT      := data/audit
 LLM_CALLS      := $(wildcard $(RECORDS)/*.jsonl)
 QUESTION_CALLS := $(wildcard $(RECORDS)/questions_qwen15.jsonl)
 RERANK_CALLS   := $(wildcard $(RECORDS)/rerank_qwen15.jsonl)
-AUDIT_FILES    := $(wildcard $(AUDIT)/post05_v2_sheet.csv $(AUDIT)/post05_v2_key.csv \
-                    $(AUDIT)/post05_v2_population.csv $(AUDIT)/post05_sheet.csv \
-                    $(AUDIT)/post05_key.csv $(AUDIT)/post05_population.csv \
-                    $(RECORDS)/judge_retest_*.jsonl data/05_probes.csv \
-                    data/05_answers.csv)
+POST06_INPUTS  := $(wildcard $(AUDIT)/post05_v2_sheet.csv $(AUDIT)/post05_v2_key.csv \
+                  $(AUDIT)/post05_v2_population.csv $(AUDIT)/post05_sheet.csv \
+                  $(AUDIT)/post05_key.csv $(AUDIT)/post05_population.csv \
+                  $(RECORDS)/judge_retest_*.jsonl data/05_probes.csv \
+                  data/05_answers.csv)
 NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebooks/03_uncertainty.ipynb \
               $(if $(QUESTION_CALLS),notebooks/04_questions.ipynb,) notebooks/05_answers.ipynb \
               $(if $(wildcard $(AUDIT)/post05_v2_sheet.csv),notebooks/06_judge_audit.ipynb,) \
@@ -170,7 +170,7 @@ notebooks/05_answers.ipynb: notebooks/src/05_answers.ipynb $(LLM_CALLS) | env
 notebooks/07_reranking.ipynb: notebooks/src/07_reranking.ipynb $(RERANK_CALLS) | env $(MPNET)
 	$(PAPERMILL) $< $@ $(PARAMS)
 
-notebooks/06_judge_audit.ipynb: notebooks/src/06_judge_audit.ipynb $(AUDIT_FILES) | env
+notebooks/06_judge_audit.ipynb: notebooks/src/06_judge_audit.ipynb $(POST06_INPUTS) | env
 	$(PAPERMILL) $< $@ $(PARAMS)
 
 own: | env ## Your documents: make own DOCS=dir QUESTIONS=file [OUT=dir] [CONFIG=file] -> report in OUT
