@@ -8,7 +8,7 @@ waited for the machine), the runtime the calls were recorded on (read from the r
 typed), and the post's closing reading worded by :mod:`chunklab_core.stats.claims`.
 
 Not handled: the answer table and paired strategy differences themselves (:mod:`post05`),
-judge agreement (:mod:`post05_judges`).
+judge agreement (:mod:`chunklab_core.reports.post05.judges`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from chunklab_core.stats.clustered import clustered_bootstrap_ci
 PROBES = {"plain_pass": "passes a plain correct answer", "padded_flip": "changes its verdict when padded",
           "wrong_figure_caught": "catches a wrong figure", "retest_changed": "changes on a retest"}
 GENERATION = ["exact_match", "f1", "rouge_l_f1", "grounding", "unsupported_number_rate", "abstained"]
-MIN_DOCUMENTS = 10  # below this a cluster bootstrap is unreliable (stats_clustered warns)
+MIN_DOCUMENTS = 10  # below this a cluster bootstrap is unreliable (stats.clustered warns)
 STALL_FACTOR = 10.0  # a call slower than 10x its stage's median waited for the machine, not the model
 
 

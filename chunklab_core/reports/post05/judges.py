@@ -7,7 +7,7 @@ fails), with Cohen's kappa and a bootstrap interval; the confusion matrices
 (:func:`chunklab_core.answers.verdicts.verdict_confusion`); the probe summary with counts and
 the probe cases a judge got wrong. On the three-way scale labels are compared as given:
 ``unparsed`` is a label of its own and is never dropped.
-Not handled: hand grades (post 06), the formulas (``agreement``).
+Not handled: the audit's grades (post 06), the formulas (``agreement``).
 """
 
 from __future__ import annotations
