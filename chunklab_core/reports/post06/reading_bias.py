@@ -90,9 +90,9 @@ def stability_summary(retest: Retest | None, probes: pd.DataFrame | None, temper
                     "(`chunklab-judge-retest` records one).")
     else:
         summary, replayed = retest.summary, len(retest.items)
-        covered = (f"all {replayed} items of a seeded subset of the sample (recorded calls, replayed here)"
+        covered = (f"all {replayed} items of a seeded subset of the sample's first wave (recorded calls, replayed here)"
                    if replayed == retest.drew else
-                   f"{replayed} of the {retest.drew} items of a seeded subset of the sample (recorded "
+                   f"{replayed} of the {retest.drew} items of a seeded subset of the sample's first wave (recorded "
                    f"calls, replayed here; the replay stops at the first item without a recorded call, "
                    f"and `chunklab-judge-retest` records the missing ones)")
         parts = [f"the {r['judge']}: {r['verdicts changed']:.1%} of sampled verdicts differ from its "
