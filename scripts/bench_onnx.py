@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from chunklab_core.chunking import chunk_corpus
+from chunklab_core.core.seeds import DEFAULT_SEED
 from chunklab_core.retrieval.dense import DenseRetriever
 
 
@@ -58,7 +59,7 @@ def main() -> None:
     parser.add_argument("--strategy", default="fixed_500")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=20260729)
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     args = parser.parse_args()
 
     texts, source = sample_texts(args.chunks, args.strategy, args.seed)

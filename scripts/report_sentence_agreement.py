@@ -11,7 +11,7 @@ default rule and with ``abbreviations=True`` -- is compared with those of
 
 Prints one table (rows: the two settings); writes nothing.
 
-Usage: python scripts/report_sentence_agreement.py [--paragraphs 1000] [--seed 20260729]
+Usage: python scripts/report_sentence_agreement.py [--paragraphs 1000] [--seed SEED (default: the series' seed)]
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 import pysbd
 
+from chunklab_core.core.seeds import DEFAULT_SEED
 from chunklab_core.core.sentence_split import sentence_spans
 from chunklab_core.data.squad import PARAGRAPH_SEPARATOR, load_squad_dev
 
@@ -57,7 +58,7 @@ def agreement(paragraphs: list[str], abbreviations: bool) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paragraphs", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=20260729)
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     args = parser.parse_args()
     corpus = load_squad_dev()
     texts = [p for d in corpus.documents for p in d.text.split(PARAGRAPH_SEPARATOR) if p.strip()]

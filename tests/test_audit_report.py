@@ -37,8 +37,8 @@ HAND_ITEMS = [
     (("wrong", "NO", "wrong", "wrong"), "wrong", 3),            # everyone agrees
 ]
 # per judge: agree, lenient, strict, unparsed over the 10 items (counted from the table above)
-HAND_DIRECTIONS = {"1.5B judge, three-way": (7, 2, 1, 0), "1.5B judge, YES/NO": (6, 2, 1, 1),
-                   "0.5B judge, three-way": (8, 1, 0, 1), "reference grader (rules)": (8, 1, 1, 0)}
+HAND_DIRECTIONS = {"1.5B three-way judge": (7, 2, 1, 0), "1.5B YES/NO judge": (6, 2, 1, 1),
+                   "0.5B three-way judge": (8, 1, 0, 1), "rule-based reference grader": (8, 1, 1, 0)}
 
 
 def write_audit(folder, population: pd.DataFrame, grade_of: dict, n: int | None = None,
@@ -186,26 +186,26 @@ def test_lenient_strict_counts_by_hand(hand_audit):
         assert rates.loc[judge, "lenient - strict share"] == pytest.approx((lenient - strict) / 10)
     words = graders.grader_words(ar.graders(hand_audit))
     text = reading.directions_summary(rates.reset_index(), words)
-    assert "**1.5B judge, three-way** lenient 20.0%" in text and "strict 10.0%" in text
+    assert "**1.5B three-way judge** lenient 20.0%" in text and "strict 10.0%" in text
     assert "Most lenient" not in text  # no ranking by a point estimate
     lenient = ar.disagreement_items(hand_audit, "lenient").set_index("answer")
     assert len(lenient) == 3  # the 2nd, 4th and 5th verdict patterns
     second = lenient.loc[hand_audit.graded.loc[hand_audit.graded["judge_qwen05_3way"] == "partial",
                                                "answer"].iloc[0]]
-    assert second["judges"] == "1.5B judge, three-way: correct; 1.5B judge, YES/NO: YES"
+    assert second["judges"] == "1.5B three-way judge: correct; 1.5B YES/NO judge: YES"
     assert second["grade"] == "partial"
     strict = ar.disagreement_items(hand_audit, "strict")
     assert len(strict) == 1 and strict["judges"].iloc[0] == \
-        "1.5B judge, three-way: wrong; 1.5B judge, YES/NO: NO; reference grader (rules): wrong"
+        "1.5B three-way judge: wrong; 1.5B YES/NO judge: NO; rule-based reference grader: wrong"
     with pytest.raises(ValueError, match="lenient"):
         ar.disagreement_items(hand_audit, "sideways")
 
 
 def test_confusion_by_hand(hand_audit):
-    table = ar.confusion_tables(hand_audit)["1.5B judge, YES/NO"]
+    table = ar.confusion_tables(hand_audit)["1.5B YES/NO judge"]
     assert table.index.tolist() == ["YES", "NO", "unparsed"]
     assert table.to_numpy().tolist() == [[3, 1, 1], [1, 0, 3], [0, 0, 1]]
-    assert ar.confusion_tables(hand_audit)["reference grader (rules)"].loc["unparsed"].sum() == 0
+    assert ar.confusion_tables(hand_audit)["rule-based reference grader"].loc["unparsed"].sum() == 0
 
 
 def test_agreement_kappa_equals_scikit_learn(synthetic):
@@ -232,12 +232,12 @@ def test_judge_pairs_use_the_whole_population(synthetic):
     audit, population = synthetic
     pairs, tables = ar.judge_pairs(audit, resamples=300, seed=1)
     assert len(pairs) == 6 + 3 and len(tables) == 6  # 6 pairs binary, 3 three-way pairs
-    row = pairs[(pairs["judge a"] == "1.5B judge, three-way") & (pairs["judge b"] == "reference grader (rules)")
+    row = pairs[(pairs["judge a"] == "1.5B three-way judge") & (pairs["judge b"] == "rule-based reference grader")
                 & (pairs["scale"] == "three-way")].iloc[0]
     assert row["items"] == len(population)
     assert row["kappa"] == pytest.approx(cohen_kappa_score(population["judge_qwen15_3way"],
                                                            population["reference_grader"]))
-    assert tables[("1.5B judge, three-way", "1.5B judge, YES/NO")].to_numpy().sum() == len(population)
+    assert tables[("1.5B three-way judge", "1.5B YES/NO judge")].to_numpy().sum() == len(population)
 
 
 def test_kappa_intervals_resample_questions(synthetic):
@@ -245,7 +245,7 @@ def test_kappa_intervals_resample_questions(synthetic):
     assert len(set(ar.question_clusters(population))) == len(population) // 3
     assert ar.question_clusters(population.drop(columns=["qid"])) is None
     pairs, _ = ar.judge_pairs(audit, resamples=400, seed=1)
-    row = pairs[(pairs["judge a"] == "1.5B judge, three-way") & (pairs["judge b"] == "reference grader (rules)")
+    row = pairs[(pairs["judge a"] == "1.5B three-way judge") & (pairs["judge b"] == "rule-based reference grader")
                 & (pairs["scale"] == "binary")].iloc[0]
     x = binary_labels(population["judge_qwen15_3way"])
     y = binary_labels(population["reference_grader"])
@@ -448,3 +448,50 @@ def test_notebook_runs_on_a_synthetic_audit(tmp_path):
     outputs = [o for c in nbformat.read(out, as_version=4).cells for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     assert sum("image/png" in o.get("data", {}) for o in outputs) == 5
+
+
+def test_prose_names_read_in_sentences(synthetic):
+    """A judge that opens a sentence is capitalised; pairs read "A vs B"; no "·" between names."""
+    audit, _ = synthetic
+    words = graders.grader_words(ar.graders(audit))
+    accuracy = ar.corrected_accuracy(audit)
+    differences = paired.paired_differences(audit, resamples=300, seed=1)
+    summary = reading.accuracy_summary(accuracy, differences, words, 0.07)
+    assert "The rule-based reference grader alone says" in summary
+    assert "The 1.5B three-way judge alone says" in summary
+    assert ". rule-based" not in summary and ". 1.5B" not in summary
+    text = reading.pairs_summary(ar.judge_pairs(audit, resamples=300, seed=1)[0], words)
+    assert "1.5B three-way judge vs 1.5B YES/NO judge, κ = " in text and "·" not in text
+
+
+def _retest(items: int, drew: int):
+    from chunklab_core.audit.bias import Retest
+
+    summary = pd.DataFrame({"judge": ["1.5B three-way judge", "0.5B three-way judge"], "items": items,
+                            "samples per item": 3, "unparsed": 0, "verdicts changed": [0.0, 0.1],
+                            "verdicts changed low": [0.0, 0.0], "verdicts changed high": [0.0, 0.3],
+                            "items with a pass/fail flip": [0.0, 0.2],
+                            "items with a pass/fail flip low": [0.0, 0.0],
+                            "items with a pass/fail flip high": [0.0, 0.5]})
+    return Retest(pd.DataFrame({"item_id": [f"A{i}" for i in range(items)]}), pd.DataFrame(), summary, drew)
+
+
+def test_stability_summary_says_how_many_items_replayed_and_names_the_judges():
+    probes = pd.DataFrame({"judge": ["qwen15_3way", "qwen15_yesno", "qwen05_3way"], "retest_changed": 0.0})
+    text = reading_bias.stability_summary(_retest(3, 30), probes, 0.7)
+    assert "with 3 sampling seeds on 3 of the 30 items of a seeded subset" in text
+    assert "records the missing ones). The 1.5B three-way judge: 0.0% of sampled verdicts" in text
+    assert "the 0.5B three-way judge: 10.0%" in text
+    assert "none of 3 items" in text  # the exact upper bound where nothing changed
+    assert ("changed 0% of the 1.5B three-way judge's verdicts, 0% of the 1.5B YES/NO judge's verdicts, "
+            "0% of the 0.5B three-way judge's verdicts") in text
+    assert "qwen" not in text
+    assert "on all 30 items of a seeded subset" in reading_bias.stability_summary(_retest(30, 30), None, 0.7)
+
+
+def test_ordered_pairs_read_with_articles():
+    row = pd.Series({"judge a": "1.5B YES/NO judge", "judge b": "rule-based reference grader",
+                     "low": -0.18, "high": -0.07, "bias a - bias b": -0.12})
+    text = reading._ordered(row, "passes more answers than", False, "bias a - bias b")
+    assert text == ("the rule-based reference grader passes more answers than the 1.5B YES/NO judge "
+                    "(+12.0 points, 95% interval +7.0 to +18.0 points)")

@@ -106,3 +106,15 @@ def test_audit_rows_count_graded_items_and_name_the_graders_kind(tmp_path):
 def test_missing_table_names_the_post(tmp_path):
     with pytest.raises(FileNotFoundError, match="execute post 05 first"):
         findings.read_table("05_answers.csv", tmp_path)
+
+
+def test_findings_name_the_judges_as_posts_05_and_06_do():
+    """One name per judge: the findings table carries answers.verdicts' display names, never a key."""
+    from chunklab_core.answers.verdicts import REFERENCE_NAME, grader_name
+
+    table = pd.read_csv(DATA_DIR / "00_findings.csv")
+    kappas = table[table["finding"].str.startswith("Cohen's κ")]
+    judges = [grader_name(c) for c in ("judge_qwen15_3way", "judge_qwen15_yesno", "judge_qwen05_3way")]
+    assert kappas["finding"].tolist() == [f"Cohen's κ of the {j} against the {REFERENCE_NAME}, pass/fail" for j in judges]
+    text = " ".join(table["finding"].astype(str)) + " ".join(table["model / grader"].astype(str))
+    assert "qwen" not in text and "(rules)" not in text and "judge," not in text

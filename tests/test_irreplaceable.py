@@ -58,7 +58,7 @@ def test_the_makefile_inputs_name_existing_files_in_the_new_folders():
     database = subprocess.run(["make", "-pn", "-o", ".venv/.installed", "help"], capture_output=True,
                               text=True, cwd=paths.PROJ_ROOT, timeout=60).stdout
     for name, folder in (("LLM_CALLS", "records"), ("QUESTION_CALLS", "records"), ("RERANK_CALLS", "records"),
-                         ("AUDIT_FILES", "audit")):
+                         ("POST06_INPUTS", "audit")):
         line = re.search(rf"^{name} := (.*)$", database, flags=re.M)
         files = line.group(1).split() if line else []
         assert files, name

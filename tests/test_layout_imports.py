@@ -156,3 +156,18 @@ def test_readme_architecture_lists_every_stage_in_flow_order():
     subpackages = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))
     assert readme_stages() == STAGES
     assert sorted(STAGES) == subpackages
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_each_stage_docstring_names_its_stage_and_every_module(stage):
+    """A newcomer reads a stage's ``__init__`` docstring first: it must name the stage's place in
+    the flow and every module (and sub-package) in it, as ``name``."""
+    import ast as _ast
+
+    init = PACKAGE / stage / "__init__.py"
+    doc = _ast.get_docstring(_ast.parse(init.read_text())) or ""
+    assert doc.startswith(f"Stage {STAGES.index(stage)}, {stage}:"), doc[:60]
+    members = sorted({p.stem for p in (PACKAGE / stage).glob("*.py") if p.stem != "__init__"}
+                     | {p.parent.name for p in (PACKAGE / stage).glob("*/__init__.py")})
+    missing = [m for m in members if f"``{m}``" not in doc and f"``{m}." not in doc]
+    assert not missing, f"chunklab_core/{stage}/__init__.py does not name: {missing}"

@@ -48,7 +48,7 @@ def test_passed_counts_unparsed_and_partial_as_not_passed():
 
 def test_answer_table_shares():
     answers = post05.answer_table(_study(), resamples=200, seed=0).set_index(["strategy", "measure"])
-    assert answers.loc[("Fixed 500", "reference grader (rules)"), "share"] == 0.5
+    assert answers.loc[("Fixed 500", "rule-based reference grader"), "share"] == 0.5
     assert answers.loc[("Fixed 1000", "passage retrieved"), "share"] == 0.75
     assert (answers["low"] <= answers["share"]).all() and (answers["share"] <= answers["high"]).all()
 
@@ -61,11 +61,11 @@ def test_intervals_resample_documents():
         answers = post05.answer_table(study, resamples=300, seed=0).set_index(["strategy", "measure"])
     # Fixed 500, reference grader: article a = (q0 correct, q1 wrong), article b = (q2 wrong,
     # q3 correct); every resample of whole articles passes half its answers
-    row = answers.loc[("Fixed 500", "reference grader (rules)")]
+    row = answers.loc[("Fixed 500", "rule-based reference grader")]
     assert (row["share"], row["low"], row["high"], row["documents"]) == (0.5, 0.5, 0.5, 2)
     # resampling the four questions instead would give a wide interval
     assert post05.answer_table(_study(), resamples=300, seed=0).set_index(
-        ["strategy", "measure"]).loc[("Fixed 500", "reference grader (rules)"), "low"] < 0.25
+        ["strategy", "measure"]).loc[("Fixed 500", "rule-based reference grader"), "low"] < 0.25
 
 
 def test_clustering_effect_compares_question_and_document_resampling():
@@ -119,15 +119,38 @@ def test_split_answers_and_drift_counts():
     assert drift.loc["Fixed 1000", "retrieved_wrong"] == 1  # q2 partial counts as not passed
     examples = post05_drift.drift_examples(_study(), "retrieved_wrong", n=5)
     assert len(examples) == 2 and set(examples["question"]) == {"question q1", "question q2"}
+    assert list(examples.columns[-2:]) == ["1.5B three-way judge", "1.5B YES/NO judge"]  # display names
+    assert examples["1.5B three-way judge"].tolist() == ["wrong", "correct"]
+
+
+def test_probe_failures_and_reading_name_the_judges():
+    from chunklab_core.reports.post05.claims import probe_intervals, reading
+
+    verdicts = pd.DataFrame({"judge": ["qwen15_3way", "qwen05_3way"], "probe": "wrong_figure",
+                             "question": "q", "reference": "1999", "answer": "1998",
+                             "label": ["correct", "wrong"], "expected": "wrong"})
+    failures = post05_judges.probe_failures(verdicts)
+    assert failures["judge"].tolist() == ["1.5B three-way judge"]  # the key qwen15_3way, displayed
+    assert verdicts["judge"].tolist() == ["qwen15_3way", "qwen05_3way"]  # the keys themselves unchanged
+    summary = pd.DataFrame([{"judge": "qwen05_3way", "n": 24, "plain_pass": 1.0, "padded_flip": 0.0,
+                             "wrong_figure_caught": 0.625, "retest_changed": 0.0, "unparsed": 0}])
+    coverage = pd.DataFrame({"corpus": ["nq"], "questions_recorded": [12], "questions_planned": [12],
+                             "items": [36]})
+    agreement = pd.DataFrame({"grader A": "rule-based reference grader", "grader B": "1.5B YES/NO judge",
+                              "scale": "pass/fail", "items": [36], "agree": [30], "percent agreement": [0.83],
+                              "kappa": [0.6], "low": [0.4], "high": [0.8]})
+    text = reading(coverage, pd.DataFrame({"corpus": []}), pd.DataFrame(), agreement, probe_intervals(summary))
+    assert "- 1.5B YES/NO judge against the rule-based reference grader (pass/fail, all corpora): 30 of 36" in text
+    assert "- Probes, 0.5B three-way judge (n = 24 SQuAD questions each)" in text
 
 
 def test_agreement_table_matches_sklearn():
     table = _study().table
     agreement = post05_judges.agreement_table(table, resamples=200, seed=0)
-    row = agreement[(agreement["grader B"] == "1.5B judge, three-way") & (agreement["scale"] == "three-way")].iloc[0]
+    row = agreement[(agreement["grader B"] == "1.5B three-way judge") & (agreement["scale"] == "three-way")].iloc[0]
     assert row["kappa"] == pytest.approx(cohen_kappa_score(table["reference_grader"], table["judge_qwen15_3way"]))
     assert row["agree"] == 4 and row["items"] == 8
-    binary = agreement[(agreement["grader B"] == "1.5B judge, YES/NO")].iloc[0]
+    binary = agreement[(agreement["grader B"] == "1.5B YES/NO judge")].iloc[0]
     assert binary["scale"] == "pass/fail"
     expected = cohen_kappa_score(pass_or_fail(table["reference_grader"]),
                                  pass_or_fail(table["judge_qwen15_yesno"]))
@@ -178,13 +201,13 @@ def test_probe_intervals_are_k_of_n():
 def test_reading_words_follow_the_paired_intervals():
     from chunklab_core.reports.post05.claims import corpus_reading
 
-    answers = pd.DataFrame({"corpus": "nq", "strategy": ["A", "B"], "measure": "reference grader (rules)",
+    answers = pd.DataFrame({"corpus": "nq", "strategy": ["A", "B"], "measure": "rule-based reference grader",
                             "questions": 12, "documents": 11, "share": [0.33, 0.25], "low": [0.08, 0.0],
                             "high": [0.64, 0.5]})
     tied = pd.DataFrame({"corpus": ["nq"], "strategy A": ["A"], "strategy B": ["B"], "questions": [12],
                          "A - B": [0.0], "low": [0.0], "high": [0.0], "separated": [False],
                          "questions needed": [None]})
-    text = corpus_reading("nq", answers, tied, "reference grader (rules)")
+    text = corpus_reading("nq", answers, tied, "rule-based reference grader")
     assert "cannot be told apart" in text and "too small to say anything" in text and "most" not in text
     apart = tied.assign(**{"A - B": [0.08], "low": [0.02], "high": [0.15], "separated": [True]})
-    assert "A ahead" in corpus_reading("nq", answers, apart, "reference grader (rules)")
+    assert "A ahead" in corpus_reading("nq", answers, apart, "rule-based reference grader")

@@ -183,6 +183,18 @@ def test_post01_sentences():
         "**Q:** Who?  \n**A:** Ann  \n> …by Ann…")
 
 
+
+def test_post01_reading_follows_the_tables_depth():
+    """A table whose largest k is 5 is read at 5 (no hard-coded @10 columns, no KeyError)."""
+    from chunklab_core.reports import post01
+
+    results = pd.DataFrame({"label": ["A", "B"], "hit@1": [0.4, 0.5], "hit@5": [0.8, 0.6],
+                            "hit@5_low": [0.7, 0.5], "hit@5_high": [0.9, 0.72], "ndcg@5": [0.5, 0.55]})
+    assert post01.results_reading(results, 50) == (
+        "**A** has the highest recall@5, 0.800 [0.700, 0.900]; **B** the lowest, 0.600. By nDCG@5 the first is "
+        "**B** (0.550). 2 of 2 strategies have a recall@5 interval that reaches the leader's lower bound, so the "
+        "ranking among them is not settled by 50 questions alone; post 03 does the paired comparison.")
+
 def test_own_config_text():
     from types import SimpleNamespace
 

@@ -68,11 +68,37 @@ def test_scale_of_a_column():
 
 
 def test_display_names():
-    assert v.grader_name("reference_grader") == "reference grader (rules)" == v.REFERENCE_NAME
-    assert v.grader_name("judge_qwen15_yesno") == "1.5B judge, YES/NO"
-    assert v.grader_name("judge_qwen05_3way") == "0.5B judge, three-way"
-    assert v.grader_name("judge_gpt_oss_3way") == "gpt_oss judge, three-way"  # an Ollama judge
+    assert v.grader_name("reference_grader") == "rule-based reference grader" == v.REFERENCE_NAME
+    assert v.grader_name("judge_qwen15_3way") == "1.5B three-way judge"
+    assert v.grader_name("judge_qwen15_yesno") == "1.5B YES/NO judge"
+    assert v.grader_name("judge_qwen05_3way") == "0.5B three-way judge"
+    assert v.grader_name("judge_gpt_oss_3way") == "gpt_oss three-way judge"  # an Ollama judge
     assert v.grader_name("judge_gptoss_attempts") == "judge_gptoss_attempts"
+    for key in ("answers_qwen15", "qwen15", "strategy"):  # not a grader's key: unchanged
+        assert v.grader_name(key) == key
+
+
+def test_probe_keys_get_the_same_names_as_verdict_columns():
+    """data/05_probes.csv keys its judges ``qwen15_3way``; they read as the verdict columns do."""
+    for key in ("qwen15_3way", "qwen15_yesno", "qwen05_3way"):
+        assert v.grader_name(key) == v.grader_name("judge_" + key)
+    assert v.grader_name("qwen05_3way") == "0.5B three-way judge"
+
+
+def test_no_display_name_holds_a_comma_or_a_parenthesis():
+    """A name sits in comma-separated lists and before a parenthesis in the prose."""
+    names = [v.grader_name(c) for c in ("reference_grader", "judge_qwen15_3way", "judge_qwen15_yesno",
+                                        "judge_qwen05_3way", "qwen15_3way", "judge_gptoss_yesno")]
+    assert len(set(names)) == 5
+    for name in names:
+        assert not set(name) & set(",()"), name
+
+
+def test_sentence_start_capitalises_only_the_first_character():
+    assert v.sentence_start(v.REFERENCE_NAME + " alone says") == "Rule-based reference grader alone says"
+    assert v.sentence_start("the 1.5B YES/NO judge") == "The 1.5B YES/NO judge"
+    assert v.sentence_start("1.5B three-way judge") == "1.5B three-way judge"
+    assert v.sentence_start("") == ""
 
 
 JUDGE = ["correct", "partial", "wrong", "unparsed", "correct", "correct", "wrong", "partial", "wrong"]

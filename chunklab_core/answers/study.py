@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", choices=("squad", "nq"), default="squad")
     parser.add_argument("--questions", type=int, default=200)
     parser.add_argument("--probes", type=int, default=None,
-                        help="instead of answers: judge N probe questions (judge_probes)")
+                        help="instead of answers: judge N probe questions (answers.probes)")
     parser.add_argument("--articles", type=int, default=40)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--strategies", nargs="+", default=list(DEFAULT_STRATEGIES))

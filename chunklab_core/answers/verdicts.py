@@ -30,9 +30,13 @@ in what becomes of a label that neither passes nor fails:
 * :func:`pass_or_fail` -- ``pass`` / ``fail``, ``unparsed`` fails (post 05: unparsed verdicts
   count as not passed and stay in every denominator); :func:`passed` is its 0/1 score.
 
-Display names (:func:`grader_name`, post 05's): ``judge_qwen15_yesno`` -> "1.5B judge,
-YES/NO", ``reference_grader`` -> "reference grader (rules)": one name for a judge in every
-post (post 06 used to call the same judges "qwen15 yes/no", "reference grader").
+Display names (:func:`grader_name`): ``judge_qwen15_yesno`` (a verdict column) and
+``qwen15_yesno`` (a probe key, the ``judge`` column of ``data/05_probes.csv``) -> "1.5B YES/NO
+judge", ``reference_grader`` -> "rule-based reference grader": one name for a judge in every
+post (post 06 used to call the same judges "qwen15 yes/no", "reference grader"). A name has no
+comma and no parenthesis, so it sits in a list or before a parenthesis without ambiguity;
+:func:`sentence_start` capitalises one that opens a sentence. The keys stay the identifiers
+tables are joined on; only what is displayed changes.
 
 Confusion tables (:func:`verdict_confusion`): counts per (label of a, label of b), each axis on
 its grader's own scale, built by the one builder
@@ -67,7 +71,7 @@ FAIL_LABELS = frozenset({PARTIAL, WRONG, NO})
 
 YESNO_SUFFIX = "_yesno"
 REFERENCE_COLUMN = "reference_grader"
-REFERENCE_NAME = "reference grader (rules)"
+REFERENCE_NAME = "rule-based reference grader"
 JUDGE_NAMES = {"qwen15": "1.5B", "qwen05": "0.5B"}  # display names of the default judges' short names
 PROMPT_NAMES = {"3way": "three-way", "yesno": "YES/NO"}
 
@@ -134,20 +138,27 @@ def scale_of(column: str, yesno_columns: Sequence[str] | None = None) -> tuple[s
     return YES_NO if is_yesno(column, yesno_columns) else THREE_WAY
 
 
-def grader_name(column: str) -> str:
-    """Display name of a verdict column: ``judge_<short name>_<prompt>`` -> "<name> judge, <prompt>".
+def grader_name(key: str) -> str:
+    """Display name of a grader's key: "<name> <prompt> judge", or the reference grader's name.
 
-    The default judges' short names read as their sizes ("1.5B judge, YES/NO"); any other
-    judge (e.g. an Ollama model the notebook's ``JUDGES`` names ``gptoss``) keeps its short
-    name ("gptoss judge, three-way"). Other columns are returned unchanged.
+    ``key`` is a verdict column ``judge_<short name>_<prompt>`` or a probe key ``<short
+    name>_<prompt>`` (``<prompt>`` one of :data:`PROMPT_NAMES`' keys). The default judges'
+    short names read as their sizes ("1.5B YES/NO judge"); any other judge (e.g. an Ollama
+    model the notebook's ``JUDGES`` names ``gptoss``) keeps its short name ("gptoss three-way
+    judge"). Any other key is returned unchanged.
     """
-    if column == REFERENCE_COLUMN:
+    if key == REFERENCE_COLUMN:
         return REFERENCE_NAME
-    if column.startswith("judge_"):
-        short, _, prompt = column[len("judge_"):].rpartition("_")
-        if short and prompt in PROMPT_NAMES:
-            return f"{JUDGE_NAMES.get(short, short)} judge, {PROMPT_NAMES[prompt]}"
-    return column
+    short, _, prompt = key.removeprefix("judge_").rpartition("_")
+    if short and prompt in PROMPT_NAMES:
+        return f"{JUDGE_NAMES.get(short, short)} {PROMPT_NAMES[prompt]} judge"
+    return key
+
+
+def sentence_start(text: str) -> str:
+    """``text`` with its first character upper-cased, for a name that opens a sentence
+    ("rule-based reference grader ..." -> "Rule-based reference grader ..."); the rest unchanged."""
+    return text[:1].upper() + text[1:]
 
 
 def verdict_confusion(a, b, labels_a: Sequence[str], labels_b: Sequence[str],

@@ -1,8 +1,15 @@
 """Stage 10, audit: grading samples of model output to check the LLM judges.
 
-Holds: the grading sheet format and its safe file handling, the interactive grader and batch
-grading, the stratified sample, the draw and top-up of a new sample with its sizing, a
-synthetic sheet for tests, reading graded sheets with grader identity, paired
-judge-minus-corrected differences, bias measures and the temperature retest. Not held:
-post 06's tables and figures (``reports.post06``).
+Modules: ``sheets`` and ``sheet_file`` (the grading sheet format; safe reading and writing with
+a lock), ``grader`` (the terminal grader, ``chunklab-grade``), ``grade_batch`` (grades written
+by a model or a script, ``chunklab-grade-batch``), ``sample`` (the stratified blind sample),
+``draw`` (drawing it from post 05's records, ``chunklab-audit-draw``), ``sizing`` (how many
+items a precision target needs), ``topup`` (a second wave after the population grew),
+``synthetic`` (an audit with a known truth, for tests and trying post 06), ``data`` (reading a
+graded sheet, its key and population, cross-checked; ``chunklab-blank-sheet``), ``graders``
+(who graded: identity, adjudication, grader-vs-grader agreement, the words),
+``paired`` (judge-only minus corrected accuracy, paired), ``bias`` (reference-grader advantage,
+self-preference), ``retest`` (the judges again at temperature above 0, ``chunklab-judge-retest``).
+
+Not held: post 06's tables and figures (``reports.post06``).
 """

@@ -14,7 +14,9 @@ Handles:
   lenient shares (:func:`chunklab_core.audit.paired.lenient_contrast`) is what one model
   family can show.
 * :func:`replayed_retest`: the temperature > 0 retest of :mod:`chunklab_core.audit.retest`,
-  replayed from its records for the sample at hand (``None`` when nothing is recorded).
+  replayed from its records for the sample at hand (``None`` when nothing is recorded), as a
+  :class:`Retest` that keeps how many items the seeded subset drew beside how many replayed
+  (the replay stops at the first item without a record, so it may cover fewer).
 
 Not handled: self-preference across model families (one family is recorded), graders who
 never saw the reference.
@@ -22,12 +24,16 @@ never saw the reference.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 
 from chunklab_core.answers.verdicts import binary_labels, grader_name
 from chunklab_core.audit.data import AuditData
 from chunklab_core.audit.paired import lenient_contrast
+from chunklab_core.audit.retest import (RETEST_JUDGES, retest_items, retest_models, retest_summary, run_retest,
+                                         verdict_column)
 
 BEYOND_REFERENCE = "[beyond reference]"
 
@@ -57,16 +63,25 @@ def self_preference(data: AuditData, own: str = "judge_qwen15_3way",
     return lenient_contrast(data, own, other, resamples, seed)
 
 
+class Retest(NamedTuple):
+    """A replayed retest: the ``items`` replayed, their ``verdicts``, the per-judge ``summary``
+    (judges by display name) and how many items the seeded subset ``drew``."""
+
+    items: pd.DataFrame
+    verdicts: pd.DataFrame
+    summary: pd.DataFrame
+    drew: int
+
+
 def replayed_retest(data: AuditData, n_items: int, samples: int, temperature: float,
-                    seed: int, resamples: int = 10_000):
-    """``(items, verdicts, summary)`` replayed from ``judge_retest_*`` records, or ``None``.
+                    seed: int, resamples: int = 10_000) -> Retest | None:
+    """The retest replayed from ``judge_retest_*`` records (a :class:`Retest`), or ``None``.
 
     ``None`` when the key does not point at the columns a retest needs, or when no item of
-    the seeded subset is recorded (e.g. on a synthetic or a new sample).
+    the seeded subset is recorded (e.g. on a synthetic or a new sample). The replay stops at
+    the first item of the subset without a record, so ``items`` may be fewer than ``drew``.
     """
-    from chunklab_core.audit.retest import retest_items, retest_models, retest_summary, run_retest
-
-    needed = {"judge_qwen15_3way", "judge_qwen05_3way"}
+    needed = {verdict_column(judge) for judge in RETEST_JUDGES}
     if not needed <= set(data.population.columns) or n_items > len(data.key):
         return None
     items = retest_items(data.key, data.population, n_items, seed)
@@ -74,4 +89,6 @@ def replayed_retest(data: AuditData, n_items: int, samples: int, temperature: fl
     if verdicts.empty:
         return None
     done = items[items["item_id"].isin(verdicts["item_id"])]
-    return done, verdicts, retest_summary(verdicts, done, resamples, seed)
+    summary = retest_summary(verdicts, done, resamples, seed)
+    summary["judge"] = [grader_name(verdict_column(judge)) for judge in summary["judge"]]
+    return Retest(done, verdicts, summary, len(items))

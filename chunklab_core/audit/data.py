@@ -1,4 +1,4 @@
-"""Post 06's input: the hand-graded audit sheet, its key and the population, read and cross-checked.
+"""Post 06's input: the graded audit sheet (graded by a person or a model), its key and the population, read and cross-checked.
 
 Handles: reading the three audit files (:func:`load_audit`; ``python -m
 chunklab_core.audit.draw`` writes them) with every inconsistency reported at once, the

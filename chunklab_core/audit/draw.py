@@ -1,8 +1,8 @@
-"""Drawing post 06's hand-grading sample from post 05's recorded answers.
+"""Drawing post 06's grading sample from post 05's recorded answers.
 
 Handles: the population table (every answered item of the recorded post-05 study with its
 verdicts and the reference passage a grader reads), and the CLI that writes the population,
-the blind sheet and the key under ``data/audit/`` (``paths.AUDIT_DIR``) with :func:`audit_sample.draw_audit_sample`
+the blind sheet and the key under ``data/audit/`` (``paths.AUDIT_DIR``) with :func:`chunklab_core.audit.sample.draw_audit_sample`
 (strata: the graders' pass/fail patterns, disagreements oversampled).
 It refuses to overwrite a sheet that already holds grades.
 

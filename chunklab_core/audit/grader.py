@@ -1,4 +1,4 @@
-"""Terminal grader: a person grades a hand-grading sheet one item at a time, one key each.
+"""Terminal grader: a person grades an audit sheet one item at a time, one key each.
 
 Usage::
 
@@ -349,7 +349,7 @@ def _exit_on_signal(signum: int, frame: object) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="chunklab-grade", epilog=KEYS_HELP,
-        description="Grade a hand-grading sheet in the terminal, one key per item.",
+        description="Grade an audit sheet in the terminal, one key per item.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sheet", type=Path, help="the sheet CSV (written by sheets.write_sheet)")
     parser.add_argument("--grader", help="your name or initials, saved with each grade")

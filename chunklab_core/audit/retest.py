@@ -8,7 +8,7 @@ by default) and several sampling seeds (one recorded call each, through the reco
 layer :mod:`chunklab_core.llm.records`, stage ``judge_retest_<judge>`` under
 ``data/records``, append-only; post 06 replays them).
 
-Handles: the subset (:func:`retest_items`: ``n`` items of the key, drawn with a seed, with
+Handles: the subset (:func:`retest_items`: ``n`` items of the key's first wave, drawn with a seed, with
 their texts and temperature-0 verdicts from the population), the recorded calls
 (:func:`run_retest`; in replay mode an item with a missing record ends the run, so a partial
 recording gives the items recorded so far), and the summary (:func:`retest_summary`: per
@@ -33,26 +33,49 @@ import pandas as pd
 
 from chunklab_core.answers.verdicts import UNPARSED, binary_labels
 from chunklab_core.audit.data import resolve_path
+from chunklab_core.audit.topup import WAVE
 from chunklab_core.core.paths import AUDIT_DIR, RECORDS_DIR
 
 RETEST_JUDGES = {"qwen15": "qwen-1.5b", "qwen05": "qwen-0.5b"}
 DEFAULT_TEMPERATURE = 0.7
 
 
+def verdict_column(judge: str) -> str:
+    """The population's temperature-0 verdict column of a retested judge (its three-way prompt)."""
+    return f"judge_{judge}_3way"
+
+
+def _first_wave(key: pd.DataFrame, population: pd.DataFrame) -> pd.DataFrame:
+    """The key's rows of the first wave, in key order (all rows without a ``wave`` column)."""
+    if WAVE not in population.columns:
+        return key
+    waves = pd.to_numeric(population[WAVE], errors="coerce").fillna(1).astype(int)  # as topup reads it
+    wave = waves.set_axis(population["item_id"]).loc[key["source_item_id"]].to_numpy()
+    return key[wave == wave.min()]
+
+
 def retest_items(key: pd.DataFrame, population: pd.DataFrame, n: int, seed: int,
                  judges: Sequence[str] = tuple(RETEST_JUDGES)) -> pd.DataFrame:
-    """``n`` items of the audit key (seeded), with question, reference, answer, qid and temperature-0 verdicts."""
-    if not 1 <= n <= len(key):
-        raise ValueError(f"n must lie in [1, {len(key)}] (the sample's items), got {n}")
-    picked = np.sort(np.random.default_rng(seed).choice(len(key), n, replace=False))
-    rows = key.iloc[picked]
+    """``n`` items of the audit key (seeded), with question, reference, answer, qid and temperature-0 verdicts.
+
+    The items are drawn from the sample's first wave only (the key's rows whose population row
+    has the smallest ``wave``; every row when the population has no ``wave`` column): a top-up
+    (:mod:`chunklab_core.audit.topup`) appends a later wave to the key, and drawing from the
+    whole key would then give a different subset than the one recorded, so the replay would
+    find records for only some of its items.
+    """
+    first_wave = _first_wave(key, population)
+    if not 1 <= n <= len(first_wave):
+        raise ValueError(f"n must lie in [1, {len(first_wave)}] (the first wave's items), got {n}")
+    picked = np.sort(np.random.default_rng(seed).choice(len(first_wave), n, replace=False))
+    rows = first_wave.iloc[picked]
     texts = population.set_index("item_id").loc[rows["source_item_id"]]
     table = pd.DataFrame({"item_id": rows["item_id"].to_numpy(),
                           "source_item_id": rows["source_item_id"].to_numpy()})
     for column in ("qid", "question", "reference", "answer"):
         table[column] = texts[column].to_numpy()
     for judge in judges:
-        table[f"t0_{judge}"] = texts[f"judge_{judge}_3way"].to_numpy()
+        table[f"t0_{judge}"] = texts[verdict_column(judge)].to_numpy()
     return table
 
 

@@ -1,4 +1,4 @@
-"""Hand-grading sheet files for auditing LLM judges: writing, reading back, import.
+"""Grading sheet files for auditing LLM judges: writing, reading back, import.
 
 Handles: writing the blind sheet (what the person sees) and the key (what the judges said,
 the stratum and the sampling weight) as two separate CSV files; reading a filled sheet back,

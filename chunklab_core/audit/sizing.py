@@ -2,7 +2,7 @@
 
 Handles:
 
-* :func:`planned_half_width`: the half-width of the interval of the stratified (hand-graded)
+* :func:`planned_half_width`: the half-width of the interval of the stratified (graded)
   accuracy that a sample of ``n`` items drawn by
   :func:`chunklab_core.audit.sample.allocate_sample` would give, under stated planning
   variances: ``z * sqrt(sum_h W_h^2 S_h^2 / n_h)`` (Cochran, *Sampling Techniques*, 3rd ed.

@@ -1,4 +1,4 @@
-"""A synthetic hand-grading audit with a known truth, for tests, CI and trying post 06 out.
+"""A synthetic graded audit with a known truth, for tests, CI and trying post 06 out.
 
 Handles: a simulated post-05 population (every item has a hidden true grade; each judge's
 verdict is drawn from a confusion matrix given that grade: :data:`JUDGE_BEHAVIOUR`, one

@@ -1,4 +1,4 @@
-"""Chunking strategies by name: documents in, ``Chunk`` spans out.
+"""Stage 2, chunking: strategies by name, documents in, ``Chunk`` spans out.
 
 Handles: the registry ``STRATEGIES`` (name -> ``StrategySpec``: function, default
 parameters, label, whether it is one of post 01's default strategies, its size ceiling),
@@ -21,6 +21,9 @@ or one chunk per section). Strategies marked ``uses_headings`` also receive the 
 headings (``headings.document_headings``) from ``chunk_document`` / ``chunk_corpus``, or
 ``headings=`` in ``document_spans`` (``None``: found in the text). Unknown names or
 parameters and bad values raise ``ValueError``.
+
+Beside the strategies: ``spans`` (the span contract's helpers), ``health`` and ``lexical``
+(chunk health: fragments, cut sentences, near-duplicates, per corpus).
 
 Not handled: embedding sentences (``dense`` passes ``embed=`` to the semantic strategies),
 retrieval, and anything about which strategy is better (the notebooks measure that).

@@ -1,8 +1,12 @@
 """Stage 0, core: what every stage shares and no stage owns.
 
-Holds: project paths, text normalisation and sentence splitting, token counts, the corpus
-model (documents, questions, chunks), the heading model shared by every document format,
-atomic file writes, file snapshots (what changed under a folder), fuzzy text matching,
-library versions. Holds nothing that knows about a data set, a chunker, a retriever, a metric
-or a report; imports no other stage.
+Modules: ``paths`` (the folders, and which of them are irreplaceable), ``seeds`` (the series'
+one default seed), ``text`` and ``sentence_split`` (normalisation, sentences of many scripts),
+``tokens`` (cl100k_base counts), ``corpus`` (documents, questions, chunks), ``headings`` (the
+heading model shared by every document format), ``textmatch`` (fuzzy gold matching),
+``atomic_files`` (write-then-rename), ``snapshot`` (what changed under a folder),
+``versions`` (library versions shown in every post).
+
+Holds nothing that knows about a data set, a chunker, a retriever, a metric or a report;
+imports no other stage.
 """

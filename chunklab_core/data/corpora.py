@@ -44,17 +44,20 @@ def subsample_documents(corpus: Corpus, n_documents: int | None, seed: int) -> C
 
 def load_corpus(name: str, *, squad_articles: int = 40, squad_questions: int = 800, seed: int = DEFAULT_SEED,
                 docs: str = "", questions: str = "", n_documents: int | None = None,
-                chroma_corpora: Sequence[str] | None = None) -> Corpus:
+                chroma_corpora: Sequence[str] | None = None, descriptive_name: bool = False) -> Corpus:
     """One corpus of the post by name: squad, nq, cuad, qasper, chroma, or own (needs docs+questions).
 
     ``n_documents`` subsamples the long-document sets (nq, cuad, qasper) by whole documents;
-    ``chroma_corpora`` picks Chroma corpus ids.
+    ``chroma_corpora`` picks Chroma corpus ids. The corpus is named by ``name`` (the tables'
+    corpus column), or with ``descriptive_name`` by what was drawn (e.g.
+    ``squad-dev-sample-40a-800q-seed20260729``, post 01's name for its sample).
     """
     if name == "squad":
         from chunklab_core.data.squad import load_squad_dev, sample_corpus
 
         corpus = sample_corpus(load_squad_dev(), squad_articles, squad_questions, seed)
-        corpus.name = "squad"
+        if not descriptive_name:
+            corpus.name = "squad"
         return corpus
     if name in {"nq", "cuad", "qasper", "chroma"}:
         from chunklab_core.data import longdocs

@@ -1,7 +1,11 @@
 """Stage 4, evaluation: how good a ranked list is.
 
-Holds: the measure registry, the ranking metrics (hit, P, RR, nDCG, tokens@k), gold slots and
-slot/span metrics for long documents, token budgets, scoring of a retrieval run into
-per-question tables, the corpus x strategy x retriever matrix, and TREC run/qrels export.
+Modules: ``measures`` (the registry: every measure once, its k, trec_eval name, source, and
+the metric column names), ``ranking_metrics`` (hit, P, RR, nDCG, tokens@k), ``gold_slots``,
+``slot_metrics`` and ``span_metrics`` (fuzzy gold slots and character-offset evidence for long
+documents), ``budget`` (recall at a token budget), ``scoring`` (a retrieval run judged and
+scored per question), ``matrix`` (corpus x strategy x retriever x model), ``trec_export``
+(TREC run and qrels files; ``chunklab-trec``).
+
 Not held: intervals and verdicts (``stats``). Imports the stages above it.
 """

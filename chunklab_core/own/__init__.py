@@ -1,6 +1,8 @@
-"""Stage 11, own documents: ``chunklab-own``, the series applied to your documents.
+"""Stage 11, own: the series applied to your documents (``chunklab-own``).
 
-Holds: the YAML config, the recommendation by the series' verdict rule, the report, and the
-command line (``validate`` / ``run``). Writes only into its own output folder. Not held: the
-stages it calls, and the series' posts (``reports``).
+Modules: ``config`` (the YAML config, validated), ``recommendation`` (which chunking, by the
+series' verdict rule), ``report`` (the report notebook's tables and prose), ``cli``
+(``validate`` / ``run``; writes only into its own output folder).
+
+Not held: the stages it calls, and the series' posts (``reports``).
 """

@@ -208,7 +208,7 @@ def parse_config(data: Any, name: str = "config") -> OwnConfig:
     if data is None:
         return config
     if not isinstance(data, dict):
-        raise ValidationError([f"{name}: expected a mapping of settings (see chunklab_core/own_config.py)"])
+        raise ValidationError([f"{name}: expected a mapping of settings (see chunklab_core/own/config.py)"])
     known = set(OwnConfig.__dataclass_fields__)
     unknown = sorted(set(data) - known)
     if unknown:

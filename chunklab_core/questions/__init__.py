@@ -1,6 +1,9 @@
 """Stage 9, questions: generated questions and whether they are fit to evaluate with.
 
-Holds: the passages questions are generated from, the recorded generation, the checks on a
-generated question, and retrieval scored on generated versus human questions. Not held:
-post 04's tables and figures (``reports.post04``).
+Modules: ``passages`` (the passages questions are generated from), ``generation`` (the
+recorded generation; ``chunklab-record-questions``), ``checks`` (what is wrong with a
+generated question), ``retrieval`` (retrieval scored on generated versus human questions
+about the same passages).
+
+Not held: post 04's tables and figures (``reports.post04``).
 """

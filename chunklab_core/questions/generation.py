@@ -170,13 +170,10 @@ def load_passages(n_squad: int | None = DEFAULT_SQUAD_PASSAGES, n_nq: int | None
     Returns ``(corpora, passages)``: ``{"squad": Corpus, "nq": Corpus}`` and the SQuAD passages
     followed by the NQ ones. ``None`` for a count takes every eligible paragraph.
     """
-    from chunklab_core.data.longdocs import load_nq_longdocs
-    from chunklab_core.data.squad import load_squad_dev, sample_corpus
+    from chunklab_core.data.corpora import load_corpus
 
-    squad = sample_corpus(load_squad_dev(), squad_articles, squad_questions, seed)
-    squad.name = "squad"
-    nq = load_nq_longdocs()
-    nq.name = "nq"
+    squad = load_corpus("squad", squad_articles=squad_articles, squad_questions=squad_questions, seed=seed)
+    nq = load_corpus("nq", seed=seed)
     passages = sample_squad_passages(squad, n_squad, seed) + sample_nq_passages(nq, n_nq, seed)
     return {"squad": squad, "nq": nq}, passages
 

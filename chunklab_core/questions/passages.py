@@ -101,7 +101,7 @@ def _draw(eligible: list[tuple[Document, int, tuple[int, int], list[tuple[Questi
     """The seeded permutation of the eligible paragraphs, then one question each."""
     if n is not None and not 1 <= n <= len(eligible):
         raise ValueError(f"cannot sample {n} {corpus_name} passages: {len(eligible)} paragraphs are "
-                         "eligible (see question_passages' docstring for the rule)")
+                         "eligible (see the docstring of chunklab_core.questions.passages for the rule)")
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(eligible))[: len(eligible) if n is None else n]
     passages = []

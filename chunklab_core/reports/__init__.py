@@ -1,7 +1,12 @@
 """Stage 12, reports: the code behind each post, and the posts' shared helpers.
 
-Holds: one module or subpackage per post (``post00`` findings ... ``post07`` reranking),
-shared helpers (plots, verdict tables, reference results), running a notebook safely
-(``notebook_run``) and the static website. Only this stage imports ``reports``; nothing in
-the library depends on it.
+Modules: one per post, or a subpackage for the larger ones (``post00`` findings, ``post01``
+chunking, ``post02`` retrievers, ``post03`` uncertainty, ``post04`` generated questions,
+``post05`` answers and judges, ``post06`` the judge audit, ``post07`` reranking); shared
+helpers: ``notebook_setup`` (a post's first cell), ``markdown`` (prose cells), ``plots``
+(figures), ``verdict_tables`` (interval wording as tables), ``reference_results`` (published
+numbers shown beside ours); ``notebook_run`` (the safe runner every Makefile notebook rule
+uses) and ``website`` (the static site).
+
+Only this stage imports ``reports``; nothing in the library depends on it.
 """

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from chunklab_core.data.corpora import CORPUS_LABELS
 from chunklab_core.answers.verdicts import REFERENCE_NAME
 from chunklab_core.stats import claims
 from chunklab_core.chunking import strategy_label
@@ -36,8 +37,7 @@ READING_ORDER = (
     ("05", "Answers from retrieved chunks, graded by LLM judges", "whether retrieval turns into right answers"),
     ("06", "Can the judges be trusted?", "the judges against an audit grader"),
 )
-CORPUS_NAMES = {"squad": "SQuAD v1.1 (sample)", "nq": "Natural Questions pages", "cuad": "CUAD contracts",
-                "chroma": "Chroma corpora"}
+
 
 
 def read_table(name: str, data_dir: Path | None = None) -> pd.DataFrame:
@@ -119,18 +119,18 @@ def findings_table(data_dir: Path | None = None, post02: pd.DataFrame | None = N
             cell = matrix[(matrix["corpus"] == corpus) & (matrix["retriever"] == retriever)
                           & (matrix["strategy"] == name) & (matrix["model"] == lead["model"])].iloc[0]
             word = lead["verdict"] + (f" ({len(kept)} others cannot be ruled out)" if kept else "")
-            rows.append(_row("02", f"recall@5 leader under {retriever}: {cell['label']}", CORPUS_NAMES.get(corpus, corpus),
+            rows.append(_row("02", f"recall@5 leader under {retriever}: {cell['label']}", CORPUS_LABELS.get(corpus, corpus),
                              int(lead["questions"]), lead["model"], cell[recall], cell[recall_low],
                              cell[recall_high], word))
     p04 = read_table("04_retrieval.csv", data_dir)
     for _, r in p04[p04["strategy"] == "fixed_1000"].iterrows():
         rows.append(_row("04", f"hit@5: generated − human questions, Fixed 1000 / {r['retriever']}",
-                         CORPUS_NAMES.get(r["corpus"], r["corpus"]), int(r["passages"]),
+                         CORPUS_LABELS.get(r["corpus"], r["corpus"]), int(r["passages"]),
                          "questions by Qwen2.5-Coder-1.5B" + ("" if r["retriever"] == "bm25" else "; all-MiniLM-L6-v2"),
                          r["generated − human"], r["low"], r["high"],
                          claims.pair_verdict("generated", "human", r["low"], r["high"])))
     p05 = read_table("05_answers.csv", data_dir)
-    graded = p05[p05["measure"] == "reference grader (rules)"]
+    graded = p05[p05["measure"] == REFERENCE_NAME]
     differences = read_table("05_strategy_differences.csv", data_dir)
     for corpus, group in graded.groupby("corpus", sort=False):
         top5 = group.sort_values("share", ascending=False).iloc[0]
@@ -139,13 +139,13 @@ def findings_table(data_dir: Path | None = None, post02: pd.DataFrame | None = N
                  zip(pairs["strategy A"], pairs["strategy B"], pairs["low"], pairs["high"])]
         word = (claims.NOT_TOLD_APART + " (every pair)") if all(w == claims.NOT_TOLD_APART for w in apart) \
             else "; ".join(w for w in apart if w != claims.NOT_TOLD_APART)
-        rows.append(_row("05", f"answers passed by the reference grader (rules), {top5['strategy']}",
-                         CORPUS_NAMES.get(corpus, corpus), int(top5["questions"]),
+        rows.append(_row("05", f"answers passed by the {REFERENCE_NAME}, {top5['strategy']}",
+                         CORPUS_LABELS.get(corpus, corpus), int(top5["questions"]),
                          "answers by Qwen2.5-Coder-1.5B; graded by rules", top5["share"], top5["low"],
                          top5["high"], word))
     agreement = read_table("05_agreement.csv", data_dir)
     for _, r in agreement[(agreement["grader A"] == REFERENCE_NAME) & (agreement["scale"] == "pass/fail")].iterrows():
-        rows.append(_row("05", f"Cohen's κ, {r['grader B']} against the reference grader (pass/fail)",
+        rows.append(_row("05", f"Cohen's κ of the {r['grader B']} against the {REFERENCE_NAME}, pass/fail",
                          "SQuAD + Natural Questions", int(r["items"]), r["grader B"] + " (Qwen2.5-Coder)",
                          r["kappa"], r["low"], r["high"], "agreement above chance" if claims.interval_side(r["low"], r["high"]) > 0 else "not above chance"))
     audit = read_table("06_accuracy.csv", data_dir)
@@ -187,7 +187,7 @@ def which_chunker(data_dir: Path | None = None, post02: pd.DataFrame | None = No
     if post02 is not None:
         for (corpus, retriever, model), table in post02.groupby(["corpus", "retriever", "model"], sort=False):
             setting = retriever if model == "—" else f"{retriever}, {model}"
-            rows.append(_lens_row("across retrievers and corpora (post 02)", CORPUS_NAMES.get(corpus, corpus),
+            rows.append(_lens_row("across retrievers and corpora (post 02)", CORPUS_LABELS.get(corpus, corpus),
                                   f"{setting}, recall@5", table.reset_index(drop=True)))
     return pd.DataFrame(rows)
 
@@ -226,7 +226,7 @@ def limitations(data_dir: Path | None = None) -> list[str]:
            "Some audit grades are a person's, some a model's." if words.any_human else
            "No accuracy in this series is checked against a person's grades yet."),
         "**Small long-document samples.** Post 02 reads " + ", ".join(
-            f"{CORPUS_NAMES.get(c, c)}: {int(n)} questions" for c, n in sizes.items())
+            f"{CORPUS_LABELS.get(c, c)}: {int(n)} questions" for c, n in sizes.items())
         + f"; post 05's Natural Questions arm has {int(nq)} questions. On those corpora most strategies "
         "cannot be told apart (see the table above), which says the samples are small, not that the strategies are equal.",
         f"**Generated-question bias.** {flagged} of {len(generated)} generated questions of post 04 trip at "

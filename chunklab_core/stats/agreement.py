@@ -14,9 +14,9 @@
   (``clusters=``; one-stage cluster bootstrap of :mod:`chunklab_core.stats.clustered`).
 * Prediction-powered inference for a mean (Angelopoulos, Bates, Fannjiang, Jordan & Zrnic,
   "Prediction-powered inference", Science 382, 2023, eq. for the mean estimand):
-  ``theta = mean(judge on all items) + mean(human - judge on the hand-graded sample)``,
+  ``theta = mean(judge on all items) + mean(human - judge on the graded sample)``,
   ``se^2 = var(judge_all) / N + var(human - judge) / n``, normal-approximation interval.
-  The hand-graded sample must be a uniform random sample of the items.
+  The graded sample must be a uniform random sample of the items.
 
 Not handled: weighted kappa, more than two raters (Fleiss), missing labels (filter them; an
 ``unparsed`` verdict is a label like any other if you keep it), PPI++ power tuning.
@@ -161,7 +161,7 @@ def ppi_mean_ci(judge_all, judge_sample, human_sample, confidence: float = 0.95)
     """Prediction-powered inference for the mean human score (Angelopoulos et al., 2023).
 
     ``judge_all``: the judge's scores on all N items; ``judge_sample`` and ``human_sample``:
-    judge and human scores on the n hand-graded items (same order). Estimate
+    judge and human scores on the n graded items (same order). Estimate
     ``mean(judge_all) + mean(human_sample - judge_sample)``; ``se^2 = var(judge_all)/N +
     var(human - judge)/n`` (sample variances, ddof=1); interval ``estimate -/+ z se``.
     The two means are treated as independent: exact when the graded items are not part of
@@ -176,7 +176,7 @@ def ppi_mean_ci(judge_all, judge_sample, human_sample, confidence: float = 0.95)
         raise ValueError(f"judge_sample and human_sample must be 1-D scores of the same graded items, "
                          f"got shapes {judge_sample.shape} and {human_sample.shape}")
     if judge_all.ndim != 1 or len(judge_all) < 2 or len(human_sample) < 2:
-        raise ValueError("need at least 2 judged items and 2 hand-graded items for variances")
+        raise ValueError("need at least 2 judged items and 2 graded items for variances")
     for name, values in (("judge_all", judge_all), ("judge_sample", judge_sample),
                          ("human_sample", human_sample)):
         if not np.all(np.isfinite(values)):

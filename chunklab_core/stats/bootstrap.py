@@ -22,7 +22,7 @@ faster. Its draws depend on the data, so intervals from separate calls are no lo
 from the same resamples; within one call all cells stay paired.
 
 Not handled: missing scores (drop or impute before), weighted questions, BCa or studentised
-intervals (percentile intervals only), clustered questions (see :mod:`stats_clustered`).
+intervals (percentile intervals only), clustered questions (see :mod:`chunklab_core.stats.clustered`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A mean from a stratified hand-graded sample: judge only, hand grades only, and stratified PPI.
+"""A mean from a stratified graded sample (a person or a model grades it): judge only, grades only, and stratified PPI.
 
 Setting: N items fall into strata h (post 06: the judges' verdict patterns, as drawn by
 :func:`chunklab_core.audit.sample.draw_audit_sample`), ``N_h`` items in stratum h, share
@@ -10,7 +10,7 @@ with a normal-approximation interval ``estimate -/+ z se``:
 
 * judge only (:func:`judge_only_mean_ci`): ``mean(f)`` over all N items, ``se^2 = var(f)/N``.
   It inherits every bias of the judge.
-* hand grades only (:func:`stratified_mean_ci`): ``sum_h W_h ybar_h``. This is the Hajek
+* grades only (:func:`stratified_mean_ci`): ``sum_h W_h ybar_h``. This is the Hajek
   (weighted) mean ``sum w_i y_i / sum w_i`` with the design weights ``w_i = N_h / n_h``
   (the stratified mean of Cochran ch. 5). ``se^2 = sum_h W_h^2 s_h^2 / n_h + sum_h W_h
   (ybar_h - ybar_st)^2 / N``: the first term is the variance of the stratified mean (Cochran
@@ -31,7 +31,7 @@ which is also what the judge-only interval estimates; without the ``/N`` terms t
 would describe only the N items at hand.
 
 When the strata are the judge's own verdict patterns, ``f`` is constant within every stratum
-and the PPI point estimate equals the hand-grades-only one exactly:
+and the PPI point estimate equals the grades-only one exactly:
 ``mean_all(f) + sum_h W_h (ybar_h - f_h) = sum_h W_h ybar_h``. The judges then help through
 the design (where to look), not through the correction.
 
@@ -185,7 +185,7 @@ def stratified_ppi_mean_ci(judge_all, strata_all, judge_graded, human_graded, st
     ``theta = mean_all(f) + sum_h (N_h/N) mean_{graded in h}(y - f)``,
     ``se^2 = var_all(f)/N + sum_h (N_h/N)^2 var_h(y - f)/n_h``. ``judge_all`` and
     ``strata_all``: the judge's score and stratum of all N items; ``judge_graded``,
-    ``human_graded``, ``strata_graded``: the same for the hand-graded items (same order).
+    ``human_graded``, ``strata_graded``: the same for the graded items (same order).
     ``per_stratum`` describes the rectifier ``y - f``.
     """
     judge_all = _finite_vector(judge_all, "judge_all")

@@ -9,7 +9,7 @@ rankings that include truncated dense cells), and the post's closing answer. Eve
 built from the tables passed in; verdict words come from :mod:`chunklab_core.stats.claims`.
 
 Not handled: computing the matrix, the tables themselves (:mod:`post02`), the truncation
-section (:mod:`post02_truncation`).
+section (:mod:`chunklab_core.reports.post02.truncation`).
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ Handles: the sentence that says how many strategy × retriever cells separate an
 not independent tests (every cell scores the same passages and questions), and the generated −
 human comparison recomputed on the passages whose generated question trips no validity check
 (a generated question that contains its own answer, or is no question, makes retrieval look
-easier for reasons other than copied words). Not handled: the checks (:mod:`question_checks`),
-the comparison itself (:func:`question_retrieval.set_comparison`).
+easier for reasons other than copied words). Not handled: the checks (:mod:`chunklab_core.questions.checks`),
+the comparison itself (:func:`chunklab_core.questions.retrieval.set_comparison`).
 """
 
 from __future__ import annotations

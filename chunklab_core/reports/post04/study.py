@@ -68,7 +68,7 @@ def overlap_measures(passages: Sequence[Passage], generations: pd.DataFrame, res
                      seed: int) -> pd.DataFrame:
     """Per corpus x set: mean content-word overlap and mean bigram overlap, each with a 95% interval.
 
-    The two measures of :mod:`question_checks` side by side (``word_overlap``: distinct content
+    The two measures of :mod:`chunklab_core.questions.checks` side by side (``word_overlap``: distinct content
     words; ``bigram_overlap``: distinct word pairs, function words kept), so a reference result
     measured another way can be set beside the one closer to its definition.
     """

@@ -8,7 +8,7 @@ waited for the machine), the runtime the calls were recorded on (read from the r
 typed), and the post's closing reading worded by :mod:`chunklab_core.stats.claims`.
 
 Not handled: the answer table and paired strategy differences themselves (:mod:`post05`),
-judge agreement (:mod:`post05_judges`).
+judge agreement (:mod:`chunklab_core.reports.post05.judges`).
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ from scipy.stats import binomtest
 from chunklab_core.stats import claims
 from chunklab_core.chunking import strategy_label
 from chunklab_core.core import paths
-from chunklab_core.answers.verdicts import REFERENCE_NAME, grader_name
+from chunklab_core.answers.verdicts import REFERENCE_NAME, grader_name, sentence_start
 from chunklab_core.reports.post05.tables import clusters, cost_columns, generation_metrics_row, per_strategy_cost
 from chunklab_core.stats.clustered import clustered_bootstrap_ci
 
 PROBES = {"plain_pass": "passes a plain correct answer", "padded_flip": "changes its verdict when padded",
           "wrong_figure_caught": "catches a wrong figure", "retest_changed": "changes on a retest"}
 GENERATION = ["exact_match", "f1", "rouge_l_f1", "grounding", "unsupported_number_rate", "abstained"]
-MIN_DOCUMENTS = 10  # below this a cluster bootstrap is unreliable (stats_clustered warns)
+MIN_DOCUMENTS = 10  # below this a cluster bootstrap is unreliable (stats.clustered warns)
 STALL_FACTOR = 10.0  # a call slower than 10x its stage's median waited for the machine, not the model
 
 
@@ -52,7 +52,7 @@ def probe_intervals(summary: pd.DataFrame) -> pd.DataFrame:
             n = int(row.n)
             k = int(round(getattr(row, column) * n))
             low, high = wilson_interval(k, n)
-            rows.append({"judge": grader_name("judge_" + row.judge), "probe": meaning, "k": k, "n": n,
+            rows.append({"judge": grader_name(row.judge), "probe": meaning, "k": k, "n": n,
                          "share": k / n, "low": low, "high": high})
     return pd.DataFrame(rows)
 
@@ -202,7 +202,7 @@ def reading(coverage: pd.DataFrame, answers: pd.DataFrame, differences: pd.DataF
              f"({r.items} answered items)." for r in coverage.itertuples()]
     lines += [corpus_reading(corpus, answers, differences, measure) for corpus in dict.fromkeys(answers["corpus"])]
     for row in agreement[(agreement["scale"] == "pass/fail") & (agreement["grader A"] == measure)].itertuples():
-        lines.append(f"- {row[2]} against the {measure.split(' (')[0]} (pass/fail, all corpora): {row.agree} of {row.items} items "
+        lines.append(f"- {sentence_start(row[2])} against the {measure} (pass/fail, all corpora): {row.agree} of {row.items} items "
                      f"agree, κ = {row.kappa:.2f} [{row.low:.2f}, {row.high:.2f}].")
     if probes is not None and len(probes):
         for judge, part in probes.groupby("judge", sort=False):

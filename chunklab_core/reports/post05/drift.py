@@ -16,7 +16,7 @@ import pandas as pd
 
 from chunklab_core.answers.metrics import squad_normalize
 from chunklab_core.chunking import strategy_label
-from chunklab_core.answers.verdicts import REFERENCE_COLUMN, passed
+from chunklab_core.answers.verdicts import REFERENCE_COLUMN, grader_name, passed
 from chunklab_core.reports.post05.tables import grader_columns
 
 
@@ -82,4 +82,5 @@ def drift_examples(study, kind: str, n: int = 5, column: str = REFERENCE_COLUMN,
         cases = cases.iloc[np.sort(np.random.default_rng(seed).choice(len(cases), n, replace=False))]
     judges = [c for c in grader_columns(table) if c != REFERENCE_COLUMN]
     return cases[["corpus", "strategy", "question", "reference", "answer", "reference_reason", *judges]] \
-        .assign(strategy=lambda d: d["strategy"].map(strategy_label)).reset_index(drop=True)
+        .assign(strategy=lambda d: d["strategy"].map(strategy_label)) \
+        .rename(columns={c: grader_name(c) for c in judges}).reset_index(drop=True)

@@ -7,7 +7,7 @@ fails), with Cohen's kappa and a bootstrap interval; the confusion matrices
 (:func:`chunklab_core.answers.verdicts.verdict_confusion`); the probe summary with counts and
 the probe cases a judge got wrong. On the three-way scale labels are compared as given:
 ``unparsed`` is a label of its own and is never dropped.
-Not handled: hand grades (post 06), the formulas (``agreement``).
+Not handled: the audit's grades (post 06), the formulas (``agreement``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.answers.verdicts import (FAIL, PASS, REFERENCE_COLUMN, REFERENCE_NAME, THREE_WAY, grader_name,
-                                            is_yesno, pass_or_fail, passes, scale_of, verdict_confusion)
+                                            is_yesno, sentence_start, pass_or_fail, passes, scale_of, verdict_confusion)
 from chunklab_core.stats.agreement import kappa_ci, percent_agreement
 from chunklab_core.reports.post05.tables import clusters, grader_columns
 
@@ -77,7 +77,7 @@ def probe_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
     from chunklab_core.answers.probes import probe_summary
 
     summary = probe_summary(verdicts)
-    out = summary[["judge", "n"]].copy()
+    out = summary[["judge", "n"]].assign(judge=summary["judge"].map(grader_name))
     for column in ["plain_pass", "padded_flip", "wrong_figure_caught", "retest_changed"]:
         out[column] = [f"{round(share * n)} of {n}" for share, n in zip(summary[column], summary["n"])]
     out["unparsed"] = summary["unparsed"]
@@ -88,7 +88,8 @@ def probe_failures(verdicts: pd.DataFrame, n: int = 6) -> pd.DataFrame:
     """Probe inputs a judge got wrong (verdict differs from the known one), first ``n``."""
     ok = [passes(label) == passes(expected) for label, expected in zip(verdicts["label"], verdicts["expected"])]
     wrong = verdicts[~np.array(ok)]
-    return wrong[["judge", "probe", "question", "reference", "answer", "label"]].head(n).reset_index(drop=True)
+    shown = wrong[["judge", "probe", "question", "reference", "answer", "label"]].head(n).reset_index(drop=True)
+    return shown.assign(judge=shown["judge"].map(grader_name))
 
 
 def _pct(x: float) -> str:
@@ -135,11 +136,11 @@ def reading(coverage: pd.DataFrame, answers: pd.DataFrame, differences: pd.DataF
     binary_rows = agreement[(agreement["scale"] == "pass/fail") &
                             (agreement["grader A"] == REFERENCE_NAME)]
     for row in binary_rows.itertuples():
-        lines.append(f"- {row[2]} against the reference grader (pass/fail): {row.agree} of {row.items} "
+        lines.append(f"- {sentence_start(row[2])} against the {REFERENCE_NAME} (pass/fail): {row.agree} of {row.items} "
                      f"items agree, κ = {row.kappa:.2f} [{row.low:.2f}, {row.high:.2f}].")
     if probe_summary is not None and len(probe_summary):
         for row in probe_summary.itertuples():
-            lines.append(f"- Probes, {grader_name('judge_' + row.judge)}: passes {_pct(row.plain_pass)} of plain correct answers, "
+            lines.append(f"- Probes, {grader_name(row.judge)}: passes {_pct(row.plain_pass)} of plain correct answers, "
                          f"changes its verdict on {_pct(row.padded_flip)} when the answer is padded, catches "
                          f"{_pct(row.wrong_figure_caught)} of wrong figures, and changes "
                          f"{_pct(row.retest_changed)} on a retest (n = {row.n}).")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from chunklab_core.answers.verdicts import sentence_start
 from chunklab_core.audit.data import AuditData
 from chunklab_core.audit.graders import GraderWords
 from chunklab_core.audit.sizing import items_to_halve_interval
@@ -36,11 +37,11 @@ def points(low: float, high: float) -> str:
 
 
 def _ordered(row, verb: str, a_first: bool, value: str | None = None) -> str:
-    """``X <verb> Y (+d points, interval)`` with the larger one first, the interval signed to match."""
+    """``the X <verb> the Y (+d points, interval)`` with the larger one first, the interval signed to match."""
     first, second = (row["judge a"], row["judge b"]) if a_first else (row["judge b"], row["judge a"])
     low, high = (row["low"], row["high"]) if a_first else (-row["high"], -row["low"])
     estimate = "" if value is None else f"{100 * (row[value] if a_first else -row[value]):+.1f} points, "
-    return f"{first} {verb} {second} ({estimate}{points(low, high)})"
+    return f"the {first} {verb} the {second} ({estimate}{points(low, high)})"
 
 
 def design_summary(data: AuditData, design: pd.DataFrame, words: GraderWords) -> str:
@@ -165,7 +166,7 @@ def accuracy_summary(accuracy: pd.DataFrame, paired: pd.DataFrame, words: Grader
         diff = paired[(paired["judge"] == judge["judge"]) & (paired["variant"] == variant)].iloc[0]
         reading = {"judge-only too high": "is too high", "judge-only too low": "is too low"}.get(
             diff["reading"], "cannot be told apart from the corrected figure")
-        text.append(f"{judge['judge']} alone says {judge['accuracy']:.1%}; judge-only minus "
+        text.append(f"{sentence_start('the ' + judge['judge'])} alone says {judge['accuracy']:.1%}; judge-only minus "
                     f"corrected, paired on the same items: {100 * diff['difference']:+.1f} points "
                     f"({points(diff['low'], diff['high'])}), so its judge-only figure {reading}.")
     lenient = paired[paired["variant"] == "lenient"]
@@ -203,7 +204,7 @@ def contrasts_summary(contrasts: pd.DataFrame) -> str:
 def pairs_summary(pairs: pd.DataFrame, words: GraderWords) -> str:
     """Each pair of judges on the whole population (binary scale), with intervals."""
     binary = pairs[pairs["scale"] == "binary"]
-    parts = "; ".join(f"{r['judge a']} · {r['judge b']} κ = {r['kappa']:.2f} "
+    parts = "; ".join(f"{r['judge a']} vs {r['judge b']}, κ = {r['kappa']:.2f} "
                       f"({ci(r['kappa low'], r['kappa high'])})" for _, r in binary.iterrows())
     return (f"On all {binary['items'].iloc[0]} items: {parts}. Judges that agree with each other "
             f"can still share the same bias; only {words.grades} show it.")

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from chunklab_core.answers.verdicts import REFERENCE_NAME
-from chunklab_core.audit.bias import BEYOND_REFERENCE
+from chunklab_core.answers.verdicts import REFERENCE_NAME, grader_name, sentence_start
+from chunklab_core.audit.bias import BEYOND_REFERENCE, Retest
 from chunklab_core.audit.data import AuditData
 from chunklab_core.audit.graders import GraderWords
 from chunklab_core.reports.post06.reading import GRADES, JUDGE, STRICT, ci, points
@@ -50,16 +50,16 @@ def self_preference_summary(contrast: dict | None) -> str:
     """The 1.5B judge on its own model's answers against the 0.5B judge, and what it can show."""
     if contrast is None:
         return "Self-preference is not measured: the sample lacks one of the two three-way judges."
-    reading = {"a more lenient": f"{contrast['judge a']} is more lenient",
-               "b more lenient": f"{contrast['judge b']} is more lenient"}.get(
+    reading = {"a more lenient": f"the {contrast['judge a']} is more lenient",
+               "b more lenient": f"the {contrast['judge b']} is more lenient"}.get(
         contrast["reading"], "the two cannot be told apart")
     return (f"The answers were written by Qwen2.5-Coder-1.5B, the model behind the "
             f"{contrast['judge a']}; the {contrast['judge b']} is Qwen2.5-Coder-0.5B, "
-            f"the same family. On the same graded items, the lenient share of {contrast['judge a']} "
-            f"minus that of {contrast['judge b']} is {100 * contrast['lenient a - lenient b']:+.1f} "
+            f"the same family. On the same graded items, the lenient share of the {contrast['judge a']} "
+            f"minus that of the {contrast['judge b']} is {100 * contrast['lenient a - lenient b']:+.1f} "
             f"points ({points(contrast['low'], contrast['high'])}): {reading}. "
             + (f"The answerer's own model is the less lenient judge here, which shows no "
-               f"preference for its own answers relative to {contrast['judge b']}, and cannot "
+               f"preference for its own answers relative to the {contrast['judge b']}, and cannot "
                "show one the two share. " if contrast["reading"] == "b more lenient" else "")
             + "A more lenient "
             "1.5B judge would be consistent with self-preference but also with any other "
@@ -77,27 +77,37 @@ def _share_ci(row, name: str) -> str:
     return ci(row[f"{name} low"], row[f"{name} high"], True)
 
 
-def stability_summary(retest: tuple | None, probes: pd.DataFrame | None, temperature: float) -> str:
-    """Verdict changes at temperature > 0 (replayed records), beside post 05's temperature-0 retest."""
+def stability_summary(retest: Retest | None, probes: pd.DataFrame | None, temperature: float) -> str:
+    """Verdict changes at temperature > 0 (replayed records), beside post 05's temperature-0 retest.
+
+    Says how many of the seeded subset's items were replayed ("3 of the 30 items"): the replay
+    stops at the first item without a recorded call. Judges are named by
+    :func:`chunklab_core.answers.verdicts.grader_name` (post 05's probe keys too).
+    """
     text = []
     if retest is None:
         text.append(f"No retest at temperature {temperature} is recorded for this sample "
                     "(`chunklab-judge-retest` records one).")
     else:
-        items, _, summary = retest
-        parts = [f"{r['judge']}: {r['verdicts changed']:.1%} of sampled verdicts differ from its "
+        summary, replayed = retest.summary, len(retest.items)
+        covered = (f"all {replayed} items of a seeded subset of the sample's first wave (recorded calls, replayed here)"
+                   if replayed == retest.drew else
+                   f"{replayed} of the {retest.drew} items of a seeded subset of the sample's first wave (recorded "
+                   f"calls, replayed here; the replay stops at the first item without a recorded call, "
+                   f"and `chunklab-judge-retest` records the missing ones)")
+        parts = [f"the {r['judge']}: {r['verdicts changed']:.1%} of sampled verdicts differ from its "
                  f"temperature-0 verdict ({_share_ci(r, 'verdicts changed')}), "
                  f"{r['items with a pass/fail flip']:.1%} of items flip between pass and fail in "
                  f"at least one sample ({_share_ci(r, 'items with a pass/fail flip')}), "
                  f"{r['unparsed']} unparsed" for _, r in summary.iterrows()]
         text.append(f"Re-asked at temperature {temperature} with "
-                    f"{int(summary['samples per item'].max())} sampling seeds on {len(items)} "
-                    f"items of the sample (a seeded subset; recorded calls, replayed here): "
-                    + "; ".join(parts) + ".")
+                    f"{int(summary['samples per item'].max())} sampling seeds on {covered}. "
+                    + sentence_start("; ".join(parts)) + ".")
     if probes is not None and "retest_changed" in probes.columns:
-        parts = ", ".join(f"{r['judge']} {r['retest_changed']:.0%}" for _, r in probes.iterrows())
+        parts = ", ".join(f"{r['retest_changed']:.0%} of the {grader_name(r['judge'])}'s verdicts"
+                          for _, r in probes.iterrows())
         text.append(f"Post 05's retest at temperature 0 (a second call on the same input) "
-                    f"changed {parts} of verdicts: that measures the runtime's determinism, this "
+                    f"changed {parts}: that measures the runtime's determinism, this "
                     "one how much a verdict depends on decoding.")
     text.append("Post 05's verdicts are greedy (temperature 0), so they are one fixed draw; "
                 "the changes above say how much a different but equally plausible decoding "
