@@ -17,7 +17,7 @@ from chunklab_core.reports.post06 import reading
 from chunklab_core.reports.post06 import reading_bias
 from chunklab_core.reports.post06 import tables as ar
 from chunklab_core.audit.bias import reference_advantage, self_preference
-from chunklab_core.audit.data import AuditError, for_grader, load_audit
+from chunklab_core.audit.loading import AuditError, for_grader, load_audit
 from chunklab_core.audit.sample import draw_audit_sample
 from chunklab_core.audit.sizing import (items_to_halve_interval, planned_half_width,
                                         planning_variances, sample_size_for_precision)

@@ -17,7 +17,7 @@ from chunklab_core.reports.post06 import reading_bias
 from chunklab_core.reports.post06 import tables as ar
 from chunklab_core.stats.agreement import kappa_ci, ppi_mean_ci
 from chunklab_core.answers.verdicts import binary_labels, binary_scores
-from chunklab_core.audit.data import AuditError, load_audit, write_blank_copy
+from chunklab_core.audit.loading import AuditError, load_audit, write_blank_copy
 from chunklab_core.audit.sample import allocate_sample, draw_audit_sample
 from chunklab_core.audit.synthetic import write_synthetic_audit
 from chunklab_core.audit.sheets import DEFAULT_JUDGE_COLUMNS, SheetError, write_key, write_sheet

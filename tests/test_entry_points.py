@@ -83,7 +83,7 @@ def test_data_command_refuses_unknown_keys(capsys):
 
 
 def test_blank_sheet_command_writes_a_blank_copy_and_refuses_to_overwrite(tmp_path, capsys):
-    from chunklab_core.audit import data, sheets
+    from chunklab_core.audit import loading, sheets
 
     sheet = tmp_path / "sheet.csv"
     columns = ["item_id", "question", *sheets.GRADE_COLUMNS]
@@ -91,8 +91,8 @@ def test_blank_sheet_command_writes_a_blank_copy_and_refuses_to_overwrite(tmp_pa
     rows[0]["grade"] = "correct"
     sheets.write_sheet_rows(sheet, columns, rows)
     out = tmp_path / "blank.csv"
-    assert data.main([str(sheet), str(out)]) == 0
+    assert loading.main([str(sheet), str(out)]) == 0
     _, copied = sheets.read_sheet(out)
     assert copied[0]["item_id"] == "a1" and all(copied[0][c] == "" for c in sheets.GRADE_COLUMNS)
-    assert data.main([str(sheet), str(out)]) == 1
+    assert loading.main([str(sheet), str(out)]) == 1
     assert "exists" in capsys.readouterr().err

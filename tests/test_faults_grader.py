@@ -13,13 +13,13 @@ import subprocess
 import sys
 import time
 
-from chunklab_core.audit.grader import grade_sheet
+from chunklab_core.audit.terminal_grader import grade_sheet
 from chunklab_core.core.paths import PROJ_ROOT
 from chunklab_core.audit.sheet_file import SheetFile, SheetLock
 from chunklab_core.audit.sheets import SHEET_COLUMNS, read_sheet, write_sheet_rows
 
 ENV = {**os.environ, "PYTHONPATH": str(PROJ_ROOT), "PYTHONUNBUFFERED": "1"}
-GRADER = [sys.executable, "-m", "chunklab_core.audit.grader"]
+GRADER = [sys.executable, "-m", "chunklab_core.audit.terminal_grader"]
 
 
 def make_sheet(path, n=3):

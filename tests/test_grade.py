@@ -16,12 +16,12 @@ import numpy as np
 import pexpect
 import pytest
 
-from chunklab_core.audit.grader import KeyReader, wrap
+from chunklab_core.audit.terminal_grader import KeyReader, wrap
 from chunklab_core.core.paths import PROJ_ROOT
 from chunklab_core.audit.sheets import SHEET_COLUMNS, read_sheet, write_sheet_rows
 
 ENV = {**os.environ, "PYTHONPATH": str(PROJ_ROOT), "PYTHONUNBUFFERED": "1"}
-GRADER = [sys.executable, "-m", "chunklab_core.audit.grader"]
+GRADER = [sys.executable, "-m", "chunklab_core.audit.terminal_grader"]
 
 
 def make_sheet(path, n=5, passage_chars=40):
@@ -261,7 +261,7 @@ def patched(src, dst):
     if MODE == "after":
         print("MARK", flush=True); time.sleep(60)
 os.replace = patched
-from chunklab_core.audit.grader import main
+from chunklab_core.audit.terminal_grader import main
 sys.exit(main([SHEET, "--grader", "ana"]))
 """
 

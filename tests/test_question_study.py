@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from chunklab_core.questions import retrieval as qr
+from chunklab_core.questions import retrieval_comparison as qr
 from chunklab_core.reports.post04 import study as qs
 from chunklab_core.core.corpus import Corpus, Document
 from chunklab_core.questions.checks import CHECK_NAMES

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.answers.verdicts import binary_labels, grader_name
-from chunklab_core.audit.data import AuditData
+from chunklab_core.audit.loading import AuditData
 from chunklab_core.audit.paired import lenient_contrast
 from chunklab_core.audit.retest import (RETEST_JUDGES, retest_items, retest_models, retest_summary, run_retest,
                                          verdict_column)

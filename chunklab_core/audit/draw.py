@@ -16,7 +16,7 @@ The reference passage is the paragraph holding the gold answer: for SQuAD the pa
 the question's evidence span, for Natural Questions the paragraph around the first verbatim
 occurrence of the gold answer (cut to :data:`MAX_PASSAGE` characters around it); when the
 gold is nowhere in the page, the first retrieved context, marked as such.
-Not handled: grading (``audit.grader``), the analysis (``reports.post06.tables``).
+Not handled: grading (``audit.terminal_grader``), the analysis (``reports.post06.tables``).
 """
 
 from __future__ import annotations

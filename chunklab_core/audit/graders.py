@@ -15,7 +15,7 @@ Handles:
   their kinds: "hand grades", "a person", "people" only when every grader is ``human``;
   "grades by a model" when every grader is a model; both named when they are mixed.
 
-Not handled: reading the sheets (:func:`chunklab_core.audit.data.load_audit` reads several),
+Not handled: reading the sheets (:func:`chunklab_core.audit.loading.load_audit` reads several),
 judge statistics (:mod:`chunklab_core.reports.post06.tables`, :mod:`chunklab_core.audit.paired`).
 """
 

@@ -24,7 +24,7 @@ Handles:
 * :func:`reading_of`: one wording rule for an interval around a difference: ``higher`` /
   ``lower`` when it excludes 0, ``cannot be told apart`` when it contains 0.
 
-Not handled: reading the files (:mod:`chunklab_core.audit.data`), agreement (kappa) tables
+Not handled: reading the files (:mod:`chunklab_core.audit.loading`), agreement (kappa) tables
 (:mod:`chunklab_core.reports.post06.tables`).
 """
 
@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.answers.verdicts import CORRECT, NOT_CORRECT, UNPARSED, binary_labels, binary_scores, grader_name
-from chunklab_core.audit.data import AuditData
+from chunklab_core.audit.loading import AuditData
 from chunklab_core.stats.claims import interval_side
 from chunklab_core.stats.bootstrap import percentile_interval
 from chunklab_core.stats.clustered import clustered_resampled_means

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.answers.verdicts import UNPARSED, binary_labels
-from chunklab_core.audit.data import resolve_path
+from chunklab_core.audit.loading import resolve_path
 from chunklab_core.audit.topup import WAVE
 from chunklab_core.core.paths import AUDIT_DIR, RECORDS_DIR
 

@@ -1,6 +1,6 @@
 """A grading sheet on disk, read and saved without losing anything a person or program put there.
 
-Handles, for the terminal grader (:mod:`chunklab_core.audit.grader`) and anything else that edits a
+Handles, for the terminal grader (:mod:`chunklab_core.audit.terminal_grader`) and anything else that edits a
 sheet in place:
 
 * **Format kept**: a UTF-8 byte-order mark, the line ending (``\\r\\n`` as Excel writes it, or

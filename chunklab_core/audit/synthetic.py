@@ -7,7 +7,7 @@ the blind stratified sample drawn from it by :func:`chunklab_core.audit.sample.d
 exactly as for real data, and the sheet filled with the true grades by a script (grader
 kind ``model:synthetic``), optionally a second sheet by a second, noisier synthetic grader.
 The three files have the layout ``chunklab-audit-draw`` writes, so
-:func:`chunklab_core.audit.data.load_audit` and notebook 06 read them unchanged.
+:func:`chunklab_core.audit.loading.load_audit` and notebook 06 read them unchanged.
 
 CLI: ``chunklab-synthetic-audit FOLDER [--items 400] [--sample 90] [--seed 6]
 [--ungraded 0]`` writes ``post05_{population,key,sheet}.csv`` into FOLDER.

@@ -10,7 +10,7 @@ inclusion probability and the union is one stratified design over the whole popu
 The graded items of earlier waves are untouched.
 
 Handles: :func:`wave_strata` (the stratum of every population row, wave prefix included;
-:func:`chunklab_core.audit.data.load_audit` uses it) and :func:`top_up` (the new wave drawn
+:func:`chunklab_core.audit.loading.load_audit` uses it) and :func:`top_up` (the new wave drawn
 and the three files rewritten atomically; it refuses when an old item changed or vanished).
 A small wave (at most ``census_max`` items) is taken whole; a larger one at the first
 wave's sampling rate, and never below two items per pattern (the draw's floor). CLI: ``python -m

@@ -11,7 +11,7 @@ inside them.
   stage, append-only; written only by the recorders, e.g. ``answers.study``, ``rerank.study``,
   ``questions.generation``, ``audit.retest``) and :data:`AUDIT_DIR` (``data/audit/``: the audit
   samples' populations, keys and the sheets graded by a person or a model; written only by
-  ``audit.draw``, ``audit.topup`` and ``audit.grader``). Losing them loses work that no
+  ``audit.draw``, ``audit.topup`` and ``audit.terminal_grader``). Losing them loses work that no
   ``make`` target can redo without the models and the graders.
 - **regenerated tables** (:data:`TABLES_DIR`, the top of ``data/``: ``NN_*.csv``), written by
   the notebooks; ``make all`` rewrites every one of them from the inputs above.

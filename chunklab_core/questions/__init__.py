@@ -2,8 +2,8 @@
 
 Modules: ``passages`` (the passages questions are generated from), ``generation`` (the
 recorded generation; ``chunklab-record-questions``), ``checks`` (what is wrong with a
-generated question), ``retrieval`` (retrieval scored on generated versus human questions
-about the same passages).
+generated question), ``retrieval_comparison`` (retrieval scored on generated versus
+human questions about the same passages).
 
 Not held: post 04's tables and figures (``reports.post04``).
 """

@@ -5,7 +5,7 @@ not independent tests (every cell scores the same passages and questions), and t
 human comparison recomputed on the passages whose generated question trips no validity check
 (a generated question that contains its own answer, or is no question, makes retrieval look
 easier for reasons other than copied words). Not handled: the checks (:mod:`chunklab_core.questions.checks`),
-the comparison itself (:func:`chunklab_core.questions.retrieval.set_comparison`).
+the comparison itself (:func:`chunklab_core.questions.retrieval_comparison.set_comparison`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pandas as pd
 
 from chunklab_core.stats import claims
 from chunklab_core.questions.checks import CHECK_NAMES
-from chunklab_core.questions.retrieval import set_comparison
+from chunklab_core.questions.retrieval_comparison import set_comparison
 
 
 def correlated_cells_text(comparison: pd.DataFrame, corpus_labels: dict) -> str:

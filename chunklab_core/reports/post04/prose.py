@@ -5,7 +5,7 @@ options, the per-corpus overlap verdicts, the retrieval comparison per corpus, t
 BM25-advantage trend, the counts of validity checks, and the takeaways). A paired interval is
 worded by :func:`interval_direction`, which asks :func:`chunklab_core.stats.claims.interval_side`
 (the series' one test of "the interval excludes 0") on which side of 0 it lies, if any. Not handled:
-computing the tables (``post04.study``, ``questions.retrieval``) or the claims about correlated
+computing the tables (``post04.study``, ``questions.retrieval_comparison``) or the claims about correlated
 cells and flagged questions (``post04.claims``).
 """
 

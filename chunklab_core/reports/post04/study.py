@@ -5,7 +5,7 @@ question (``questions.checks.word_overlap``) with bootstrap intervals per set an
 generated − human differences per corpus, the overlap-versus-BM25-advantage trend
 (``trend.clustered_slope_ci``, resampling passages), the validity checks on every question of
 both sets with counts, real examples and a seeded sample to read, and the post's figures.
-Retrieval itself lives in ``questions.retrieval``, generation in ``questions.generation``.
+Retrieval itself lives in ``questions.retrieval_comparison``, generation in ``questions.generation``.
 
 Not handled: deciding whether a flagged question is really bad (the evidence column and the
 read sample are for a person to judge).
@@ -22,7 +22,7 @@ from chunklab_core.stats import bootstrap as stats
 from chunklab_core.stats.claims import excludes_zero
 from chunklab_core.questions.checks import CHECK_NAMES, bigram_overlap, check_all, word_overlap
 from chunklab_core.questions.passages import Passage
-from chunklab_core.questions.retrieval import SETS, question_sets
+from chunklab_core.questions.retrieval_comparison import SETS, question_sets
 from chunklab_core.stats.trend import clustered_slope_ci
 
 CORPUS_LABELS = {"squad": "SQuAD paragraphs", "nq": "Natural Questions pages"}
@@ -100,7 +100,7 @@ def overlap_paired(overlaps: pd.DataFrame, resamples: int, seed: int) -> pd.Data
 
 
 def advantage_trend(advantage: pd.DataFrame, overlaps: pd.DataFrame, resamples: int, seed: int) -> pd.DataFrame:
-    """Slope of BM25's advantage (``questions.retrieval.bm25_advantage``) on word overlap, per
+    """Slope of BM25's advantage (``questions.retrieval_comparison.bm25_advantage``) on word overlap, per
     corpus and pooled, with a passage-clustered 95% interval."""
     data = advantage.merge(overlaps[["qid", "overlap"]], on="qid").dropna(subset=["overlap"])
     groups = [(c, data[data["corpus"] == c]) for c in dict.fromkeys(data["corpus"])] + [("both", data)]

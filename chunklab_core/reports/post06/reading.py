@@ -17,7 +17,7 @@ from __future__ import annotations
 import pandas as pd
 
 from chunklab_core.answers.verdicts import sentence_start
-from chunklab_core.audit.data import AuditData
+from chunklab_core.audit.loading import AuditData
 from chunklab_core.audit.graders import GraderWords
 from chunklab_core.audit.sizing import items_to_halve_interval
 

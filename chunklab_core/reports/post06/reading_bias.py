@@ -13,7 +13,7 @@ import pandas as pd
 
 from chunklab_core.answers.verdicts import REFERENCE_NAME, grader_name, sentence_start
 from chunklab_core.audit.bias import BEYOND_REFERENCE, Retest
-from chunklab_core.audit.data import AuditData
+from chunklab_core.audit.loading import AuditData
 from chunklab_core.audit.graders import GraderWords
 from chunklab_core.reports.post06.reading import GRADES, JUDGE, STRICT, ci, points
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import warnings
 
 from chunklab_core.audit.bias import replayed_retest
-from chunklab_core.audit.data import AuditData
+from chunklab_core.audit.loading import AuditData
 
 CAUTION = "*Caution from the retest's intervals:* {message}."
 

@@ -18,7 +18,7 @@ the design weights. ``unparsed`` is a label throughout:
 on the binary scale it is neither a pass nor a fail, so it counts as a disagreement with the
 grader, and the judge-only accuracy counts it as not correct.
 
-Not handled: reading and validating the files (:mod:`chunklab_core.audit.data`), figures
+Not handled: reading and validating the files (:mod:`chunklab_core.audit.loading`), figures
 (:mod:`chunklab_core.reports.post06.figures`), paired differences (:mod:`chunklab_core.audit.paired`),
 agreement between graders (:mod:`chunklab_core.audit.graders`).
 Writing the tables: :func:`chunklab_core.reports.tables.save_table`, as in every post.
@@ -34,7 +34,7 @@ import pandas as pd
 from chunklab_core.stats.agreement import kappa_ci
 from chunklab_core.answers.verdicts import (BINARY, CORRECT, HUMAN, NOT_CORRECT, THREE_WAY, UNPARSED, binary_labels, binary_scores,
                                             is_yesno, grader_name, pass_fail, scale_of, verdict_confusion)
-from chunklab_core.audit.data import AuditData, for_grader, grader_table, load_audit
+from chunklab_core.audit.loading import AuditData, for_grader, grader_table, load_audit
 from chunklab_core.stats.stratified import (judge_only_mean_ci, stratified_mean_ci, stratified_ppi_mean_ci)
 
 JUDGE_ONLY, GRADES_ONLY, PPI = "judge only", "grades only", "PPI (judge + grades)"
@@ -73,7 +73,7 @@ def sampling_design(data: AuditData) -> pd.DataFrame:
 
 
 def graders(data: AuditData) -> pd.DataFrame:
-    """Who graded how many items, of which kind, and when (:func:`chunklab_core.audit.data.grader_table`)."""
+    """Who graded how many items, of which kind, and when (:func:`chunklab_core.audit.loading.grader_table`)."""
     return grader_table(data)
 
 
@@ -281,7 +281,7 @@ def corrected_accuracy(data: AuditData, confidence: float = 0.95,
 
 def read_probes(path) -> pd.DataFrame | None:
     """Post 05's probe summary (``data/05_probes.csv``: per judge, ``retest_changed`` at temperature 0), or None."""
-    from chunklab_core.audit.data import resolve_path
+    from chunklab_core.audit.loading import resolve_path
 
     found = resolve_path(path)
     return pd.read_csv(found) if found.is_file() else None
@@ -294,7 +294,7 @@ def population_check(data: AuditData, answers_path) -> pd.DataFrame | None:
     published items = the sum over strategies of one measure's question counts. ``None``
     when the file or the population's ``corpus`` column is missing.
     """
-    from chunklab_core.audit.data import resolve_path
+    from chunklab_core.audit.loading import resolve_path
 
     found = resolve_path(answers_path)
     if not found.is_file() or "corpus" not in data.population.columns:

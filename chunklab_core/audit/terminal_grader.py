@@ -2,7 +2,7 @@
 
 Usage::
 
-    chunklab-grade SHEET [--grader NAME] [--start N]   (or: python -m chunklab_core.audit.grader ...)
+    chunklab-grade SHEET [--grader NAME] [--start N]   (or: python -m chunklab_core.audit.terminal_grader ...)
 
 Shows one item at a time ("item 7/60", the question, the reference answer(s), the model's
 answer) and takes one key per verdict:
