@@ -25,7 +25,7 @@ EVERY_LABEL = {
 def test_the_scales_are_built_on_the_judges_parse_labels():
     assert v.THREE_WAY == ("correct", "partial", "wrong", "unparsed") == (*THREE_WAY_LABELS, UNPARSED)
     assert v.YES_NO == ("YES", "NO", "unparsed") == (*YES_NO_LABELS, UNPARSED)
-    assert v.HUMAN == ("correct", "partial", "wrong")
+    assert v.GRADE_LABELS == ("correct", "partial", "wrong")
     assert v.BINARY == ("correct", "not correct", "unparsed") and v.BINARY_GRADES == v.BINARY[:2]
     assert set(EVERY_LABEL) == set(v.THREE_WAY) | set(v.YES_NO)  # the fixture covers every label
 
@@ -119,8 +119,8 @@ def test_square_confusion_table_matches_sklearn():
 def test_rectangular_confusion_table_matches_sklearn():
     judge = ["YES", "NO", "YES", "unparsed", "NO", "YES"]
     grade = ["correct", "wrong", "partial", "correct", "correct", "correct"]
-    table = v.verdict_confusion(judge, grade, v.YES_NO, v.HUMAN)
-    union = [*v.YES_NO, *v.HUMAN]
+    table = v.verdict_confusion(judge, grade, v.YES_NO, v.GRADE_LABELS)
+    union = [*v.YES_NO, *v.GRADE_LABELS]
     full = confusion_matrix(judge, grade, labels=union)
     np.testing.assert_array_equal(table.to_numpy(), full[:len(v.YES_NO), len(v.YES_NO):])
     assert table.shape == (3, 3) and table.loc["NO", "partial"] == 0  # zeros kept
@@ -129,6 +129,6 @@ def test_rectangular_confusion_table_matches_sklearn():
 
 def test_confusion_table_never_drops_a_label():
     with pytest.raises(ValueError, match="not in labels"):
-        v.verdict_confusion(["YES", "correct"], ["correct", "wrong"], v.YES_NO, v.HUMAN)
+        v.verdict_confusion(["YES", "correct"], ["correct", "wrong"], v.YES_NO, v.GRADE_LABELS)
     with pytest.raises(ValueError, match="one label per item"):
-        confusion_table(["YES"], ["correct", "wrong"], list(v.YES_NO), column_labels=list(v.HUMAN))
+        confusion_table(["YES"], ["correct", "wrong"], list(v.YES_NO), column_labels=list(v.GRADE_LABELS))

@@ -14,7 +14,7 @@ Scales (tuples, in display order):
 
 * :data:`THREE_WAY` -- a three-way judge's column: correct, partial, wrong, unparsed;
 * :data:`YES_NO` -- a yes/no judge's column: YES, NO, unparsed;
-* :data:`HUMAN` -- a grade on an audit sheet (a person or a model grader): correct, partial, wrong;
+* :data:`GRADE_LABELS` -- a grade on an audit sheet (a person or a model grader): correct, partial, wrong;
 * :data:`BINARY` -- the "correct vs not" scale every grader is compared on: correct, not correct,
   unparsed (:data:`BINARY_GRADES` without ``unparsed``, for grades, which are never unparsed).
 
@@ -44,7 +44,7 @@ its grader's own scale, built by the one builder
 nothing is dropped silently).
 
 Not handled: parsing replies (``llm.judges``), agreement statistics (``stats.agreement``),
-reading grades off sheets (``audit.sheets``, which takes :data:`HUMAN` from here).
+reading grades off sheets (``audit.sheets``, which takes :data:`GRADE_LABELS` from here).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ PASS, FAIL = "pass", "fail"
 
 THREE_WAY = (*THREE_WAY_LABELS, UNPARSED)
 YES_NO = (*YES_NO_LABELS, UNPARSED)
-HUMAN = THREE_WAY_LABELS
+GRADE_LABELS = THREE_WAY_LABELS
 BINARY_GRADES = (CORRECT, NOT_CORRECT)
 BINARY = (*BINARY_GRADES, UNPARSED)
 

@@ -27,7 +27,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from chunklab_core.answers.verdicts import BINARY_GRADES, CORRECT, HUMAN, PARTIAL, WRONG, binary_labels
+from chunklab_core.answers.verdicts import BINARY_GRADES, CORRECT, GRADE_LABELS, PARTIAL, WRONG, binary_labels
 from chunklab_core.stats.agreement import kappa_ci
 from chunklab_core.audit.sheets import is_human
 
@@ -41,7 +41,7 @@ def adjudicate(labels: pd.DataFrame) -> pd.Series:
     """
     def one(row) -> str | None:
         given = [v for v in row if isinstance(v, str) and v]
-        unknown = set(given) - set(HUMAN)
+        unknown = set(given) - set(GRADE_LABELS)
         if unknown:
             raise ValueError(f"unknown grade(s) {sorted(unknown)}")
         if not given:
@@ -104,7 +104,7 @@ def grader_agreement(grades: pd.DataFrame, resamples: int = 10_000, seed: int = 
             if "qid" in units.columns else None
         for scale, x, y, labels in (
                 ("three-way", both[a].to_numpy(dtype=object), both[b].to_numpy(dtype=object),
-                 list(HUMAN)),
+                 list(GRADE_LABELS)),
                 ("binary", binary_labels(both[a]), binary_labels(both[b]), list(BINARY_GRADES))):
             kappa = kappa_ci(x, y, resamples=resamples, seed=seed, confidence=confidence,
                              labels=labels, clusters=clusters)

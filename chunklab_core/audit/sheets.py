@@ -38,13 +38,13 @@ import os
 from collections import defaultdict
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from chunklab_core.answers.verdicts import HUMAN
+from chunklab_core.answers.verdicts import GRADE_LABELS
 from chunklab_core.core.atomic_files import atomic_write_text  # noqa: F401  (re-exported: the grader saves with it)
 
 if TYPE_CHECKING:
     import pandas as pd
 
-LABELS = HUMAN  # the grades a grader gives (:mod:`chunklab_core.answers.verdicts`)
+LABELS = GRADE_LABELS  # the grades a grader gives (:mod:`chunklab_core.answers.verdicts`)
 LETTERS = {label[0]: label for label in LABELS}  # c, p, w
 SHEET_COLUMNS = ("item_id", "question", "reference", "passage", "answer",
                  "grade", "grader", "grader_kind", "graded_at", "note")

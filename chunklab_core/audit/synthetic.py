@@ -24,13 +24,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from chunklab_core.answers.verdicts import CORRECT, HUMAN, PARTIAL, THREE_WAY, YES_NO
+from chunklab_core.answers.verdicts import CORRECT, GRADE_LABELS, PARTIAL, THREE_WAY, YES_NO
 from chunklab_core.audit.sample import draw_audit_sample
 from chunklab_core.audit.sheets import write_key, write_sheet
 from chunklab_core.core import paths
 
 SYNTHETIC_KIND = "model:synthetic"  # the grades are filled in by this script, not by a person
-TRUE_GRADES = HUMAN
+TRUE_GRADES = GRADE_LABELS
 TRUE_SHARES = (0.55, 0.15, 0.30)
 # judge column -> (its labels, P(label | true grade) for true grade correct, partial, wrong)
 JUDGE_BEHAVIOUR = {

@@ -2,9 +2,9 @@
 
 Setting: N items fall into strata h (post 06: the judges' verdict patterns, as drawn by
 :func:`chunklab_core.audit.sample.draw_audit_sample`), ``N_h`` items in stratum h, share
-``W_h = N_h / N``. A person graded ``n_h`` items of stratum h, drawn uniformly without
+``W_h = N_h / N``. A grader (a person or a model) graded ``n_h`` items of stratum h, drawn uniformly without
 replacement within the stratum (stratified random sampling; Cochran, *Sampling Techniques*,
-3rd ed. 1977, ch. 5). ``y`` is the person's score of an item (1 = correct, 0 = not), ``f``
+3rd ed. 1977, ch. 5). ``y`` is the grader's score of an item (1 = correct, 0 = not), ``f``
 the judge's score (1 = the judge said correct). Three estimates of the mean of ``y``, each
 with a normal-approximation interval ``estimate -/+ z se``:
 
@@ -161,9 +161,9 @@ def _per_stratum(values: np.ndarray, strata, stratum_sizes: Mapping,
 
 def stratified_mean_ci(values, strata, stratum_sizes: Mapping, confidence: float = 0.95,
                        singleton: str | float = "pooled") -> StratifiedEstimate:
-    """Hand grades only: ``sum_h W_h ybar_h`` with the double-sampling variance (module docstring).
+    """Grades only: ``sum_h W_h ybar_h`` with the double-sampling variance (module docstring).
 
-    ``values``: the person's scores of the graded items; ``strata``: their strata;
+    ``values``: the grader's scores of the graded items; ``strata``: their strata;
     ``stratum_sizes``: ``N_h`` for every stratum of the population (stratum -> size).
     """
     values = _finite_vector(values, "values")
@@ -177,7 +177,7 @@ def stratified_mean_ci(values, strata, stratum_sizes: Mapping, confidence: float
     return StratifiedEstimate(estimate, estimate - z * se, estimate + z * se, se, confidence, table)
 
 
-def stratified_ppi_mean_ci(judge_all, strata_all, judge_graded, human_graded, strata_graded,
+def stratified_ppi_mean_ci(judge_all, strata_all, judge_graded, grades_graded, strata_graded,
                            confidence: float = 0.95,
                            singleton: str | float = "pooled") -> StratifiedEstimate:
     """Stratified prediction-powered mean (Angelopoulos et al. 2023; Cochran 1977 ch. 5).
@@ -185,20 +185,20 @@ def stratified_ppi_mean_ci(judge_all, strata_all, judge_graded, human_graded, st
     ``theta = mean_all(f) + sum_h (N_h/N) mean_{graded in h}(y - f)``,
     ``se^2 = var_all(f)/N + sum_h (N_h/N)^2 var_h(y - f)/n_h``. ``judge_all`` and
     ``strata_all``: the judge's score and stratum of all N items; ``judge_graded``,
-    ``human_graded``, ``strata_graded``: the same for the graded items (same order).
+    ``grades_graded``, ``strata_graded``: the same for the graded items (same order).
     ``per_stratum`` describes the rectifier ``y - f``.
     """
     judge_all = _finite_vector(judge_all, "judge_all")
     judge_graded = _finite_vector(judge_graded, "judge_graded")
-    human_graded = _finite_vector(human_graded, "human_graded")
-    if judge_graded.shape != human_graded.shape:
-        raise ValueError(f"judge_graded and human_graded must score the same graded items, got "
-                         f"{len(judge_graded)} and {len(human_graded)}")
+    grades_graded = _finite_vector(grades_graded, "grades_graded")
+    if judge_graded.shape != grades_graded.shape:
+        raise ValueError(f"judge_graded and grades_graded must score the same graded items, got "
+                         f"{len(judge_graded)} and {len(grades_graded)}")
     strata_all = np.asarray(strata_all, dtype=object)
     if strata_all.shape != judge_all.shape or len(judge_all) < 2:
         raise ValueError("need one stratum per judged item and at least 2 judged items")
     sizes = pd.Series([str(s) for s in strata_all]).value_counts(sort=False).to_dict()
-    table = _per_stratum(human_graded - judge_graded, strata_graded, sizes, singleton)
+    table = _per_stratum(grades_graded - judge_graded, strata_graded, sizes, singleton)
     w, n_h = table["share"].to_numpy(), table["graded"].to_numpy()
     estimate = float(judge_all.mean() + np.sum(w * table["mean"].to_numpy()))
     se = float(np.sqrt(judge_all.var(ddof=1) / len(judge_all)

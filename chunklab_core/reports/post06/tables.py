@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.stats.agreement import kappa_ci
-from chunklab_core.answers.verdicts import (BINARY, CORRECT, HUMAN, NOT_CORRECT, THREE_WAY, UNPARSED, binary_labels, binary_scores,
+from chunklab_core.answers.verdicts import (BINARY, CORRECT, GRADE_LABELS, NOT_CORRECT, THREE_WAY, UNPARSED, binary_labels, binary_scores,
                                             is_yesno, grader_name, pass_fail, scale_of, verdict_confusion)
 from chunklab_core.audit.loading import AuditData, for_grader, grader_table, load_audit
 from chunklab_core.stats.stratified import (judge_only_mean_ci, stratified_mean_ci, stratified_ppi_mean_ci)
@@ -156,7 +156,7 @@ def confusion_tables(data: AuditData, grade_label: str = "grade") -> dict[str, p
     tables = {}
     for column in data.judge_columns:
         tables[grader_name(column)] = verdict_confusion(
-            data.graded[column], data.graded["grade"], scale_of(column, data.yesno_columns), HUMAN,
+            data.graded[column], data.graded["grade"], scale_of(column, data.yesno_columns), GRADE_LABELS,
             (f"{grader_name(column)} verdict", grade_label))
     return tables
 
