@@ -2,67 +2,27 @@
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 import pytest
 
 from chunklab_core.answers.study import build_items, judge_columns, load_study, process_item
-from chunklab_core.core.corpus import Corpus, Document, Question
-from chunklab_core.llm.records import CallStore, RecordedLLM
-from chunklab_core.llm.wiring import MeteredLLM
-from chunklab_core.llm.testing import ScriptedLLM
-
-STRATEGIES = ["fixed_500", "fixed_1000"]
-
-
-def _corpus() -> Corpus:
-    filler = "Lorem ipsum dolor sit amet. " * 20
-    docs = [Document("d0", "The capital of France is Paris. " + filler),
-            Document("d1", filler + "The tallest mountain is Everest, in Nepal."),
-            Document("d2", "Bananas are yellow fruit. " + filler)]
-    questions = [Question("q0", "What is the capital of France?", "d0", (("Paris",),)),
-                 Question("q1", "Which is the tallest mountain?", "d1", (("Everest",),)),
-                 Question("q2", "What colour are bananas?", "d2", (("yellow",),))]
-    return Corpus("tiny", docs, questions)
-
-
-def _answer(messages, schema, options):
-    question = messages[-1]["content"].rsplit("Question:", 1)[-1]
-    return {"capital": "Paris", "mountain": "K2", "bananas": "not in the context"}[
-        next(word for word in ("capital", "mountain", "bananas") if word in question)]
-
-
-def _judge(messages, schema, options):
-    answer = messages[-1]["content"]
-    if "YES" in json.dumps(schema):
-        return json.dumps({"verdict": "YES" if "Paris" in answer else "NO"})
-    return json.dumps({"verdict": "correct" if "Paris" in answer else "wrong"})
-
-
-def _models(root, mode="replay_or_record", fail=False):
-    def wrap(stage, reply, name):
-        backend = ScriptedLLM(reply, model=name, fail=fail)
-        return MeteredLLM(RecordedLLM(backend, CallStore.for_stage(stage, root), mode))
-    return {"answerer": wrap("answers_big", _answer, "big"),
-            "big": wrap("judges_big", _judge, "big"),
-            "small": wrap("judges_small", _judge, "small")}
+from tiny_study import STRATEGIES, scripted_models, tiny_corpus
 
 
 def test_items_come_in_random_question_order_with_every_strategy_together():
-    items = build_items(_corpus(), STRATEGIES, 3, seed=1)
+    items = build_items(tiny_corpus(), STRATEGIES, 3, seed=1)
     qids = [item.qid for item in items]
     assert [item.strategy for item in items[:2]] == STRATEGIES
     assert qids[0] == qids[1] and qids[2] == qids[3]
     assert sorted(set(qids)) == ["q0", "q1", "q2"]
-    assert build_items(_corpus(), STRATEGIES, 3, seed=1) == items
+    assert build_items(tiny_corpus(), STRATEGIES, 3, seed=1) == items
     with pytest.raises(ValueError, match="n_questions"):
-        build_items(_corpus(), STRATEGIES, 4, seed=1)
+        build_items(tiny_corpus(), STRATEGIES, 4, seed=1)
 
 
 def test_process_item_rows_and_costs(tmp_path):
-    models = _models(tmp_path)
-    item = next(i for i in build_items(_corpus(), STRATEGIES, 3, seed=1) if i.qid == "q0")
+    models = scripted_models(tmp_path)
+    item = next(i for i in build_items(tiny_corpus(), STRATEGIES, 3, seed=1) if i.qid == "q0")
     row = process_item(item, models, yes_no_judges=("big",))
     assert row["answer"] == "Paris" and row["reference_grader"] == "correct"
     assert (row["judge_big_3way"], row["judge_big_yesno"], row["judge_small_3way"]) == ("correct", "YES", "correct")
@@ -73,9 +33,9 @@ def test_process_item_rows_and_costs(tmp_path):
 
 
 def test_replay_gives_identical_table_without_any_model(tmp_path):
-    corpora = {"tiny": (_corpus(), 3)}
-    recorded = load_study(corpora, STRATEGIES, 7, _models(tmp_path), yes_no_judges=("big",))
-    replayed = load_study(corpora, STRATEGIES, 7, _models(tmp_path, "replay", fail=True),
+    corpora = {"tiny": (tiny_corpus(), 3)}
+    recorded = load_study(corpora, STRATEGIES, 7, scripted_models(tmp_path), yes_no_judges=("big",))
+    replayed = load_study(corpora, STRATEGIES, 7, scripted_models(tmp_path, "replay", fail=True),
                           yes_no_judges=("big",))
     pd.testing.assert_frame_equal(recorded.table, replayed.table)
     assert replayed.coverage.to_dict("records") == [
@@ -85,12 +45,12 @@ def test_replay_gives_identical_table_without_any_model(tmp_path):
 
 
 def test_partial_run_keeps_only_complete_questions(tmp_path):
-    corpora = {"tiny": (_corpus(), 3)}
-    items = build_items(_corpus(), STRATEGIES, 3, seed=7)
-    models = _models(tmp_path)
+    corpora = {"tiny": (tiny_corpus(), 3)}
+    items = build_items(tiny_corpus(), STRATEGIES, 3, seed=7)
+    models = scripted_models(tmp_path)
     for item in items[:3]:  # the first question whole, the second one half done
         process_item(item, models, ("big",))
-    replayed = load_study(corpora, STRATEGIES, 7, _models(tmp_path, "replay", fail=True), ("big",))
+    replayed = load_study(corpora, STRATEGIES, 7, scripted_models(tmp_path, "replay", fail=True), ("big",))
     assert replayed.coverage["questions_recorded"].tolist() == [1]
     assert replayed.coverage["corpus"].tolist() == ["tiny"]  # not a model's name
     assert replayed.table["qid"].tolist() == [items[0].qid] * 2

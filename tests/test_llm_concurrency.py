@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import signal
-import subprocess
-import sys
 import textwrap
 import threading
 import time
@@ -22,36 +19,8 @@ from chunklab_core.llm.answering import answer_question, run_batch
 from chunklab_core.llm.pool import map_bounded
 from chunklab_core.llm.records import CallStore, RecordedLLM
 from chunklab_core.llm.testing import ScriptedLLM
-from chunklab_core.llm.wiring import MeteredLLM
 
-from chunklab_core.core.corpus import Corpus, Document, Question
-
-STRATEGIES = ["fixed_500", "fixed_1000"]
-
-
-def _corpus() -> Corpus:
-    filler = "Lorem ipsum dolor sit amet. " * 20
-    docs = [Document("d0", "The capital of France is Paris. " + filler),
-            Document("d1", filler + "The tallest mountain is Everest, in Nepal."),
-            Document("d2", "Bananas are yellow fruit. " + filler)]
-    questions = [Question("q0", "What is the capital of France?", "d0", (("Paris",),)),
-                 Question("q1", "Which is the tallest mountain?", "d1", (("Everest",),)),
-                 Question("q2", "What colour are bananas?", "d2", (("yellow",),))]
-    return Corpus("tiny", docs, questions)
-
-
-def _answer(messages, schema, options):
-    question = messages[-1]["content"].rsplit("Question:", 1)[-1]
-    return {"capital": "Paris", "mountain": "K2", "bananas": "not in the context"}[
-        next(word for word in ("capital", "mountain", "bananas") if word in question)]
-
-
-def _judge(messages, schema, options):
-    answer = messages[-1]["content"]
-    if "YES" in json.dumps(schema):
-        return json.dumps({"verdict": "YES" if "Paris" in answer else "NO"})
-    return json.dumps({"verdict": "correct" if "Paris" in answer else "wrong"})
-
+from tiny_study import STRATEGIES, kill_child_after_lines, scripted_models, tiny_corpus
 
 def jitter(messages) -> float:
     """A delay fixed by the prompt (0-30 ms), so threads finish in an order unlike the plan."""
@@ -67,14 +36,7 @@ def slow(reply):
 
 
 def models(root, mode="replay_or_record", fail=False):
-    os.makedirs(root, exist_ok=True)  # a records folder must exist
-
-    def wrap(stage, reply, name):
-        backend = ScriptedLLM(slow(reply), model=name, fail=fail)
-        return MeteredLLM(RecordedLLM(backend, CallStore.for_stage(stage, root), mode))
-    return {"answerer": wrap("answers_big", _answer, "big"),
-            "big": wrap("judges_big", _judge, "big"),
-            "small": wrap("judges_small", _judge, "small")}
+    return scripted_models(root, mode, fail, respond=slow)
 
 
 def test_map_bounded_keeps_order_bounds_threads_and_stops_at_an_error():
@@ -160,7 +122,7 @@ def test_a_failed_call_in_flight_is_made_again_by_a_waiting_thread(tmp_path):
 
 
 def test_costs_stay_with_their_item_under_threads(tmp_path):
-    items = build_items(_corpus(), STRATEGIES, 3, seed=7)
+    items = build_items(tiny_corpus(), STRATEGIES, 3, seed=7)
     sequential = run_study(items, models(tmp_path / "a"), progress=False, yes_no_judges=("big",))
     pooled = run_study(items, models(tmp_path / "b"), progress=False, concurrency=4,
                        yes_no_judges=("big",))
@@ -171,7 +133,7 @@ def test_costs_stay_with_their_item_under_threads(tmp_path):
 
 @pytest.mark.parametrize("concurrency", [2, 5])
 def test_tables_are_identical_whatever_the_concurrency(tmp_path, concurrency):
-    corpora = {"tiny": (_corpus(), 3)}
+    corpora = {"tiny": (tiny_corpus(), 3)}
     one = load_study(corpora, STRATEGIES, 7, models(tmp_path / "one"), yes_no_judges=("big",))
     many = load_study(corpora, STRATEGIES, 7, models(tmp_path / "many"), yes_no_judges=("big",),
                       concurrency=concurrency)
@@ -205,17 +167,7 @@ _CHILD = textwrap.dedent("""
 
 def test_resume_after_sigkill_of_a_concurrent_run(tmp_path):
     path = tmp_path / "answers.jsonl"
-    child = subprocess.Popen([sys.executable, "-c", _CHILD, str(path)],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_bytes().count(b"\n") >= 9:
-            break
-        assert child.poll() is None, "the child finished or died before it could be killed"
-        time.sleep(0.01)
-    os.kill(child.pid, signal.SIGKILL)
-    child.wait()
-    assert child.returncode == -signal.SIGKILL
+    assert kill_child_after_lines(_CHILD, path, 9) == -signal.SIGKILL
     done = [json.loads(line) for line in path.read_text().splitlines()]  # every line whole
     assert 9 <= len(done) < 60
     backend = ScriptedLLM(lambda m, s, o: "A:" + m[-1]["content"][-3:])

@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import signal
-import subprocess
-import sys
 import textwrap
-import time
 
 import pytest
 
@@ -20,6 +16,7 @@ from chunklab_core.llm.base import canonical_json
 from chunklab_core.llm.llamacpp_backend import LlamaCppBackend
 from chunklab_core.llm.records import CallStore, RecordedLLM, ReplayMiss, call_key
 from chunklab_core.llm.testing import BackendUsed, ScriptedLLM
+from tiny_study import kill_child_after_lines
 
 MSGS = [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}]
 IDENTITY = {"backend": "scripted", "model": "m", "digest": "v1"}
@@ -159,17 +156,7 @@ _CHILD = textwrap.dedent("""
 
 def test_resume_after_sigkill(tmp_path):
     path = tmp_path / "answers.jsonl"
-    child = subprocess.Popen([sys.executable, "-c", _CHILD, str(path)],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_bytes().count(b"\n") >= 5:
-            break
-        assert child.poll() is None, "the child finished or died before it could be killed"
-        time.sleep(0.01)
-    os.kill(child.pid, signal.SIGKILL)
-    child.wait()
-    assert child.returncode == -signal.SIGKILL
+    assert kill_child_after_lines(_CHILD, path, 5) == -signal.SIGKILL
 
     store = CallStore(path)
     done_before = len(store)

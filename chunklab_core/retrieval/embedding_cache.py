@@ -51,6 +51,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from chunklab_core.core.atomic_files import atomic_write
+from chunklab_core.core.hashing import file_sha256 as raw_file_sha256
 
 _IGNORED_FILES = {"README.md", ".gitattributes", "desktop.ini"}
 _SQL_CHUNK = 500  # keys per "IN (...)" query, well under sqlite's variable limit
@@ -94,15 +95,12 @@ def file_sha256(path: Path, memo: Path | None = None) -> str:
     entry = known.get(str(path))
     if isinstance(entry, dict) and entry.get("stamp") == stamp:
         return entry["sha256"]
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    sha = raw_file_sha256(path)
     if memo is not None:
-        known[str(path)] = {"stamp": stamp, "sha256": digest.hexdigest()}
+        known[str(path)] = {"stamp": stamp, "sha256": sha}
         text = json.dumps(known, indent=0, sort_keys=True)
         atomic_write(memo, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-    return digest.hexdigest()
+    return sha
 
 
 def cache_key(label: str, folder: Path, *, libraries: Iterable[str] = DEFAULT_LIBRARIES,

@@ -30,7 +30,6 @@ for that file (as far as could be checked offline).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -40,6 +39,7 @@ import zipfile
 from pathlib import Path
 
 from chunklab_core.core import paths
+from chunklab_core.core.hashing import file_sha256
 
 MINILM_ALIASES = ("all-minilm-l6-v2", "minilm")
 MPNET_ALIASES = ("all-mpnet-base-v2", "mpnet")
@@ -121,15 +121,6 @@ def resolve_model(name_or_path: str | os.PathLike) -> tuple[str, Path]:
     if not (folder / "config.json").is_file() and not (folder / "modules.json").is_file():
         raise FileNotFoundError(f"{folder} does not look like a sentence-transformers model folder (no config.json)")
     return folder.resolve().name, folder.resolve()
-
-
-def file_sha256(path: Path, block_size: int = 1 << 20) -> str:
-    """sha256 hex digest of a file, read in blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(block_size), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _sizes_match(folder: Path, expected: dict[str, tuple[int, str]]) -> bool:
