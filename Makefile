@@ -16,7 +16,9 @@ KERNEL     := chunklab
 # irreplaceable folders are checksummed before and after). Rules added later get the same by
 # using $(PAPERMILL) $< $@.
 # (papermill's progress bar is on, and off when the variable CI is set: chunklab_core.reports.notebook_run)
-PAPERMILL  := $(PY) -m chunklab_core.reports.notebook_run --kernel $(KERNEL)
+# Every retrieval a post makes is replayed from data/runs (CHUNKLAB_RUNS=replay: no embedding model
+# is loaded; a missing or stale run is an error naming the cell and `make runs`).
+PAPERMILL  := CHUNKLAB_RUNS=replay $(PY) -m chunklab_core.reports.notebook_run --kernel $(KERNEL)
 # Each executed post depends on its source and on the package modules its code imports,
 # transitively (scripts/notebook_deps.py reads the imports with ast; the runner above counts for
 # every post): an edit re-executes only the posts that import the edited module. The rules live
@@ -65,7 +67,7 @@ ifneq ($(strip $(DOCS)),)
 endif
 
 .PHONY: help env data models llm-env llm-models llm-run llm-questions llm-rerank all test test-slow bench clean notebooks own
-.PHONY: lock lab site site-check
+.PHONY: lock lab site site-check runs verify-runs
 
 # Variables that `make help` lists (one `#: NAME description` line each):
 #: PYTHON_SYS   the Python 3.11 that creates the virtualenv (default python3.11)
@@ -80,6 +82,9 @@ endif
 #: LAB_ARGS     extra arguments of `make lab` (e.g. --no-browser --port 8899)
 #: SITE_DIR     output folder of `make site` (default site, gitignored)
 #: CI           set (CI=true, as .ci/run's machine does): papermill's progress bar off
+#: RUN_POSTS    make runs: the posts to record (default 02_retrievers 01_chunking 05_answers 04_questions 07_reranking)
+#: VERIFY_CELLS make verify-runs: how many recorded cells to recompute (default 3)
+#: VERIFY_MAX_TEXTS make verify-runs: only cells with at most this many chunks (CI uses a small number)
 #: NOTEBOOK_DEPS the generated per-notebook prerequisites (default .cache/notebook-deps.mk; scripts/notebook_deps.py)
 
 help: ## Show this help: the targets, then the variables (make TARGET NAME=value)
@@ -158,7 +163,7 @@ llm-questions: llm-models data ## Record post 04's generated questions (Qwen 1.5
 notebooks/04_questions.ipynb: notebooks/src/04_questions.ipynb $(QUESTION_CALLS) | env
 	$(PAPERMILL) $< $@ $(PARAMS)
 
-notebooks/02_retrievers.ipynb: notebooks/src/02_retrievers.ipynb | env $(MPNET)
+notebooks/02_retrievers.ipynb: notebooks/src/02_retrievers.ipynb | env
 	$(PAPERMILL) $< $@ $(OWN_DOCS) $(PARAMS)
 
 notebooks/03_uncertainty.ipynb: notebooks/src/03_uncertainty.ipynb notebooks/01_chunking.ipynb | env
@@ -167,7 +172,7 @@ notebooks/03_uncertainty.ipynb: notebooks/src/03_uncertainty.ipynb notebooks/01_
 notebooks/05_answers.ipynb: notebooks/src/05_answers.ipynb $(LLM_CALLS) | env
 	$(PAPERMILL) $< $@ $(PARAMS)
 
-notebooks/07_reranking.ipynb: notebooks/src/07_reranking.ipynb $(RERANK_CALLS) | env $(MPNET)
+notebooks/07_reranking.ipynb: notebooks/src/07_reranking.ipynb $(RERANK_CALLS) | env
 	$(PAPERMILL) $< $@ $(PARAMS)
 
 notebooks/06_judge_audit.ipynb: notebooks/src/06_judge_audit.ipynb $(POST06_INPUTS) | env
@@ -191,6 +196,16 @@ test: env ## Run the fast test tier (the README's test command)
 
 test-slow: env ## Run the slow tier too (real models, full data)
 	$(PY) -m pytest -q -m "slow or not slow"
+
+# ---- recorded retrieval runs (issue 24): data/runs, replayed by every post that retrieves
+RUN_POSTS    ?=
+VERIFY_CELLS ?= 3
+VERIFY_MAX_TEXTS ?=
+runs: env data $(MPNET) ## Record every missing or stale retrieval run of the posts (hours on 2 cores; resumable, kill any time)
+	$(PY) -m chunklab_core.reports.run_recording record $(RUN_POSTS)
+
+verify-runs: env data ## Recompute a seeded sample of recorded runs from scratch; fails unless identical (VERIFY_CELLS, VERIFY_MAX_TEXTS)
+	$(PY) -m chunklab_core.reports.run_recording verify --sample $(VERIFY_CELLS) $(if $(VERIFY_MAX_TEXTS),--max-texts $(VERIFY_MAX_TEXTS),)
 
 bench: env ## Speed benchmarks (ratios against named alternatives, printed)
 	$(PY) scripts/bench_bm25.py

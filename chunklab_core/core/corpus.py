@@ -75,6 +75,8 @@ class Corpus:
     name: str
     documents: list[Document]
     questions: list[Question]
+    # how the corpus was loaded (``data.corpora.load_corpus``'s arguments), for provenance
+    source: dict[str, Any] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         self._by_id = {d.doc_id: d for d in self.documents}

@@ -11,7 +11,9 @@ inside them.
   stage, append-only; written only by the recorders, e.g. ``answers.study``, ``rerank.study``,
   ``questions.generation``, ``audit.retest``) and :data:`AUDIT_DIR` (``data/audit/``: the audit
   samples' populations, keys and the sheets graded by a person or a model; written only by
-  ``audit.draw``, ``audit.topup`` and ``audit.terminal_grader``). Losing them loses work that no
+  ``audit.draw``, ``audit.topup`` and ``audit.terminal_grader``), and :data:`RUNS_DIR`
+  (``data/runs/``: the recorded retrieval runs, written only by ``make runs``,
+  ``retrieval.recorded_runs``; hours of encoding on 2 cores). Losing them loses work that no
   ``make`` target can redo without the models and the graders.
 - **regenerated tables** (:data:`TABLES_DIR`, the top of ``data/``: ``NN_*.csv``), written by
   the notebooks; ``make all`` rewrites every one of them from the inputs above.
@@ -29,7 +31,8 @@ DATA_DIR = PROJ_ROOT / "data"
 TABLES_DIR = DATA_DIR
 RECORDS_DIR = DATA_DIR / "records"
 AUDIT_DIR = DATA_DIR / "audit"
-IRREPLACEABLE_DIRS = (RECORDS_DIR, AUDIT_DIR)
+RUNS_DIR = Path(os.environ.get("CHUNKLAB_RUNS_DIR", DATA_DIR / "runs")).resolve()  # tests point it elsewhere
+IRREPLACEABLE_DIRS = (RECORDS_DIR, AUDIT_DIR, RUNS_DIR)
 FIGURES_DIR = PROJ_ROOT / "figures"
 NOTEBOOKS_DIR = PROJ_ROOT / "notebooks"
 CACHE_DIR = Path(os.environ.get("CHUNKLAB_CACHE", PROJ_ROOT / ".cache")).resolve()

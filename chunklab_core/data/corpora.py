@@ -52,6 +52,19 @@ def load_corpus(name: str, *, squad_articles: int = 40, squad_questions: int = 8
     corpus column), or with ``descriptive_name`` by what was drawn (e.g.
     ``squad-dev-sample-40a-800q-seed20260729``, post 01's name for its sample).
     """
+    corpus = _load(name, squad_articles=squad_articles, squad_questions=squad_questions, seed=seed, docs=docs,
+                   questions=questions, n_documents=n_documents, chroma_corpora=chroma_corpora,
+                   descriptive_name=descriptive_name)
+    if name != "own":  # your documents' paths are not provenance of the series
+        corpus.source = {"name": name, "squad_articles": squad_articles, "squad_questions": squad_questions,
+                         "seed": seed, "n_documents": n_documents,
+                         "chroma_corpora": list(chroma_corpora) if chroma_corpora else None,
+                         "descriptive_name": descriptive_name}
+    return corpus
+
+
+def _load(name: str, *, squad_articles: int, squad_questions: int, seed: int, docs: str, questions: str,
+          n_documents: int | None, chroma_corpora: Sequence[str] | None, descriptive_name: bool) -> Corpus:
     if name == "squad":
         from chunklab_core.data.squad import load_squad_dev, sample_corpus
 

@@ -14,18 +14,23 @@ statistics (``stats``), the chunkers (``chunking``), the retrievers (``bm25``, `
 
 from __future__ import annotations
 
+import hashlib
+import os
 from dataclasses import dataclass, field
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from chunklab_core.chunking import STRATEGIES, chunk_corpus, strategy_label
-from chunklab_core.core.corpus import Corpus
+from chunklab_core.core.corpus import Chunk, Corpus
 from chunklab_core.data.corpora import CORPUS_LABELS
 from chunklab_core.evaluation.scoring import run_cell
 from chunklab_core.evaluation.measures import KS, metric_columns, parse
 from chunklab_core.evaluation.span_metrics import SPAN_MEASURES, span_scores
-from chunklab_core.retrieval.run import RETRIEVERS, RetrievalRun, make_retriever
+from chunklab_core.retrieval.recorded_runs import Cell, corpus_sample_label, default_store
+from chunklab_core.retrieval.registry import RETRIEVERS, model_column, needs_model
+from chunklab_core.retrieval.run import LazyDense, RetrievalRun, make_retriever
 
 EMBEDDING_STRATEGIES = {"semantic_embedding", "semantic_no_floor"}
 
@@ -61,13 +66,17 @@ class MatrixResult:
 def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers: Sequence[str] = RETRIEVERS,
                models: Sequence[str] = ("all-MiniLM-L6-v2",), model_corpora: dict[str, Sequence[str]] | None = None,
                ks: Sequence[int] = KS, threshold: float = 0.90, progress: bool = True,
-               model_strategies: dict[str, Sequence[str]] | None = None, backend: str = "torch") -> MatrixResult:
+               model_strategies: dict[str, Sequence[str]] | None = None, backend: str = "torch",
+               store=None, processes: int = 1, device: str | None = None) -> MatrixResult:
     """Score every (corpus, model, strategy, retriever) cell.
 
     ``model_corpora`` / ``model_strategies`` restrict a model to some corpora / strategies
     (e.g. the slower second model on SQuAD and four strategies only); BM25 does not depend on the model and is run once per (corpus, strategy), under
     the first model's name. Strategies that need embeddings (semantic_embedding,
     semantic_no_floor) chunk with the first model. ``backend``: "torch" or "onnx" (``dense``).
+    Rankings and model-cut chunks go through the run store (``retrieval.recorded_runs``; by
+    ``CHUNKLAB_RUNS``: replayed, recorded or live), so a replay loads no model; a dense model is
+    built only when something must be encoded (``processes``/``device`` as ``DenseRetriever``).
     """
     from tqdm import tqdm
 
@@ -86,49 +95,86 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.disable_progress_bar()
-    dense_models = {m: make_retriever("dense", model=m, backend=backend, show_progress=progress) for m in models}
+    store = store if store is not None else default_store()
+    bar = progress or store.mode == "record"  # `make runs` shows the cells' bar and ETA
+    built: dict[str, object] = {}
+
+    def dense_model(model: str):
+        if model not in built:
+            built[model] = make_retriever("dense", model=model, backend=backend, show_progress=progress,
+                                          processes=processes, device=device or os.environ.get("CHUNKLAB_DEVICE", "cpu"))
+        return built[model]
+
     first_model = models[0]
     runs: dict[tuple[str, str, str, str], RetrievalRun] = {}
     chunk_sets: dict[tuple[str, str], list] = {}
     frames, truncation = [], []
     cells = [(c, s) for c in corpora for s in strategies]
-    for corpus_name, strategy in tqdm(cells, desc="corpus x strategy", disable=not progress):
+    for corpus_name, strategy in tqdm(cells, desc="corpus x strategy", disable=not bar):
         corpus = corpora[corpus_name]
-        needs_embed = strategy in EMBEDDING_STRATEGIES or "embed" in STRATEGIES[strategy].params  # variants too
-        options = {"embed": dense_models[first_model].embed} if needs_embed else {}
-        chunks = chunk_corpus(corpus.documents, strategy, **options)
+        chunks = _chunks(corpus, strategy, first_model, dense_model, store)
         chunk_sets[(corpus_name, strategy)] = chunks
-        texts = [corpus.doc(c.doc_id).text[c.start : c.end] for c in chunks]
         cell_runs = []
         for model in models:
             if model_corpora and model in model_corpora and corpus_name not in model_corpora[model]:
                 continue
             if model_strategies and model in model_strategies and strategy not in model_strategies[model]:
                 continue
-            dense = dense_models[model]
-            if "dense" in retrievers or "hybrid" in retrievers:
-                mask = dense.truncated_mask(texts)
-                truncation.append({"corpus": corpus_name, "model": model, "strategy": strategy,
-                                   "chunks": len(texts), "truncated": int(mask.sum()),
-                                   "share truncated": float(mask.mean()) if len(texts) else 0.0})
             for retriever in retrievers:
-                if retriever == "bm25" and model != first_model:
+                if not needs_model(retriever) and model != first_model:
                     continue
                 run = run_cell(corpus, strategy, retriever, k_max=k_max, chunks=chunks,
-                               engine=make_retriever(retriever, dense=dense))
+                               model=model if needs_model(retriever) else None,
+                               dense=LazyDense(lambda m=model: dense_model(m), model), store=store)
                 runs[(corpus_name, model, strategy, retriever)] = run
                 cell_runs.append((model, retriever, run))
+                if retriever == "dense" or (retriever == "hybrid" and "dense" not in retrievers):
+                    mask = run.truncated
+                    truncation.append({"corpus": corpus_name, "model": model, "strategy": strategy,
+                                       "chunks": len(chunks), "truncated": int(mask.sum()),
+                                       "share truncated": float(mask.mean()) if len(chunks) else 0.0})
         pool = pool_judgments([run for _, _, run in cell_runs], threshold=threshold)
         for model, retriever, run in cell_runs:
             scored = score_slots(run, ks, threshold=threshold, pool_grades=pool)
             spans = span_scores(run, ks)
             span_cols = [c for c in metric_columns(spans.columns) if parse(c)[0] in SPAN_MEASURES]
             scored = pd.concat([scored.reset_index(drop=True), spans[span_cols].reset_index(drop=True)], axis=1)
-            scored.insert(1, "model", model if retriever != "bm25" else "—")
+            scored.insert(1, "model", model_column(retriever, model))
             scored["corpus"] = corpus_name
             frames.append(scored)
     per_question = pd.concat(frames, ignore_index=True)
     return MatrixResult(per_question, runs, chunk_sets, pd.DataFrame(truncation))
+
+
+def needs_embedding(strategy: str) -> bool:
+    """True for a strategy that cuts with an embedding model (its chunks are recorded)."""
+    return strategy in EMBEDDING_STRATEGIES or "embed" in STRATEGIES[strategy].params  # variants too
+
+
+def _chunks(corpus: Corpus, strategy: str, model: str, dense_model, store) -> list:
+    if not needs_embedding(strategy):
+        return chunk_corpus(corpus.documents, strategy)
+    index = {doc.doc_id: i for i, doc in enumerate(corpus.documents)}
+
+    def cut():
+        chunks = chunk_corpus(corpus.documents, strategy, embed=dense_model(model).embed)
+        return np.array([(index[c.doc_id], c.start, c.end, c.ctx_start, c.ctx_end) for c in chunks],
+                        dtype=np.int64).reshape(-1, 5)
+
+    spans = store.chunk_spans(Cell(corpus_sample_label(corpus), strategy, "dense", model),
+                              documents_sha256(corpus.documents), cut, corpus_source=corpus.source,
+                              model_identity=lambda: dense_model(model).identity)
+    return [Chunk(i, corpus.documents[d].doc_id, int(a), int(b), int(c), int(e))
+            for i, (d, a, b, c, e) in enumerate(spans.tolist())]
+
+
+def documents_sha256(documents) -> str:
+    """sha256 over every document's id and text, in order."""
+    digest = hashlib.sha256()
+    for doc in documents:
+        digest.update(f"{doc.doc_id}\x00".encode("utf-8"))
+        digest.update(hashlib.sha256(doc.text.encode("utf-8")).digest())
+    return digest.hexdigest()
 
 
 def cell_summary(per_question: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:

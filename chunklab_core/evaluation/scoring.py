@@ -29,10 +29,14 @@ from chunklab_core.evaluation.measures import KS, column, metric_columns
 from chunklab_core.chunking import chunk_corpus
 from chunklab_core.core.corpus import Chunk, Corpus
 from chunklab_core.core.text import normalize
+from chunklab_core.retrieval.cell_search import search_cell
+from chunklab_core.retrieval.recorded_runs import RECORD_DEPTH, corpus_sample_label
+from chunklab_core.retrieval.registry import needs_model
 from chunklab_core.retrieval.run import RetrievalRun, collapse_to_contexts, make_retriever
 from chunklab_core.core.tokens import count_tokens_many
 
 SEPARATOR = "\x00"
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
 
 class ContextGoldIndex:
@@ -69,11 +73,22 @@ def run_cell(
     strategy_options: dict | None = None,
     chunks: list[Chunk] | None = None,
     engine=None,
+    *,
+    model: str | None = None,
+    dense=None,
+    store=None,
+    deep: int = RECORD_DEPTH,
 ) -> RetrievalRun:
     """Chunk, index, search and judge one cell.
 
-    ``engine``: an already built retriever object (``fit``/``search``) to reuse, e.g. one
-    dense model shared by many cells; ``retriever`` is then only its name in the tables.
+    Retrieval goes through the run store (``retrieval.cell_search.search_cell``): replayed,
+    recorded or computed live by ``CHUNKLAB_RUNS``. ``model``: the embedding model of a dense
+    or hybrid cell (default all-MiniLM-L6-v2, or the model of ``dense``); ``dense``: an already
+    built dense retriever to share between cells (used only when a ranking must be computed).
+    ``deep``: chunks ranked per question beyond the ``k_max`` contexts, kept in
+    ``RetrievalRun.ranked_deep`` for token budgets (default the recorded depth, 100).
+    ``engine``: any object with ``fit``/``search`` to use instead (computed live, never
+    recorded: for retrievers outside the registry); ``retriever`` is then only its name.
     """
     if k_max < 1:
         raise ValueError(f"k must be >= 1, got {k_max}")
@@ -89,11 +104,36 @@ def run_cell(
     chunk_context = np.array([context_position[key] for key in context_keys], dtype=np.int64)
     per_context = np.bincount(chunk_context).max()
     depth = int(min(len(chunks), k_max * per_context))
+    deep = int(min(len(chunks), max(depth, deep)))
+    queries = [q.text for q in corpus.questions]
 
-    engine = engine if engine is not None else make_retriever(retriever, **(retriever_options or {}))
-    engine.fit(texts)
-    ids, _ = engine.search([q.text for q in corpus.questions], depth)
-    ranked = collapse_to_contexts(np.asarray(ids), chunk_context, k_max)
+    truncated = None
+    if engine is not None:
+        engine.fit(texts)
+        ids, _ = engine.search(queries, deep)
+        model = model or getattr(engine, "label", None)
+    else:
+        if needs_model(retriever):
+            model = model or getattr(dense, "label", None) or DEFAULT_MODEL
+        else:
+            model = None
+        options = retriever_options or {}
+        bm25_factory = (lambda: make_retriever("bm25", **options)) if retriever == "bm25" and options else None
+        if dense is not None:
+            dense_factory = lambda: dense  # noqa: E731
+        elif options and retriever != "bm25":
+            dense_factory = lambda: make_retriever("dense", **{"model": model, **options})  # noqa: E731
+        else:
+            dense_factory = None
+        result = search_cell(corpus_sample_label(corpus), strategy, retriever, texts, queries, deep, model=model,
+                             dense=dense_factory, bm25=bm25_factory, store=store,
+                             corpus_source=getattr(corpus, "source", None), strategy_options=strategy_options)
+        ids, truncated = result.ids, result.truncated
+    ids = np.asarray(ids)
+    ranked = collapse_to_contexts(ids[:, :depth], chunk_context, k_max)
+    ranked_deep = collapse_to_contexts(ids, chunk_context, max(deep, 1))
+    if ranked_deep.size:  # drop the columns no question reaches
+        ranked_deep = ranked_deep[:, : max(int((ranked_deep >= 0).sum(axis=1).max()), 1)]
 
     context_texts = [corpus.doc(d).text[s:e] for d, s, e in unique_contexts]
     gold_index = ContextGoldIndex(context_texts)
@@ -111,6 +151,9 @@ def run_cell(
         relevant=relevant,
         chunk_tokens=count_tokens_many(texts),
         context_tokens=count_tokens_many(context_texts),
+        model=model,
+        ranked_deep=ranked_deep,
+        truncated=truncated,
     )
 
 

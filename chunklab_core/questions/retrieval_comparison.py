@@ -36,7 +36,8 @@ from chunklab_core.stats.claims import excludes_zero
 from chunklab_core.core.corpus import Corpus, Question
 from chunklab_core.evaluation.scoring import run_cell, score_run
 from chunklab_core.evaluation.measures import KS
-from chunklab_core.retrieval.run import make_retriever
+from chunklab_core.retrieval.registry import needs_model
+from chunklab_core.retrieval.run import LazyDense, make_retriever
 from chunklab_core.questions.checks import locate_ignoring_spacing
 from chunklab_core.questions.passages import Passage
 
@@ -92,7 +93,13 @@ def retrieval_scores(corpora: dict[str, Corpus], questions: pd.DataFrame, strate
     both question sets searched in one run per cell; relevance by the module's rule."""
     from tqdm import tqdm
 
-    engines = {"dense": make_retriever("dense", model=dense_model)} if "dense" in retrievers else {}
+    shared: dict = {}
+
+    def dense():  # one model for every cell, built only when a ranking must be computed
+        if "dense" not in shared:
+            shared["dense"] = make_retriever("dense", model=dense_model)
+        return shared["dense"]
+
     cells = [(c, s, r) for c in dict.fromkeys(questions["corpus"]) for s in strategies for r in retrievers]
     frames = []
     for corpus_name, strategy, retriever in tqdm(cells, desc="retrieval", disable=not progress):
@@ -100,7 +107,8 @@ def retrieval_scores(corpora: dict[str, Corpus], questions: pd.DataFrame, strate
         base = corpora[corpus_name]
         corpus = Corpus(corpus_name, base.documents,
                         [Question(r.qid, r.question, r.doc_id, ()) for r in subset.itertuples()])
-        run = run_cell(corpus, strategy, retriever, k_max=max(ks), engine=engines.get(retriever))
+        run = run_cell(corpus, strategy, retriever, k_max=max(ks), model=dense_model if needs_model(retriever) else None,
+                       dense=LazyDense(dense, dense_model))
         run.relevant = [relevant_contexts(run.contexts, r.doc_id, r.spans, r.relevance)
                         for r in subset.itertuples()]
         scored = score_run(run, ks)

@@ -6,7 +6,8 @@ chunking, ``post02`` retrievers, ``post03`` uncertainty, ``post04`` generated qu
 helpers: ``notebook_setup`` (a post's first cell), ``markdown`` (prose cells), ``plots``
 (figures), ``tables`` (every table a post writes), ``verdict_tables`` (interval wording as tables), ``reference_results`` (published
 numbers shown beside ours); ``notebook_run`` (the safe runner every Makefile notebook rule
-uses) and ``website`` (the static site).
+uses), ``run_recording`` (``make runs`` records the posts' retrieval runs by executing them in
+record mode; ``make verify-runs`` recomputes a sample) and ``website`` (the static site).
 
 Only this stage imports ``reports``; nothing in the library depends on it.
 """

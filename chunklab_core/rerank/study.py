@@ -78,8 +78,13 @@ def first_stage_runs(corpus: Corpus, strategies: Sequence[str], first_stages: Se
     for strategy in strategies:
         chunks = chunk_corpus(corpus.documents, strategy)
         for stage in first_stages:
-            runs[(strategy, stage)] = run_cell(corpus, strategy, stage, k_max=depth, chunks=chunks,
-                                               engine=first_stage_engine(stage))
+            if stage not in FIRST_STAGE_MODELS:
+                raise ValueError(f"unknown first stage {stage!r}; known: {', '.join(FIRST_STAGE_MODELS)}")
+            model = FIRST_STAGE_MODELS[stage]
+            run = run_cell(corpus, strategy, "bm25" if model is None else "dense", k_max=depth, chunks=chunks,
+                           model=model)
+            run.retriever = stage  # the first stage's name in post 07's tables
+            runs[(strategy, stage)] = run
     return runs
 
 

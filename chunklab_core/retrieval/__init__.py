@@ -5,7 +5,11 @@ query/passage prefixes), ``embedding_cache`` (embeddings on disk, checked shards
 ``onnx_embedding`` (the ONNX export of a shipped model), ``model_assembly`` (all-mpnet-base-v2
 from its PyPI parts), ``hybrid`` (reciprocal-rank fusion), ``topk`` (top-k selection with a
 fixed tie rule), ``run`` (the one retriever factory and the ``RetrievalRun`` record later
-stages read), ``footprint`` (what a strategy costs in the index: chunks, stride, postings).
+stages read), ``footprint`` (what a strategy costs in the index: chunks, stride, postings), ``registry`` (the
+``Retriever`` protocol and one spec per retriever), ``recorded_runs`` (the run store: rankings
+recorded once with their provenance, replayed by ``make all``), ``cell_search`` (one cell's
+ranking through the run store, hybrid fused from its stored components); ``make runs`` and
+``make verify-runs`` live in ``reports.run_recording``, since they execute the posts.
 
 Not held: relevance and metrics (``evaluation``). Imports ``core``, ``data``, ``chunking``.
 """

@@ -17,9 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from chunklab_core.core.corpus import Chunk, Corpus
-
-
-RETRIEVERS = ("bm25", "dense", "hybrid")
+from chunklab_core.retrieval.registry import RETRIEVERS, spec
 
 
 def make_retriever(name: str, dense=None, **options):
@@ -30,8 +28,7 @@ def make_retriever(name: str, dense=None, **options):
     one (one model shared by many cells, its embeddings cached once): ``dense`` returns it and
     ``hybrid`` fuses a fresh BM25 with it; bm25 ignores it.
     """
-    if name not in RETRIEVERS:
-        raise ValueError(f"unknown retriever {name!r}; known: {', '.join(RETRIEVERS)}")
+    spec(name)  # an unknown name raises, listing the registry
     if dense is not None and options and name != "bm25":
         raise ValueError(f"give either a built dense retriever or options for a new one, not both: {sorted(options)}")
     from chunklab_core.retrieval.bm25 import BM25Index
@@ -49,6 +46,19 @@ def make_retriever(name: str, dense=None, **options):
     return HybridRetriever([BM25Index(), dense])
 
 
+class LazyDense:
+    """A dense retriever built on first use by ``build()`` (a replay never builds one).
+
+    ``label`` (the model's name) is known at once; every other attribute builds the retriever.
+    """
+
+    def __init__(self, build, label: str) -> None:
+        self._build, self.label = build, label
+
+    def __getattr__(self, name):
+        return getattr(self._build(), name)
+
+
 @dataclass
 class RetrievalRun:
     """Everything one (corpus, strategy, retriever) cell produced, kept for inspection."""
@@ -62,6 +72,9 @@ class RetrievalRun:
     relevant: list[np.ndarray] = field(repr=False, default_factory=list)  # per question
     chunk_tokens: np.ndarray = field(repr=False, default=None)
     context_tokens: np.ndarray = field(repr=False, default=None)
+    model: str | None = None  # the embedding model of a dense or hybrid cell
+    ranked_deep: np.ndarray = field(repr=False, default=None)  # every context of the recorded depth
+    truncated: np.ndarray = field(repr=False, default=None)  # per chunk: cut by the dense model's length limit
 
     def context_text(self, index: int) -> str:
         doc_id, start, end = self.contexts[index]
@@ -72,7 +85,7 @@ def collapse_to_contexts(chunk_ids: np.ndarray, chunk_context: np.ndarray, k_max
     """Ranked chunk ids -> ranked unique context ids (first occurrence wins), padded with -1."""
     out = np.full((chunk_ids.shape[0], k_max), -1, dtype=np.int64)
     for row, ids in enumerate(chunk_ids):
-        ctx = chunk_context[ids]
+        ctx = chunk_context[ids[ids >= 0]]
         _, first = np.unique(ctx, return_index=True)
         ordered = ctx[np.sort(first)][:k_max]
         out[row, : len(ordered)] = ordered

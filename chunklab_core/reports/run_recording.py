@@ -1,0 +1,194 @@
+"""``make runs`` and ``make verify-runs``: record the posts' retrieval runs, and check them.
+
+Handles:
+
+* :func:`record` executes each post that retrieves (its source notebook, with its own
+  parameters; only statistics-only parameters such as ``RESAMPLES`` are lowered, which no
+  ranking depends on) with ``CHUNKLAB_RUNS=record`` into a temporary file that is then
+  deleted: every ranking the post asks for is replayed when recorded and current, otherwise
+  computed and written (atomically, one cell at a time: kill it any time, the next run
+  continues). The cells' progress bar and ETA (``evaluation.matrix.run_matrix``'s bar) and one
+  line per recorded cell are printed as they come. Nothing but ``data/runs`` is written.
+* :func:`verify` draws a seeded sample of recorded cells, rebuilds each cell's inputs from its
+  provenance (the corpus loader's arguments, the strategy and its options), recomputes the
+  ranking from scratch with a fresh retriever and an empty embedding cache, and fails unless
+  the ids and their order are identical and the recorded scores agree within 1e-6.
+
+Not handled: recording LLM calls (``llm.records`` and the recorders of posts 04, 05, 07).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from chunklab_core.core import paths
+from chunklab_core.core.seeds import DEFAULT_SEED
+from chunklab_core.retrieval.recorded_runs import (MODE_ENV, SCORE_DEPTH, RunStore, RunStoreError,
+                                                   texts_sha256)
+
+# The posts that retrieve, in the order `make runs` records them, and the parameters lowered
+# for the recording pass (statistics only: no ranking depends on them).
+POSTS = ("02_retrievers", "01_chunking", "05_answers", "04_questions", "07_reranking")
+RECORDING_PARAMETERS = {"RESAMPLES": 200, "WRITE_OUTPUTS": False}
+SCORE_TOLERANCE = 1e-6
+
+
+def record(posts=POSTS, kernel: str = "chunklab") -> int:
+    """Execute each post in record mode; 0 when every post ran, else the first failure's status."""
+    env = dict(os.environ, **{MODE_ENV: "record"})
+    for post in posts:
+        source = paths.NOTEBOOKS_DIR / "src" / f"{post}.ipynb"
+        if not source.exists():
+            print(f"no notebook {source}", file=sys.stderr)
+            return 2
+        from chunklab_core.reports.notebook_run import notebook_parameters
+
+        known = notebook_parameters(source)
+        options = []
+        for name, value in RECORDING_PARAMETERS.items():
+            if name in known:
+                options += ["-p", name, str(value)]
+        started = time.perf_counter()
+        print(f"== make runs: {post} (record mode)", file=sys.stderr, flush=True)
+        with tempfile.TemporaryDirectory(prefix="chunklab-runs-") as tmp:
+            command = [sys.executable, "-m", "papermill", "--kernel", kernel, "--log-output",
+                       "--no-progress-bar", str(source), str(Path(tmp) / f"{post}.ipynb"), *options]
+            status = subprocess.call(command, env=env, cwd=paths.PROJ_ROOT)
+        print(f"== {post}: {'done' if status == 0 else f'failed ({status})'} in "
+              f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+        if status:
+            return status
+    return 0
+
+
+def recorded_cells(store: RunStore) -> list[Path]:
+    return [p for p in store.cells() if not p.name.endswith(".chunks.npz")]
+
+
+def _inputs(meta: dict, chunks_store: RunStore):
+    """The texts and queries of a recorded cell, rebuilt from its provenance."""
+    from chunklab_core.chunking import chunk_corpus
+    from chunklab_core.data.corpora import load_corpus
+    from chunklab_core.evaluation.matrix import needs_embedding
+    from chunklab_core.retrieval.recorded_runs import corpus_sample_label
+
+    source = dict(meta["corpus_source"])
+    if not source:
+        raise RunStoreError(f"cell {meta['cell']} records no corpus source; it cannot be rebuilt")
+    name = source.pop("name")
+    corpus = load_corpus(name, **{k: v for k, v in source.items() if v is not None or k == "n_documents"})
+    if corpus_sample_label(corpus) != meta["cell"]["corpus"]:
+        raise RunStoreError(f"the corpus rebuilt from {meta['corpus_source']} is sample "
+                            f"{corpus_sample_label(corpus)}, not {meta['cell']['corpus']}")
+    strategy = meta["cell"]["strategy"]
+    if needs_embedding(strategy):  # cut with the recorded model's chunks (verified by their own digest)
+        from chunklab_core.evaluation.matrix import _chunks
+
+        chunks = _chunks(corpus, strategy, meta["cell"]["model"] or "all-MiniLM-L6-v2", None, chunks_store)
+    else:
+        chunks = chunk_corpus(corpus.documents, strategy, **(meta.get("strategy_options") or {}))
+    texts = [corpus.doc(c.doc_id).text[c.start:c.end] for c in chunks]
+    return texts, [q.text for q in corpus.questions]
+
+
+def verify(sample: int = 3, seed: int = DEFAULT_SEED, max_texts: int | None = None,
+           root: Path | None = None) -> int:
+    """Recompute ``sample`` seeded recorded cells from scratch; 0 when all are identical."""
+    from chunklab_core.retrieval.bm25 import BM25Index
+    from chunklab_core.retrieval.dense import DenseRetriever
+
+    store = RunStore(root, mode="replay")
+    cells = recorded_cells(store)
+    if not cells:
+        print(f"no recorded runs under {store.root}; record them with `make runs`", file=sys.stderr)
+        return 1
+    metas = {}
+    for path in cells:
+        metas[path] = store.load(path).meta
+    eligible = [p for p in cells if max_texts is None or metas[p]["texts"]["n"] <= max_texts]
+    if not eligible:
+        print(f"no recorded cell has at most {max_texts} texts", file=sys.stderr)
+        return 1
+    rng = np.random.default_rng(seed)
+    chosen = [eligible[i] for i in sorted(rng.choice(len(eligible), size=min(sample, len(eligible)), replace=False))]
+    failures = 0
+    with tempfile.TemporaryDirectory(prefix="chunklab-verify-") as cache:
+        for path in chosen:
+            record = store.load(path)
+            meta = record.meta
+            label = path.relative_to(store.root)
+            texts, queries = _inputs(meta, store)
+            if texts_sha256(texts) != meta["texts"]["sha256"] or texts_sha256(queries) != meta["queries"]["sha256"]:
+                print(f"FAIL {label}: the rebuilt inputs differ from the recorded ones (stale record)")
+                failures += 1
+                continue
+            started = time.perf_counter()
+            if meta["cell"]["retriever"] == "bm25":
+                engine = BM25Index()
+            else:  # a fresh, empty embedding cache: every vector computed again
+                engine = DenseRetriever(meta["cell"]["model"], cache_dir=cache)
+            engine.fit(texts)
+            ids, scores = engine.search(queries, meta["depth"])
+            same_ids = np.array_equal(np.asarray(ids, np.int64), record.ids)
+            width = record.scores.shape[1]
+            gap = float(np.max(np.abs(np.asarray(scores)[:, :width] - record.scores))) if width else 0.0
+            ok = same_ids and gap <= SCORE_TOLERANCE
+            failures += not ok
+            detail = "ids identical" if same_ids else f"{int((np.asarray(ids) != record.ids).any(axis=1).sum())} queries differ"
+            print(f"{'ok  ' if ok else 'FAIL'} {label}: {len(texts)} texts, {len(queries)} queries, depth "
+                  f"{meta['depth']}: {detail}, max score gap {gap:.2e} (first {SCORE_DEPTH} ranks), "
+                  f"{time.perf_counter() - started:.1f} s", flush=True)
+    print(f"verified {len(chosen) - failures} of {len(chosen)} sampled cells (seed {seed}, of {len(eligible)} "
+          f"eligible, {len(cells)} recorded)")
+    return 1 if failures else 0
+
+
+def summary(root: Path | None = None) -> list[dict]:
+    """One row per recorded file: cell, texts, queries, depth, seconds, bytes."""
+    store = RunStore(root, mode="replay")
+    rows = []
+    for path in store.cells():
+        meta = store.load(path).meta
+        rows.append({"file": str(path.relative_to(store.root)), "texts": meta.get("texts", {}).get("n"),
+                     "queries": meta.get("queries", {}).get("n"), "depth": meta.get("depth"),
+                     "seconds": meta.get("seconds"), "bytes": path.stat().st_size})
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="chunklab-runs", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    rec = sub.add_parser("record", help="record every missing or stale run of the posts (resumable)")
+    rec.add_argument("posts", nargs="*", default=list(POSTS), help=f"posts to record (default: {' '.join(POSTS)})")
+    ver = sub.add_parser("verify", help="recompute a seeded sample of recorded cells from scratch")
+    ver.add_argument("--sample", type=int, default=3)
+    ver.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    ver.add_argument("--max-texts", type=int, default=None, help="only cells with at most this many texts")
+    sub.add_parser("list", help="the recorded files, their sizes and recording times")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "record":
+            return record(args.posts)
+        if args.command == "verify":
+            return verify(args.sample, args.seed, args.max_texts)
+        rows = summary()
+        for row in rows:
+            print(json.dumps(row))
+        print(f"{len(rows)} files, {sum(r['bytes'] for r in rows) / 1e6:.1f} MB", file=sys.stderr)
+        return 0
+    except RunStoreError as error:
+        print(f"chunklab-runs: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
