@@ -8,8 +8,14 @@ the price put on tokens). Intervals are paired percentile bootstraps over questi
 (:func:`chunklab_core.stats.bootstrap.paired_difference_ci`, one seed for every pair); verdict words come
 from :func:`chunklab_core.stats.claims.candidate_verdicts`.
 
-Not handled: clustered resampling (see :mod:`chunklab_core.stats.clustered`), T_min's own
-sampling noise (it is the cheapest column's mean, treated as fixed).
+Design: when the questions share documents (``clusters`` given: the document of each question,
+and some document holds several questions), the verdicts come from the document-clustered
+paired bootstrap (:func:`chunklab_core.stats.clustered.paired_difference_clustered_ci`: questions
+of one document are not independent draws, post 03), and the question-level interval and its
+verdict are kept beside it (columns ``question low``, ``question high``, ``question verdict``), so
+a reader sees where the two differ. Column ``design`` says which one the verdict used.
+
+Not handled: T_min's own sampling noise (it is the cheapest column's mean, treated as fixed).
 """
 
 from __future__ import annotations
@@ -21,31 +27,72 @@ import pandas as pd
 
 from chunklab_core.stats import claims
 from chunklab_core.stats.bootstrap import balanced_score, paired_difference_ci
+from chunklab_core.stats.clustered import paired_difference_clustered_ci, shares_documents
 
 
-def leader_verdicts(scores: pd.DataFrame, metric: str, resamples: int, seed: int) -> pd.DataFrame:
+def design_of(clusters) -> str:
+    """``documents (n)`` when the questions share documents, else ``questions``."""
+    if clusters is None or not shares_documents(clusters):
+        return "questions"
+    return f"documents ({len(np.unique(np.asarray(clusters)))})"
+
+
+def paired_interval(a, b, resamples: int, seed: int, clusters=None):
+    """The design-respecting paired interval of mean(a) − mean(b): clustered when questions share documents."""
+    if clusters is not None and shares_documents(clusters):
+        import warnings
+
+        with warnings.catch_warnings():  # few documents: the post says so where it matters
+            warnings.simplefilter("ignore", UserWarning)
+            return paired_difference_clustered_ci(a, b, clusters, resamples, seed)
+    return paired_difference_ci(a, b, resamples, seed)
+
+
+def leader_verdicts(scores: pd.DataFrame, metric: str, resamples: int, seed: int, clusters=None) -> pd.DataFrame:
     """Paired intervals of the leader (highest mean) against every other column, with verdict words.
 
-    ``scores`` is a questions x candidates frame of ``metric``. Rows, leader first: strategy,
-    mean, ``leader − strategy`` with its 95% interval (NaN for the leader), verdict, metric, questions.
+    ``scores`` is a questions x candidates frame of ``metric``; ``clusters`` (optional) the
+    document of each question, a Series indexed like ``scores`` or an array in its row order.
+    Rows, leader first: strategy, mean, ``leader − strategy`` with its 95% interval (NaN for the
+    leader), verdict, metric, questions, design; with clusters also the question-level interval
+    and verdict.
     """
     if scores.shape[1] < 2 or len(scores) == 0:
         raise ValueError(f"need at least two candidates and one question, got shape {scores.shape}")
+    if clusters is not None:
+        clusters = (clusters.reindex(scores.index) if isinstance(clusters, pd.Series) else pd.Series(
+            np.asarray(clusters), index=scores.index)).to_numpy()
+        if pd.isna(clusters).any():
+            raise ValueError("every question needs its document in clusters")
+    design = design_of(clusters)
+    clustered = design != "questions"
     means = scores.mean()
     leader = means.idxmax()
-    rows, intervals = [], {}
+    rows, intervals, plain_intervals = [], {}, {}
     for name in scores.columns:
         if name == leader:
             continue
-        diff, low, high = paired_difference_ci(scores[leader].to_numpy(), scores[name].to_numpy(), resamples, seed)
+        a, b = scores[leader].to_numpy(), scores[name].to_numpy()
+        diff, low, high = paired_interval(a, b, resamples, seed, clusters)
         intervals[name] = (float(low), float(high))
-        rows.append({"strategy": name, "mean": means[name], "leader − strategy": float(diff),
-                     "low": float(low), "high": float(high)})
+        row = {"strategy": name, "mean": means[name], "leader − strategy": float(diff),
+               "low": float(low), "high": float(high)}
+        if clustered:
+            _, q_low, q_high = paired_difference_ci(a, b, resamples, seed)
+            plain_intervals[name] = (float(q_low), float(q_high))
+            row.update({"question low": float(q_low), "question high": float(q_high)})
+        rows.append(row)
     words = claims.candidate_verdicts(leader, intervals)
     rows.sort(key=lambda r: r["leader − strategy"])
-    table = pd.DataFrame([{"strategy": leader, "mean": means[leader], "leader − strategy": 0.0,
-                           "low": np.nan, "high": np.nan}, *rows])
-    return table.assign(verdict=table["strategy"].map(words), metric=metric, questions=len(scores))
+    first = {"strategy": leader, "mean": means[leader], "leader − strategy": 0.0, "low": np.nan, "high": np.nan}
+    if clustered:
+        first.update({"question low": np.nan, "question high": np.nan})
+    table = pd.DataFrame([first, *rows])
+    table = table.assign(verdict=table["strategy"].map(words), metric=metric, questions=len(scores), design=design)
+    if clustered:
+        question_words = claims.candidate_verdicts(leader, plain_intervals)
+        table["question verdict"] = table["strategy"].map(question_words)
+    return table
 
 
 def balanced_per_question(recall: pd.DataFrame, tokens: pd.DataFrame, lam: float) -> pd.DataFrame:
@@ -55,9 +102,10 @@ def balanced_per_question(recall: pd.DataFrame, tokens: pd.DataFrame, lam: float
 
 
 def balanced_verdicts(recall: pd.DataFrame, tokens: pd.DataFrame, lams: Sequence[float], resamples: int,
-                      seed: int) -> pd.DataFrame:
+                      seed: int, clusters=None) -> pd.DataFrame:
     """:func:`leader_verdicts` of the balanced score at each λ in ``lams`` (column ``lambda``)."""
-    parts = [leader_verdicts(balanced_per_question(recall, tokens, lam), "balanced", resamples, seed).assign(**{"lambda": lam})
+    parts = [leader_verdicts(balanced_per_question(recall, tokens, lam), "balanced", resamples, seed,
+                             clusters).assign(**{"lambda": lam})
              for lam in lams]
     return pd.concat(parts, ignore_index=True)
 

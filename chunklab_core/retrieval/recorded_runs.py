@@ -32,8 +32,9 @@ dense records.
 
 Layout: ``data/runs/<corpus sample>/<strategy>/<retriever>[@<model>].npz`` (``numpy.savez_compressed``:
 ``ids`` as uint16 when the cell has fewer than 65,535 texts, else uint32, padding = the dtype's
-maximum; ``scores`` float32; ``meta`` the provenance as JSON). A torn or damaged file (zip CRC,
-truncation) is reported with its path and the fix.
+maximum; ``scores`` float32; ``meta`` the provenance as JSON; ``sha256`` over the provenance and
+every array, checked on every load). A torn or damaged file (truncated, a flipped byte, not a
+zip) is reported with its path and the fix.
 
 Not handled: approximate search, rankings of texts that are not a cell's chunks, sharing
 records between different corpus samples (a new sample is a new folder).
@@ -187,6 +188,16 @@ def unpack_ids(packed: np.ndarray) -> np.ndarray:
     return ids
 
 
+def arrays_sha256(arrays: dict[str, np.ndarray], meta: dict) -> str:
+    """sha256 over the provenance (canonical JSON) and every array's name, dtype, shape and bytes."""
+    digest = hashlib.sha256(json.dumps(meta, sort_keys=True).encode("utf-8"))
+    for name in sorted(arrays):
+        array = np.ascontiguousarray(arrays[name])
+        digest.update(f"{name}\x00{array.dtype.str}\x00{array.shape}\x00".encode("ascii"))
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
 @dataclass
 class Record:
     """A loaded record: ids ``(n_queries, depth)`` int64 (-1 padding), top scores, provenance."""
@@ -228,12 +239,17 @@ class RunStore:
         except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, json.JSONDecodeError) as error:
             raise RunStoreError(f"the recorded run {path} is torn or damaged ({type(error).__name__}: {error}); "
                                 f"delete it and run `{RECORD_COMMAND}` to record it again") from error
+        stored_digest = bytes(arrays.pop("sha256", np.zeros(0, np.uint8))).decode("ascii", "replace")
+        if stored_digest != arrays_sha256(arrays, meta):
+            raise RunStoreError(f"the recorded run {path} is torn or damaged (its sha256 does not match its "
+                                f"content); delete it and run `{RECORD_COMMAND}` to record it again")
         ids = unpack_ids(arrays.pop("ids")) if "ids" in arrays else np.zeros((0, 0), np.int64)
         scores = arrays.pop("scores") if "scores" in arrays else np.zeros((0, 0), np.float32)
         return Record(ids, scores, meta, arrays)
 
     def write(self, path: Path, meta: dict, **arrays: np.ndarray) -> None:
         payload = dict(arrays)
+        payload["sha256"] = np.frombuffer(arrays_sha256(arrays, meta).encode("ascii"), dtype=np.uint8)
         payload["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode("utf-8"), dtype=np.uint8)
 
         def write(tmp: Path) -> None:

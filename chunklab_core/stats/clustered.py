@@ -85,6 +85,28 @@ def clustered_bootstrap_ci(scores, clusters, resamples: int = 10_000, seed=0,
     return Interval(mean, low, high)
 
 
+def paired_difference_clustered_ci(a, b, clusters, resamples: int = 10_000, seed=0,
+                                   confidence: float = 0.95) -> Interval:
+    """Percentile interval on mean(a) - mean(b), resampling documents (one-stage cluster bootstrap).
+
+    ``a``, ``b``: per-question scores of two cells on the same questions; ``clusters``: the
+    document of each question. The per-question differences are resampled by document, exactly
+    as :func:`clustered_bootstrap_ci` resamples a score (so it is the difference of the two
+    cells' clustered resampled means under the same documents drawn).
+    """
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"a and b must be 1-D per-question scores of the same questions, got {a.shape} and {b.shape}")
+    return clustered_bootstrap_ci(a - b, clusters, resamples, seed, confidence)
+
+
+def shares_documents(clusters) -> bool:
+    """True when some document holds more than one question (the questions are then not independent)."""
+    labels = np.asarray(clusters)
+    return len(labels) > 0 and len(np.unique(labels)) < len(labels)
+
+
 def design_effect(scores, clusters, resamples: int = 10_000, seed=0, confidence: float = 0.95,
                   names=None) -> pd.DataFrame:
     """Plain vs document-clustered interval per cell, with the width ratio and a design effect.

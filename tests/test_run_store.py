@@ -1,0 +1,238 @@
+"""The run store (issue 24): round trip, provenance checks, torn files, hybrid fusion from stored runs."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from chunklab_core.core.corpus import Corpus, Document, Question
+from chunklab_core.evaluation.scoring import run_cell, score_run
+from chunklab_core.retrieval import recorded_runs
+from chunklab_core.retrieval.bm25 import BM25Index
+from chunklab_core.retrieval.cell_search import search_cell
+from chunklab_core.retrieval.hybrid import HybridRetriever
+from chunklab_core.retrieval.recorded_runs import (Cell, RunStore, RunStoreError, pack_ids, texts_sha256,
+                                                   unpack_ids)
+from chunklab_core.retrieval.registry import RETRIEVER_SPECS, Retriever, needs_model, spec
+from chunklab_core.retrieval.run import make_retriever
+
+WORDS = ("river bank money loan water fish boat city bridge tower market bread apple tree stone "
+         "road car train music song dance light dark cold warm").split()
+
+
+def texts_and_queries(n_texts=40, n_queries=7, seed=3):
+    rng = np.random.default_rng(seed)
+    texts = [" ".join(rng.choice(WORDS, size=12)) for _ in range(n_texts)]
+    queries = [" ".join(rng.choice(WORDS, size=3)) for _ in range(n_queries)]
+    return texts, queries
+
+
+class HashDense:
+    """A deterministic stand-in for a dense model: bag-of-words vectors, cosine, exact top-k."""
+
+    label = "hash-dense"
+    identity = "hash-dense-0123456789abcdef"
+
+    def __init__(self):
+        self.fits = 0
+
+    def _vectors(self, texts):
+        out = np.zeros((len(texts), len(WORDS)), np.float32)
+        for row, text in enumerate(texts):
+            for word in text.split():
+                if word in WORDS:
+                    out[row, WORDS.index(word)] += 1
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
+    def fit(self, texts):
+        self.fits += 1
+        self.passages = self._vectors(texts)
+        return self
+
+    def search(self, queries, k):
+        from chunklab_core.retrieval.topk import top_k_rows
+
+        return top_k_rows(self._vectors(queries) @ self.passages.T, min(k, len(self.passages)))
+
+    def truncated_mask(self, texts):
+        return np.array([len(t) > 60 for t in texts])
+
+
+def test_pack_ids_round_trip_with_padding_and_both_widths():
+    ids = np.array([[3, 0, -1], [2, 1, -1]])
+    packed = pack_ids(ids, 4)
+    assert packed.dtype == np.uint16
+    assert np.array_equal(unpack_ids(packed), ids)
+    wide = pack_ids(np.array([[70000, -1]]), 70001)
+    assert wide.dtype == np.uint32 and np.array_equal(unpack_ids(wide), [[70000, -1]])
+    with pytest.raises(ValueError):
+        pack_ids(np.array([[4]]), 4)
+
+
+def test_texts_digest_separates_texts():
+    assert texts_sha256(["ab", "c"]) != texts_sha256(["a", "bc"])
+    assert texts_sha256([]) == texts_sha256([])
+
+
+@pytest.mark.parametrize("retriever", ["bm25", "dense"])
+def test_record_then_replay_equals_live_and_writes_one_file(tmp_path, retriever):
+    texts, queries = texts_and_queries()
+    dense = HashDense()
+    live = search_cell("c-1", "s", retriever, texts, queries, 20, model="hash-dense", dense=lambda: dense,
+                       store=RunStore(tmp_path, "live"))
+    assert not list(tmp_path.rglob("*.npz")), "live mode writes nothing"
+    recorded = search_cell("c-1", "s", retriever, texts, queries, 20, model="hash-dense", dense=lambda: dense,
+                           store=RunStore(tmp_path, "record"))
+    files = list(tmp_path.rglob("*.npz"))
+    assert len(files) == 1
+    fits = dense.fits
+    replayed = search_cell("c-1", "s", retriever, texts, queries, 20, model="hash-dense",
+                           dense=lambda: pytest.fail("a replay must not build a model"),
+                           store=RunStore(tmp_path, "replay"))
+    assert dense.fits == fits
+    for result in (recorded, replayed):
+        assert np.array_equal(result.ids, live.ids)
+        np.testing.assert_allclose(result.scores, np.asarray(live.scores)[:, :result.scores.shape[1]], atol=1e-6)
+    if retriever == "dense":
+        assert np.array_equal(replayed.truncated, dense.truncated_mask(texts))
+
+
+def test_a_shallower_depth_is_a_prefix_of_the_recorded_one(tmp_path):
+    texts, queries = texts_and_queries()
+    search_cell("c-1", "s", "bm25", texts, queries, 30, store=RunStore(tmp_path, "record"))
+    shallow = search_cell("c-1", "s", "bm25", texts, queries, 5, store=RunStore(tmp_path, "replay"))
+    ids, _ = BM25Index().fit(texts).search(queries, 5)
+    assert np.array_equal(shallow.ids, ids)
+
+
+def test_provenance_is_recorded(tmp_path):
+    texts, queries = texts_and_queries()
+    search_cell("c-1", "s", "bm25", texts, queries, 10, store=RunStore(tmp_path, "record"),
+                corpus_source={"name": "squad", "seed": 1}, strategy_options={"size": 5})
+    record = RunStore(tmp_path, "replay").load(RunStore(tmp_path).path(Cell("c-1", "s", "bm25")))
+    meta = record.meta
+    assert meta["cell"] == {"corpus": "c-1", "strategy": "s", "retriever": "bm25", "model": None}
+    assert meta["texts"] == {"n": len(texts), "sha256": texts_sha256(texts)}
+    assert meta["queries"]["sha256"] == texts_sha256(queries)
+    assert meta["corpus_source"] == {"name": "squad", "seed": 1} and meta["strategy_options"] == {"size": 5}
+    assert meta["depth"] == len(texts)  # fewer texts than the recorded depth: all of them
+    assert {"numpy", "torch", "sentence-transformers"} <= set(meta["libraries"]) and meta["code"]
+
+
+def test_missing_run_in_replay_names_the_cell_and_the_command(tmp_path):
+    texts, queries = texts_and_queries()
+    with pytest.raises(RunStoreError, match=r"strategy s, retriever bm25.*not recorded.*make runs"):
+        search_cell("c-1", "s", "bm25", texts, queries, 10, store=RunStore(tmp_path, "replay"))
+
+
+@pytest.mark.parametrize("change", ["texts", "queries", "version", "depth"])
+def test_stale_run_is_an_error_in_replay_and_recomputed_in_record(tmp_path, monkeypatch, change):
+    texts, queries = texts_and_queries()
+    search_cell("c-1", "s", "bm25", texts, queries, 10, store=RunStore(tmp_path, "record"))
+    depth = 10
+    if change == "texts":
+        texts = texts[:-1] + ["river bank"]
+    elif change == "queries":
+        queries = queries[:-1] + ["cold bread"]
+    elif change == "version":
+        monkeypatch.setitem(recorded_runs.RETRIEVER_VERSIONS, "bm25", 99)
+    else:
+        texts, queries = texts_and_queries(n_texts=300)
+        search_cell("c-2", "s", "bm25", texts, queries, 10, store=RunStore(tmp_path, "record"))
+        depth = 150
+    label = "c-2" if change == "depth" else "c-1"
+    words = {"texts": "chunk texts changed", "queries": "questions changed", "version": "scoring version",
+             "depth": "depth 150 asked, 100 recorded"}[change]
+    with pytest.raises(RunStoreError, match=words):
+        search_cell(label, "s", "bm25", texts, queries, depth, store=RunStore(tmp_path, "replay"))
+    again = search_cell(label, "s", "bm25", texts, queries, depth, store=RunStore(tmp_path, "record"))
+    assert np.array_equal(again.ids, BM25Index().fit(texts).search(queries, depth)[0])
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage"])
+def test_a_torn_or_damaged_file_is_reported_with_its_path(tmp_path, damage):
+    texts, queries = texts_and_queries()
+    search_cell("c-1", "s", "bm25", texts, queries, 10, store=RunStore(tmp_path, "record"))
+    path = next(tmp_path.rglob("*.npz"))
+    data = bytearray(path.read_bytes())
+    if damage == "truncate":
+        data = data[: len(data) // 2]
+    elif damage == "flip":
+        data[len(data) // 3] ^= 0xFF
+    else:
+        data = bytearray(b"not a zip file at all")
+    path.write_bytes(bytes(data))
+    with pytest.raises(RunStoreError, match=r"torn or damaged.*delete it and run `make runs`") as caught:
+        search_cell("c-1", "s", "bm25", texts, queries, 10, store=RunStore(tmp_path, "replay"))
+    assert str(path) in str(caught.value)
+
+
+def test_hybrid_fused_from_stored_runs_equals_a_live_hybrid_search(tmp_path):
+    texts, queries = texts_and_queries(n_texts=150, n_queries=9)
+    for depth in (10, 40, 120):
+        search_cell("c-1", "s", "hybrid", texts, queries, depth, model="hash-dense", dense=HashDense,
+                    store=RunStore(tmp_path, "record"))
+        replayed = search_cell("c-1", "s", "hybrid", texts, queries, depth, model="hash-dense",
+                               dense=lambda: pytest.fail("no model in a replay"), store=RunStore(tmp_path, "replay"))
+        live_ids, live_scores = HybridRetriever([BM25Index(), HashDense()]).fit(texts).search(queries, depth)
+        assert np.array_equal(replayed.ids, live_ids)
+        np.testing.assert_array_equal(replayed.scores, live_scores)
+    stored = sorted(p.name for p in tmp_path.rglob("*.npz"))
+    assert stored == ["bm25.npz", "dense@hash-dense.npz"], "hybrid is fused, never stored"
+
+
+def tiny_corpus(name="tiny"):
+    texts, queries = texts_and_queries(n_texts=6, n_queries=4)
+    documents = [Document(f"d{i}", "\n\n".join(texts[i * 6:(i + 1) * 6]) or texts[i]) for i in range(1)]
+    documents = [Document("d0", "\n\n".join(texts))]
+    questions = [Question(f"q{i}", q, "d0", ((q.split()[0],),)) for i, q in enumerate(queries)]
+    return Corpus(name, documents, questions)
+
+
+def test_run_cell_replays_the_same_scores_and_keeps_a_deep_ranking(tmp_path):
+    corpus = tiny_corpus()
+    live = score_run(run_cell(corpus, "fixed_500", "bm25", store=RunStore(tmp_path, "live")))
+    run_cell(corpus, "fixed_500", "bm25", store=RunStore(tmp_path, "record"))
+    replay_run = run_cell(corpus, "fixed_500", "bm25", store=RunStore(tmp_path, "replay"))
+    assert live.equals(score_run(replay_run))
+    assert replay_run.ranked_deep.shape[1] >= replay_run.ranked.shape[1] or len(replay_run.contexts) < 10
+    assert np.array_equal(replay_run.ranked_deep[:, :1], replay_run.ranked[:, :1])
+
+
+def test_your_own_documents_are_never_recorded(tmp_path):
+    corpus = tiny_corpus("own")
+    run_cell(corpus, "fixed_500", "bm25", store=RunStore(tmp_path, "record"))
+    run_cell(corpus, "fixed_500", "bm25", store=RunStore(tmp_path, "replay"))
+    assert not list(tmp_path.rglob("*.npz"))
+
+
+def test_unknown_mode_is_refused(monkeypatch):
+    monkeypatch.setenv("CHUNKLAB_RUNS", "sometimes")
+    with pytest.raises(RunStoreError, match="live, record, replay"):
+        recorded_runs.current_mode()
+
+
+# ---- the retriever registry -----------------------------------------------------------
+def test_registry_specs_and_factory_agree():
+    assert set(RETRIEVER_SPECS) == {"bm25", "dense", "hybrid"}
+    assert not needs_model("bm25") and needs_model("dense") and needs_model("hybrid")
+    assert spec("hybrid").fused_from == ("bm25", "dense") and not spec("hybrid").stored
+    with pytest.raises(ValueError, match="known: bm25, dense, hybrid"):
+        spec("tfidf")
+    assert isinstance(make_retriever("bm25"), Retriever)
+    assert isinstance(HybridRetriever([BM25Index()]), Retriever)
+
+
+def test_every_stored_retriever_has_a_version():
+    assert {name for name, s in RETRIEVER_SPECS.items() if s.stored} == set(recorded_runs.RETRIEVER_VERSIONS)
+
+
+def test_meta_is_plain_json(tmp_path):
+    texts, queries = texts_and_queries()
+    search_cell("c-1", "s", "bm25", texts, queries, 10, store=RunStore(tmp_path, "record"))
+    with np.load(next(tmp_path.rglob("*.npz"))) as data:
+        assert set(data.files) == {"ids", "scores", "meta", "sha256"}
+        json.loads(bytes(data["meta"]).decode())
