@@ -103,4 +103,22 @@ def test_run_level_tables_agree_with_fixed_k_metrics():
     # judged arrays work as input too and give the same table
     judged = slot_metrics.judge_run(run)
     again = budget.recall_at_budget(judged, budgets=(7, 18, 40)).set_index(["qid", "budget"])
-    assert again.equals(table)
+    assert again.drop(columns="depth_binds").equals(table.drop(columns="depth_binds"))
+    # 3 of the 4 contexts are ranked: x reads all three (38 tokens) and stops short of 40, so the
+    # depth, not the budget, ended its reading; at 18 tokens the budget ends it
+    assert table.loc[("x", 40), "depth_binds"] and not table.loc[("x", 18), "depth_binds"]
+    assert not again["depth_binds"].any()
+
+
+def test_a_deep_ranking_fills_the_budget_the_fixed_k_ranking_cannot():
+    question = Question("x", "?", "d0", (("opens at nine",),))
+    run = hand_run([question], [[0, 1]])  # k_max = 2: the third-ranked context holds the answer
+    shallow = budget.recall_at_budget(run, budgets=(40,)).iloc[0]
+    assert shallow["recall"] == 0.0 and shallow["depth_binds"]  # 30 tokens read, 2 of 4 contexts ranked
+    run.ranked_deep = np.array([[0, 1, 2, 3]])
+    deep = budget.recall_at_budget(run, budgets=(40,)).iloc[0]
+    assert deep["recall"] == 1.0 and deep["tokens_used"] == 35 and not deep["depth_binds"]
+    cut, binds = budget.budget_run(run, 40)
+    assert cut.ranked.tolist() == [[0, 1, 2, 3]] and not binds[0]  # 35 fit, the fourth (8) is the first that does not
+    cut, _ = budget.budget_run(run, 30)
+    assert cut.ranked.tolist() == [[0, 1, 2]]  # 20 + 10 fit; the third is kept to decide the budget

@@ -13,6 +13,12 @@ recall are those of the top m(B) (``slot_metrics.recall_by_rank``). Both are non
 in B. :func:`recall_token_curve` gives the fixed-k view (mean recall against mean tokens for
 k = 1..k_max) for plotting one curve per strategy x retriever.
 
+Depth: a run that carries a deep ranking (``RetrievalRun.ranked_deep``: every context of the
+recorded depth, 100 chunks) is read from it (:func:`budget_run`), so small chunks do not run out
+of contexts at the ``k_max`` of the fixed-k metrics. Where a question's recorded ranking ends
+before its budget is spent although the cell has more contexts, the depth still binds and the
+row says so (``depth_binds``): there a strategy with larger chunks can win by reading more.
+
 Not handled: truncating a context to fit the remaining budget, prompt overhead tokens,
 span-based gold (``span_metrics``); questions without gold slots get NaN.
 """
@@ -20,6 +26,8 @@ span-based gold (``span_metrics``); questions without gold slots get NaN.
 from __future__ import annotations
 
 from typing import Sequence
+
+import dataclasses
 
 import numpy as np
 import pandas as pd
@@ -46,6 +54,29 @@ def contexts_within_budget(tokens: np.ndarray, budget: float) -> np.ndarray:
     fits = np.cumsum(tokens, axis=1) <= budget
     # cumulative sums are non-decreasing, so the fitting ranks are a prefix: count them
     return fits.sum(axis=1)
+
+
+def budget_run(run: RetrievalRun, max_budget: float) -> tuple[RetrievalRun, np.ndarray]:
+    """The run as deep as a budget of ``max_budget`` tokens needs, and where its depth binds.
+
+    Reads ``run.ranked_deep`` (``run.ranked`` when it has none) and keeps, per question, the
+    leading contexts that fit in ``max_budget`` plus the first that does not (so every budget up
+    to ``max_budget`` is decided); later ranks become -1. ``depth_binds`` (per question) is True
+    when every recorded context fits, fewer than all of the cell's contexts were recorded, and
+    the budget is not used up: the recorded depth, not the budget, ended the reading.
+    """
+    deep = np.asarray(run.ranked_deep if run.ranked_deep is not None else run.ranked)
+    tokens_of = np.asarray(run.context_tokens, dtype=float)
+    tokens = np.where(deep >= 0, tokens_of[np.maximum(deep, 0)] if len(tokens_of) else 0.0, 0.0)
+    fits = contexts_within_budget(tokens, max_budget)
+    valid = (deep >= 0).sum(axis=1)
+    keep = np.minimum(fits + 1, valid)
+    width = max(int(keep.max()) if len(keep) else 0, 1)
+    cut = np.full((deep.shape[0], width), -1, dtype=np.int64)
+    for row, n in enumerate(keep):
+        cut[row, :n] = deep[row, :n]
+    depth_binds = (fits >= valid) & (valid < len(run.contexts)) & (tokens.sum(axis=1) < max_budget)
+    return dataclasses.replace(run, ranked=cut), depth_binds
 
 
 def _as_fills(rel: np.ndarray, n_slots) -> tuple[np.ndarray, np.ndarray]:
@@ -98,16 +129,24 @@ def _judged(run_or_tables: RetrievalRun | RankedJudgments, threshold: float) -> 
 def recall_at_budget(run_or_tables: RetrievalRun | RankedJudgments, budgets: Sequence[float] = BUDGETS,
                      threshold: float = 0.90) -> pd.DataFrame:
     """Tidy per-question table: corpus, strategy, retriever, qid, budget, contexts_read,
-    tokens_used, hit, recall (slot recall on the contexts read within the budget)."""
-    judged = _judged(run_or_tables, threshold)
+    tokens_used, hit, recall (slot recall on the contexts read within the budget), depth_binds
+    (a run: read from its deep ranking, :func:`budget_run`; judged tables: False)."""
     if not budgets:
         raise ValueError("no budgets given")
+    binds = None
+    if isinstance(run_or_tables, RetrievalRun):
+        run_or_tables, binds = budget_run(run_or_tables, max(budgets))
+    judged = _judged(run_or_tables, threshold)
     frames = []
     for budget in budgets:
         scores = budget_metrics(judged.fills, judged.tokens, budget, judged.n_slots)
+        if binds is None:
+            bound = np.zeros(len(judged.qids), dtype=bool)
+        else:  # the reading ended at the recorded depth with this budget not spent
+            bound = binds & (scores["tokens_used"] < budget)
         frames.append(pd.DataFrame({
             "corpus": judged.corpus, "strategy": judged.strategy, "retriever": judged.retriever,
-            "qid": judged.qids, "budget": budget, **scores,
+            "qid": judged.qids, "budget": budget, **scores, "depth_binds": bound,
         }))
     return pd.concat(frames, ignore_index=True)
 

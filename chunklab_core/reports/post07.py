@@ -5,7 +5,9 @@ Handles: the corpora table; the per-cell stage table (nDCG@k and MRR@k before an
 share, the ceiling first-stage hit@N beside hit@k after reranking, chunks rescued and pushed
 out); the depth figure; depth-against-depth and LLM-against-embedding paired comparisons; the
 cost table (tokens read, latency per query, hit@k gained per second); the footprint figure;
-and the verdict words. Every verdict is worded from a paired interval by :func:`verdict`,
+and the verdict words. Where questions share documents the intervals resample documents
+(``verdict_tables.paired_interval``, column ``design``), with the question-level verdict beside
+it. Every verdict is worded from a paired interval by :func:`verdict`,
 the series' rule (an interval that excludes 0 separates; otherwise the two cannot be told
 apart), :func:`chunklab_core.stats.claims.pair_verdict`.
 
@@ -25,6 +27,7 @@ import pandas as pd
 from chunklab_core.stats import bootstrap as stats
 
 from chunklab_core.stats.claims import pair_verdict
+from chunklab_core.reports.verdict_tables import design_of, paired_interval
 
 CELL = ["corpus", "strategy", "first_stage", "scorer", "depth"]
 CORPUS_LABELS = {"squad": "SQuAD v1.1 (post 01 sample)", "nq": "Natural Questions pages"}
@@ -49,19 +52,27 @@ def select_runs(runs: dict, corpus: str, strategies: Sequence[str], first_stage:
     return {(corpus, s, first_stage): runs[(corpus, s, first_stage)] for s in strategies}
 
 
-def _paired(after: np.ndarray, before: np.ndarray, resamples: int, seed: int) -> stats.Interval:
-    return stats.paired_difference_ci(after, before, resamples, seed)
+def _paired(after: np.ndarray, before: np.ndarray, resamples: int, seed: int, documents=None) -> stats.Interval:
+    """The paired interval of after − before: documents resampled when the questions share them
+    (``verdict_tables.paired_interval``), questions otherwise."""
+    return paired_interval(np.asarray(after), np.asarray(before), resamples, seed, documents)
+
+
+def _documents(group: pd.DataFrame):
+    return group["doc_id"].to_numpy() if "doc_id" in group else None
 
 
 def stage_table(per_question: pd.DataFrame, resamples: int, seed: int) -> pd.DataFrame:
     """One row per cell (corpus, strategy, first stage, scorer, depth); see the module docstring."""
     rows = []
     for keys, group in per_question.groupby(CELL, sort=False):
-        d_ndcg = _paired(group["ndcg_after"].to_numpy(), group["ndcg_before"].to_numpy(), resamples, seed)
-        d_rr = _paired(group["rr_after"].to_numpy(), group["rr_before"].to_numpy(), resamples, seed)
-        d_p = _paired(group["p_after"].to_numpy(), group["p_before"].to_numpy(), resamples, seed)
+        docs = _documents(group)
+        d_ndcg = _paired(group["ndcg_after"].to_numpy(), group["ndcg_before"].to_numpy(), resamples, seed, docs)
+        d_rr = _paired(group["rr_after"].to_numpy(), group["rr_before"].to_numpy(), resamples, seed, docs)
+        d_p = _paired(group["p_after"].to_numpy(), group["p_before"].to_numpy(), resamples, seed, docs)
         rows.append({
             **dict(zip(CELL, keys)), "k": int(group["k"].iloc[0]), "questions": len(group),
+            "design": design_of(docs),
             "ndcg_before": group["ndcg_before"].mean(), "ndcg_after": group["ndcg_after"].mean(),
             "d_ndcg": d_ndcg.mean, "d_ndcg_low": d_ndcg.low, "d_ndcg_high": d_ndcg.high,
             "mrr_before": group["rr_before"].mean(), "mrr_after": group["rr_after"].mean(),
@@ -72,6 +83,10 @@ def stage_table(per_question: pd.DataFrame, resamples: int, seed: int) -> pd.Dat
             "rescued": int(group["rescued"].sum()), "pushed_out": int(group["pushed_out"].sum()),
             "tokens_read": group["tokens_read"].mean(),
             "verdict": verdict("reranked", "first stage", d_ndcg.low, d_ndcg.high),
+            "question verdict": verdict("reranked", "first stage",
+                                        *stats.paired_difference_ci(group["ndcg_after"].to_numpy(),
+                                                                    group["ndcg_before"].to_numpy(),
+                                                                    resamples, seed)[1:]),
         })
     return pd.DataFrame(rows)
 
@@ -94,6 +109,8 @@ def display_stage_table(table: pd.DataFrame) -> pd.DataFrame:
         "same set": table["same_set"].round(3),
         "ceiling hit@N": table["ceiling"].round(3), f"hit@{k} after": table["hit_after"].round(3),
         "rescued": table["rescued"], "pushed out": table["pushed_out"], "verdict (ΔnDCG)": table["verdict"],
+        "resampled": table["design"] if "design" in table else "questions",
+        "verdict, questions resampled": table["question verdict"] if "question verdict" in table else table["verdict"],
     })
 
 
@@ -130,8 +147,10 @@ def depth_comparison(per_question: pd.DataFrame, deep: int, shallow: int, resamp
         b = group[group["depth"] == shallow].set_index("qid")["ndcg_after"]
         if a.empty or b.empty:
             continue
-        diff = _paired(a.to_numpy(), b.loc[a.index].to_numpy(), resamples, seed)
-        rows.append({**dict(zip(keys, cell)), "questions": len(a), "difference": diff.mean, "low": diff.low,
+        docs = group[group["depth"] == deep].set_index("qid")["doc_id"].to_numpy() if "doc_id" in group else None
+        diff = _paired(a.to_numpy(), b.loc[a.index].to_numpy(), resamples, seed, docs)
+        rows.append({**dict(zip(keys, cell)), "questions": len(a), "design": design_of(docs),
+                     "difference": diff.mean, "low": diff.low,
                      "high": diff.high, "verdict": verdict(f"N={deep}", f"N={shallow}", diff.low, diff.high)})
     return pd.DataFrame(rows)
 
@@ -147,8 +166,10 @@ def scorer_comparison(a_rows: pd.DataFrame, b_rows: pd.DataFrame, resamples: int
             continue
         b = other.loc[wanted]
         a_name, b_name = group["scorer"].iloc[0], b["scorer"].iloc[0]
-        diff = _paired(group["ndcg_after"].to_numpy(), b["ndcg_after"].to_numpy(), resamples, seed)
+        docs = _documents(group)
+        diff = _paired(group["ndcg_after"].to_numpy(), b["ndcg_after"].to_numpy(), resamples, seed, docs)
         rows.append({**dict(zip(keys, cell)), "a": a_name, "b": b_name, "questions": len(group),
+                     "design": design_of(docs),
                      "ndcg_a": group["ndcg_after"].mean(), "ndcg_b": b["ndcg_after"].mean(),
                      "difference": diff.mean, "low": diff.low, "high": diff.high,
                      "verdict": verdict(a_name, b_name, diff.low, diff.high)})
@@ -176,25 +197,41 @@ def slice_comparisons(slice_rows: pd.DataFrame, resamples: int, seed: int) -> pd
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def time_embedding_scorer(run, scorer_factory, depths: Sequence[int], n_queries: int) -> pd.DataFrame:
+def time_embedding_scorer(run, scorer_factory, depths: Sequence[int], n_queries: int, model: str = "") -> pd.DataFrame:
     """Wall seconds to re-score N candidates of each of the first ``n_queries`` questions, by N.
 
-    Measured in this execution with a fresh in-memory cache per query and depth (nothing served
-    from disk), after one untimed call that loads the model: it changes from one execution to the next.
+    Measured with a fresh in-memory cache per query and depth (nothing served from disk),
+    after one untimed call that loads the model. The measurement is a recorded input like the
+    rankings (``retrieval.recorded_runs``, kind ``timings``: measured once by ``make runs`` on the
+    machine its record names, replayed by ``make all``), keyed by ``model``, the depths and the
+    candidates; live (``CHUNKLAB_RUNS=live``) it is measured in this execution.
     """
     from chunklab_core.rerank.study import candidate_texts
+    from chunklab_core.retrieval.recorded_runs import default_store, texts_sha256
 
-    rows = []
-    if n_queries > 0:  # an untimed call loads the model (and warms torch) first
-        scorer_factory().score(run.corpus.questions[0].text, candidate_texts(run, 1, [0])[0])
-    for depth in depths:
-        for row in range(min(n_queries, run.ranked.shape[0])):
-            scorer = scorer_factory()
-            texts = candidate_texts(run, depth, [row])[0]
-            start = time.perf_counter()
-            scorer.score(run.corpus.questions[row].text, texts)
-            rows.append({"depth": depth, "qid": run.corpus.questions[row].qid, "seconds": time.perf_counter() - start})
-    return pd.DataFrame(rows, columns=["depth", "qid", "seconds"])
+    rows_timed = list(range(min(n_queries, run.ranked.shape[0])))
+    texts_of = {(d, r): candidate_texts(run, d, [r])[0] for d in depths for r in rows_timed}
+
+    def measure():
+        seconds, shown = [], []
+        if rows_timed:  # an untimed call loads the model (and warms torch) first
+            scorer_factory().score(run.corpus.questions[0].text, candidate_texts(run, 1, [0])[0])
+        for depth in depths:
+            for row in rows_timed:
+                scorer = scorer_factory()
+                start = time.perf_counter()
+                scorer.score(run.corpus.questions[row].text, texts_of[(depth, row)])
+                seconds.append(time.perf_counter() - start)
+                shown.append(depth)
+        return {"depth": np.asarray(shown, dtype=np.int64), "seconds": np.asarray(seconds, dtype=np.float64)}
+
+    key = {"measure": "embedding re-scorer seconds", "model": model or getattr(scorer_factory, "args", [""])[0],
+           "depths": [int(d) for d in depths], "queries": texts_sha256([run.corpus.questions[r].text for r in rows_timed]),
+           "candidates": texts_sha256([t for d in depths for r in rows_timed for t in texts_of[(d, r)]])}
+    arrays = default_store().keyed("timings", key, measure, f"timing {key['model']} at depths {key['depths']}")
+    qids = [run.corpus.questions[r].qid for _ in depths for r in rows_timed]
+    return pd.DataFrame({"depth": arrays["depth"], "qid": qids[:len(arrays["depth"])], "seconds": arrays["seconds"]},
+                        columns=["depth", "qid", "seconds"])
 
 
 def embedding_cost(stage: pd.DataFrame, seconds: pd.DataFrame) -> pd.DataFrame:

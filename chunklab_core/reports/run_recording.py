@@ -42,8 +42,12 @@ RECORDING_PARAMETERS = {"RESAMPLES": 200, "WRITE_OUTPUTS": False}
 SCORE_TOLERANCE = 1e-6
 
 
-def record(posts=POSTS, kernel: str = "chunklab") -> int:
-    """Execute each post in record mode; 0 when every post ran, else the first failure's status."""
+def record(posts=POSTS, kernel: str = "chunklab", yaml_parameters: str | None = None) -> int:
+    """Execute each post in record mode; 0 when every post ran, else the first failure's status.
+
+    ``yaml_parameters``: papermill ``-y`` parameters for every post (e.g. ``"MODELS: [all-MiniLM-L6-v2]"``
+    records the first model's cells of post 02 before the slower second model's).
+    """
     env = dict(os.environ, **{MODE_ENV: "record"})
     for post in posts:
         source = paths.NOTEBOOKS_DIR / "src" / f"{post}.ipynb"
@@ -61,7 +65,8 @@ def record(posts=POSTS, kernel: str = "chunklab") -> int:
         print(f"== make runs: {post} (record mode)", file=sys.stderr, flush=True)
         with tempfile.TemporaryDirectory(prefix="chunklab-runs-") as tmp:
             command = [sys.executable, "-m", "papermill", "--kernel", kernel, "--log-output",
-                       "--no-progress-bar", str(source), str(Path(tmp) / f"{post}.ipynb"), *options]
+                       "--no-progress-bar", str(source), str(Path(tmp) / f"{post}.ipynb"), *options,
+                       *(["-y", yaml_parameters] if yaml_parameters else [])]
             status = subprocess.call(command, env=env, cwd=paths.PROJ_ROOT)
         print(f"== {post}: {'done' if status == 0 else f'failed ({status})'} in "
               f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
@@ -169,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("record", help="record every missing or stale run of the posts (resumable)")
     rec.add_argument("posts", nargs="*", default=list(POSTS), help=f"posts to record (default: {' '.join(POSTS)})")
+    rec.add_argument("--yaml", default=None, help="papermill -y parameters for every post (a first, partial pass)")
     ver = sub.add_parser("verify", help="recompute a seeded sample of recorded cells from scratch")
     ver.add_argument("--sample", type=int, default=3)
     ver.add_argument("--seed", type=int, default=DEFAULT_SEED)
@@ -177,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "record":
-            return record(args.posts)
+            return record(args.posts, yaml_parameters=args.yaml)
         if args.command == "verify":
             return verify(args.sample, args.seed, args.max_texts)
         rows = summary()

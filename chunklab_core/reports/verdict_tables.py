@@ -30,6 +30,13 @@ from chunklab_core.stats.bootstrap import balanced_score, paired_difference_ci
 from chunklab_core.stats.clustered import paired_difference_clustered_ci, shares_documents
 
 
+def question_documents(per_question: pd.DataFrame) -> pd.Series | None:
+    """The document of each question (qid -> doc_id) of a per-question table (None without doc_id)."""
+    if "doc_id" not in per_question:
+        return None
+    return per_question.drop_duplicates("qid").set_index("qid")["doc_id"]
+
+
 def design_of(clusters) -> str:
     """``documents (n)`` when the questions share documents, else ``questions``."""
     if clusters is None or not shares_documents(clusters):

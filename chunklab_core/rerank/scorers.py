@@ -14,6 +14,9 @@ more relevant), plus ``score_many`` for a batch of questions:
   latency and prompt tokens are kept in ``calls`` for the cost tables; an unparseable reply
   scores 0.5 (between the labels, ties keep first-stage order) and is counted.
 
+:class:`RecordedScorer` puts the embedding re-scorer behind the run store (``make runs`` records
+its scores, ``make all`` replays them without a model).
+
 Not handled: batching across questions for the LLM (one call per pair), GPU settings.
 """
 
@@ -50,6 +53,57 @@ class EmbeddingScorer:
             out.append((block @ queries[row]).astype(np.float64) if len(texts) else np.zeros(0))
             start += len(texts)
         return out
+
+    def score(self, question: str, texts: Sequence[str]) -> np.ndarray:
+        return self.score_many([question], [texts])[0]
+
+
+class RecordedScorer:
+    """The embedding re-scorer through the run store: its scores recorded once, replayed by ``make all``.
+
+    ``score_many`` asks the store (``retrieval.recorded_runs.RunStore.keyed``, kind
+    ``rescores``) for the scores of exactly these questions and candidates under ``model``
+    (keyed by their sha256); only a miss builds the :class:`EmbeddingScorer`, so a replay needs
+    no model. Scores are the scorer's float32 cosines, stored exactly.
+    """
+
+    def __init__(self, model: str = "all-mpnet-base-v2", store=None, **dense_options):
+        from chunklab_core.retrieval.model_assembly import canonical_label
+
+        self.model, self.name, self.options = model, canonical_label(model), dense_options
+        self._store, self._scorer = store, None
+
+    @property
+    def store(self):
+        from chunklab_core.retrieval.recorded_runs import default_store
+
+        return self._store if self._store is not None else default_store()
+
+    def _live(self) -> EmbeddingScorer:
+        if self._scorer is None:
+            self._scorer = EmbeddingScorer(self.model, **self.options)
+        return self._scorer
+
+    def score_many(self, questions: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        from chunklab_core.retrieval.recorded_runs import texts_sha256
+
+        if len(questions) != len(candidates):
+            raise ValueError(f"{len(questions)} questions but {len(candidates)} candidate lists")
+        lengths = np.array([len(c) for c in candidates], dtype=np.int64)
+        key = {"scorer": "embedding", "model": self.name, "questions": texts_sha256(questions),
+               "candidates": texts_sha256([t for texts in candidates for t in texts]),
+               "lengths": texts_sha256([str(n) for n in lengths])}
+
+        def compute():
+            scores = self._live().score_many(questions, candidates)
+            flat = np.concatenate(scores) if scores else np.zeros(0)
+            return {"scores": flat.astype(np.float32), "lengths": lengths}
+
+        arrays = self.store.keyed("rescores", key, compute,
+                                  f"{self.name} re-scoring {len(questions)} questions' {int(lengths.sum())} candidates")
+        flat = arrays["scores"].astype(np.float64)
+        bounds = np.concatenate([[0], np.cumsum(arrays["lengths"])])
+        return [flat[bounds[i]:bounds[i + 1]] for i in range(len(questions))]
 
     def score(self, question: str, texts: Sequence[str]) -> np.ndarray:
         return self.score_many([question], [texts])[0]

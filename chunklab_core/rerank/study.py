@@ -40,14 +40,15 @@ SEED = DEFAULT_SEED
 FIRST_STAGE_MODELS = {"bm25": None, "minilm": "all-MiniLM-L6-v2"}
 
 
-def rerank_corpus(name: str, n_questions: int | None = None, seed: int = SEED, n_documents: int = 6,
-                  articles: int = 40) -> Corpus:
-    """``squad``: post 01's sample (``articles`` articles, 800 questions), the first
-    ``n_questions`` of ``default_rng(seed).permutation`` kept in that order; ``nq``: NQ long pages,
-    ``n_documents`` whole pages (``data.corpora.subsample_documents``), questions whose gold
+def rerank_corpus(name: str, n_questions: int | None = None, seed: int = SEED, n_documents: int | None = 6,
+                  articles: int = 40, squad_questions: int = 800) -> Corpus:
+    """``squad``: a SQuAD sample (``articles`` articles, ``squad_questions`` questions; by default
+    post 01's 40 and 800, post 02's full evidence is 48 and 2,000), the first ``n_questions`` of
+    ``default_rng(seed).permutation`` kept in that order; ``nq``: NQ long pages, ``n_documents``
+    whole pages (``data.corpora.subsample_documents``; None: every page), questions whose gold
     occurs verbatim, in a seeded order, the first ``n_questions`` (None: all)."""
     if name == "squad":
-        corpus = load_corpus("squad", squad_articles=articles, seed=seed)
+        corpus = load_corpus("squad", squad_articles=articles, squad_questions=squad_questions, seed=seed)
     elif name == "nq":
         corpus = load_corpus("nq", n_documents=n_documents, seed=seed)
         corpus.questions = [q for q in corpus.questions if "gold-not-verbatim" not in q.tags and q.gold_slots]
@@ -57,7 +58,7 @@ def rerank_corpus(name: str, n_questions: int | None = None, seed: int = SEED, n
     n = len(order) if n_questions is None else int(n_questions)
     if not 1 <= n <= len(order):
         raise ValueError(f"{name}: asked for {n_questions} questions, {len(order)} available")
-    return Corpus(name, corpus.documents, [corpus.questions[i] for i in order[:n]])
+    return Corpus(name, corpus.documents, [corpus.questions[i] for i in order[:n]], source=corpus.source)
 
 
 def first_stage_engine(first_stage: str):
@@ -114,6 +115,7 @@ def sweep_rows(run: RetrievalRun, scores: np.ndarray, depths: Sequence[int], k: 
         after = rerank_prefix(ranked, scores, depth)
         frame = stage_metrics(ranked, after, relevant, k, depth)
         tokens = np.where(ranked[:, :depth] >= 0, run.context_tokens[np.maximum(ranked[:, :depth], 0)], 0)
+        frame.insert(0, "doc_id", [run.corpus.questions[r].doc_id for r in rows])
         frame.insert(0, "qid", [run.corpus.questions[r].qid for r in rows])
         frame.insert(0, "depth", depth)
         frame.insert(0, "scorer", scorer)

@@ -89,6 +89,17 @@ def mpnet_path() -> Path:
     return paths.MODELS_DIR / MPNET_FOLDER_NAME
 
 
+def canonical_label(name_or_path: str | os.PathLike) -> str:
+    """The label :func:`resolve_model` gives, without touching the disk (an alias's canonical
+    name, else the folder's name): what recorded runs are filed under."""
+    key = str(name_or_path).strip().lower()
+    if key in MINILM_ALIASES:
+        return "all-MiniLM-L6-v2"
+    if key in MPNET_ALIASES:
+        return "all-mpnet-base-v2"
+    return Path(str(name_or_path)).expanduser().name
+
+
 def resolve_model(name_or_path: str | os.PathLike) -> tuple[str, Path]:
     """Return ``(label, folder)`` of a sentence-transformers model on local disk.
 

@@ -354,6 +354,39 @@ class RunStore:
         return spans
 
 
+    # ---- content-addressed records: re-scorer scores, measured timings ----------------------
+    def keyed(self, kind: str, key: dict, compute: Callable[[], dict[str, np.ndarray]],
+              describe: str) -> dict[str, np.ndarray]:
+        """Arrays computed once for ``key`` (any JSON-able dict), under ``<root>/<kind>/<sha16>.npz``.
+
+        For what is not a ranking of a cell: the embedding re-scorer's scores of post 07's
+        candidates (``rerank.scorers.RecordedScorer``) and the seconds it took
+        (``reports.post07.time_embedding_scorer``). The key holds the digests of every input, so
+        a changed input is a missing record; ``describe`` names it in the error.
+        """
+        if self.mode == "live":
+            return compute()
+        canonical = json.dumps(key, sort_keys=True)
+        path = self.root / kind / f"{hashlib.sha256(canonical.encode('utf-8')).hexdigest()[:16]}.npz"
+        record = self.load(path)
+        if record is not None:
+            self.replayed += 1
+            return record.extra
+        if self.mode == "replay":
+            raise RunStoreError(f"no recorded {kind} for {describe} ({path}). Record it with `{RECORD_COMMAND}` "
+                                "(CHUNKLAB_RUNS=record), or set CHUNKLAB_RUNS=live to compute it without recording")
+        started = time.perf_counter()
+        arrays = {name: np.asarray(value) for name, value in compute().items()}
+        meta = {"format": FORMAT_VERSION, "kind": kind, "key": key, "describe": describe,
+                "libraries": library_versions(), "code": _code_version(), "python": sys.version.split()[0],
+                "machine": {"cpus": os.cpu_count(), "platform": sys.platform},
+                "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "seconds": round(time.perf_counter() - started, 3)}
+        self.write(path, meta, **arrays)
+        self.log(f"recorded {kind} for {describe} -> {path.relative_to(self.root)}")
+        return arrays
+
+
 _DEFAULT: dict[tuple[str, str], RunStore] = {}
 
 

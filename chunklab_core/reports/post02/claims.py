@@ -24,7 +24,7 @@ from chunklab_core.chunking.health import TINY_TOKENS
 from chunklab_core.chunking import strategy_label
 from chunklab_core.data.corpora import CORPUS_LABELS
 from chunklab_core.evaluation.measures import column
-from chunklab_core.reports.verdict_tables import balanced_verdicts, leader_verdicts
+from chunklab_core.reports.verdict_tables import balanced_verdicts, leader_verdicts, question_documents
 
 HEALTH_COLUMNS = ["corpus", "strategy", "n_chunks", "median_tokens", "pct_tiny", "pct_fragments", "boundary_ok",
                   "coverage", "redundancy", "lexical_cohesion", "share truncated"]
@@ -90,7 +90,8 @@ def balanced_verdict_table(per_question: pd.DataFrame, k: int, lams: Sequence[fl
         tokens = cells.pivot_table(index="qid", columns="cell", values=column("tokens", k), aggfunc="first")
         keep = recall.dropna(axis=1).columns.intersection(tokens.dropna(axis=1).columns)
         recall, tokens = recall[keep].dropna(), tokens[keep].dropna()
-        frames.append(balanced_verdicts(recall, tokens, lams, resamples, seed).assign(corpus=corpus))
+        frames.append(balanced_verdicts(recall, tokens, lams, resamples, seed,
+                                        question_documents(group)).assign(corpus=corpus))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -116,18 +117,33 @@ def budget_long(budget: pd.DataFrame) -> pd.DataFrame:
     return tidy.dropna(subset=["recall"])[["corpus", "strategy", "retriever", "budget", "recall"]]
 
 
-def budget_reading(budget: pd.DataFrame, model: str) -> str:
-    """Per corpus, the best cell at the smallest and the largest budget."""
-    tidy = budget_long(budget)
-    small, large = tidy["budget"].min(), tidy["budget"].max()
+def budget_reading(budget: pd.DataFrame, model: str, depth: int) -> str:
+    """Per corpus, the best cell at the smallest and the largest budget (with intervals), and where
+    the recorded depth of ``depth`` chunks, not the budget, ended some question's reading.
+
+    ``budget``: :func:`post02.tables.budget_intervals`.
+    """
+    small, large = budget["budget"].min(), budget["budget"].max()
     parts = []
-    for corpus, group in tidy.groupby("corpus", sort=False):
+    for corpus, group in budget.groupby("corpus", sort=False):
         best = {b: group[group["budget"] == b].sort_values("recall", ascending=False).iloc[0] for b in (small, large)}
-        parts.append(f"{_corpus(corpus)}: {best[small]['strategy']} / {best[small]['retriever']} at {small} tokens "
-                     f"({best[small]['recall']:.2f}), {best[large]['strategy']} / {best[large]['retriever']} at "
-                     f"{large} ({best[large]['recall']:.2f})")
-    return (f"Best cell per corpus at the smallest and largest budget (dense and hybrid with {model}; means without "
-            "intervals, so read them as a ranking to check, not a verdict): " + "; ".join(parts) + ".")
+        parts.append(f"{_corpus(corpus)}: " + ", ".join(
+            f"{row['strategy']} / {row['retriever']} at {b} tokens ({claims.format_interval(row['recall'], row['low'], row['high'])}, "
+            f"n = {row['questions']})" for b, row in best.items()))
+    bound = budget[budget["depth binds"] > 0]
+    if bound.empty:
+        size = (f"No question's recorded ranking ({depth} chunks) ran out before its budget was spent, in any cell "
+                "and at any budget: every strategy read up to the same budget, so none can win here by reading more text.")
+    else:
+        cells = sorted({f"{_corpus(r['corpus'])} {r['strategy']} / {r['retriever']}" for _, r in bound.iterrows()})
+        size = (f"In {len(bound)} of {len(budget)} cells × budgets (marked †: {'; '.join(cells[:8])}"
+                f"{'; …' if len(cells) > 8 else ''}) the recorded ranking of {depth} chunks ran out before some "
+                f"questions' budget was spent (at most {bound['depth binds'].max():.0%} of a cell's questions): there a "
+                "strategy with larger chunks read more text and can win by size; everywhere else every strategy "
+                "read up to the same budget.")
+    return ("Best cell per corpus at the smallest and largest budget (dense and hybrid with " + model + "; each "
+            "with its 95% interval; a best cell is a ranking to check, not a verdict): " + "; ".join(parts) + ". "
+            + size)
 
 
 def span_reading(spans: pd.DataFrame, k: int) -> str:
@@ -242,5 +258,6 @@ def recall_verdicts(per_question: pd.DataFrame, k: int, model: str, resamples: i
     for (corpus, retriever), group in cells.groupby(["corpus", "retriever"], sort=False):
         wide = group.pivot_table(index="qid", columns="strategy", values=recall, aggfunc="first").dropna()
         if wide.shape[1] >= 2 and len(wide):
-            frames.append(leader_verdicts(wide, recall, resamples, seed).assign(corpus=corpus, retriever=retriever))
+            frames.append(leader_verdicts(wide, recall, resamples, seed, question_documents(group))
+                          .assign(corpus=corpus, retriever=retriever))
     return pd.concat(frames, ignore_index=True)

@@ -1,7 +1,8 @@
 """Post 02, structure: which documents have headings, and one chunk per section versus packing.
 
 Handles: the per-corpus heading summary that warns when structure-aware chunking falls back
-to paragraphs (``headings.corpus_heading_summary``, as prose by :func:`describe_fallbacks`),
+to paragraphs (``headings.corpus_heading_summary``, as prose by :func:`describe_fallbacks`, and in
+the strategy's name in the matrix by :func:`label_fallbacks`),
 and the comparison of the two structure-aware modes on one corpus (:func:`section_mode_table`):
 ``structure_aware`` (sections packed greedily under the ceiling) and ``structure_sections``
 (one chunk per section, split only when longer than the ceiling), both under BM25, with the
@@ -42,6 +43,32 @@ def describe_fallbacks(summary: pd.DataFrame) -> str:
     parts = [f"**{row['corpus']}**: {row['fall back to paragraphs']} of {row['documents']} documents have no "
              "heading, so structure-aware chunking falls back to paragraphs there." for _, row in warned.iterrows()]
     return "⚠ " + " ".join(parts)
+
+
+def fallback_label(documents: int, without_headings: int, base: str = "Structure-aware") -> str:
+    """What a structure-aware strategy really did on a corpus, said in its name.
+
+    No document without a heading: ``base``; every document without one: ``paragraph packing
+    (no headings found)``; otherwise ``base`` with the share that fell back to paragraphs.
+    """
+    if without_headings <= 0:
+        return base
+    if without_headings >= documents:
+        return f"{base}: paragraph packing (no headings in any of {documents} documents)"
+    return f"{base} (paragraphs in {without_headings} of {documents} documents without headings)"
+
+
+def label_fallbacks(table: pd.DataFrame, corpora: dict, strategies=("structure_aware",)) -> pd.DataFrame:
+    """``table``'s ``label`` column with each structure-aware row named by what it did on its corpus."""
+    summary = corpus_heading_summary(corpora).set_index("corpus")
+    table = table.copy()
+    for corpus in summary.index:
+        row = summary.loc[corpus]
+        for strategy in strategies:
+            mask = (table["corpus"] == corpus) & (table["strategy"] == strategy)
+            table.loc[mask, "label"] = fallback_label(int(row["documents"]), int(row["fall back to paragraphs"]),
+                                                       strategy_label(strategy))
+    return table
 
 
 def pick_corpus(corpora: dict, preferred: str = "nq") -> str:

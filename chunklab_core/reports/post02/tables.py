@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.stats import claims, bootstrap as stats
+from chunklab_core.reports.verdict_tables import design_of, paired_interval, question_documents
 from chunklab_core.evaluation.budget import recall_at_budget, recall_token_curve
 from chunklab_core.chunking.health import chunk_health_table
 from chunklab_core.chunking import strategy_label
@@ -70,21 +71,34 @@ def summary_metrics(columns: Sequence[str], k: int) -> list[str]:
 
 def summary_with_intervals(per_question: pd.DataFrame, k: int, resamples: int, seed: int) -> pd.DataFrame:
     """Cell means of the main metrics (:func:`summary_metrics`), and a 95% interval on
-    recall@k (questions with gold)."""
+    recall@k (questions with gold): documents resampled when the questions share documents
+    (``stats.clustered``), questions otherwise; column ``design`` says which."""
+    import warnings
+
+    from chunklab_core.stats.clustered import clustered_bootstrap_ci, shares_documents
+
     recall = column("recall", k)
     summary = cell_summary(per_question, summary_metrics(list(per_question.columns), k))
-    lows, highs = [], []
+    lows, highs, designs = [], [], []
     for _, cell in summary.iterrows():
         rows = per_question[(per_question[KEYS] == cell[KEYS].values).all(axis=1)]
-        values = rows[recall].dropna().to_numpy()
+        rows = rows[rows[recall].notna()]
+        values = rows[recall].to_numpy()
         if len(values) == 0:
-            lows.append(np.nan), highs.append(np.nan)
+            lows.append(np.nan), highs.append(np.nan), designs.append("")
             continue
-        interval = stats.bootstrap_ci(values, resamples=resamples, seed=seed)
-        lows.append(interval.low), highs.append(interval.high)
+        documents = rows["doc_id"].to_numpy() if "doc_id" in rows else None
+        if documents is not None and shares_documents(documents) and len(set(documents)) > 1:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                interval = clustered_bootstrap_ci(values, documents, resamples=resamples, seed=seed)
+        else:
+            interval = stats.bootstrap_ci(values, resamples=resamples, seed=seed)
+        lows.append(interval.low), highs.append(interval.high), designs.append(design_of(documents))
     low, high = interval_columns(recall)
     summary[low] = lows
     summary[high] = highs
+    summary["design"] = designs
     return summary
 
 
@@ -118,9 +132,15 @@ def matrix_table(summary: pd.DataFrame, k: int, model: str) -> pd.DataFrame:
     table = summary[(summary["model"] == model) | (summary["retriever"] == "bm25")].copy()
     recall = column("recall", k)
     low, high = interval_columns(recall)
-    table["cell"] = [f"{r[recall]:.3f} [{r[low]:.3f}, {r[high]:.3f}]" for _, r in table.iterrows()]
-    wide = table.pivot(index="label", columns=["corpus", "retriever"], values="cell")
-    order = list(dict.fromkeys(table["label"]))
+    # a strategy renamed for what it did on a corpus (``structure.label_fallbacks``) keeps its row,
+    # and its cells there say so
+    base = table["strategy"].map(strategy_label)
+    note = np.where(table["label"] != base, " (paragraphs)", "")
+    table["cell"] = [f"{r[recall]:.3f} [{r[low]:.3f}, {r[high]:.3f}]{n}" for (_, r), n in zip(table.iterrows(), note)]
+    table["row"] = base
+    wide = table.pivot(index="row", columns=["corpus", "retriever"], values="cell")
+    wide.index.name = "label"
+    order = list(dict.fromkeys(table["row"]))
     return wide.reindex(order)
 
 
@@ -132,12 +152,18 @@ def paired_retrievers(per_question: pd.DataFrame, k: int, model: str, resamples:
         wide = group.pivot(index="qid", columns="retriever", values=column("recall", k)).dropna()
         if "bm25" not in wide:
             continue
+        documents = question_documents(group)
+        documents = None if documents is None else documents.reindex(wide.index).to_numpy()
         for other in [r for r in ("dense", "hybrid") if r in wide]:
-            d = stats.paired_difference_ci(wide[other].to_numpy(), wide["bm25"].to_numpy(), resamples, seed)
+            a, b = wide[other].to_numpy(), wide["bm25"].to_numpy()
+            d = paired_interval(a, b, resamples, seed, documents)
+            q = stats.paired_difference_ci(a, b, resamples, seed)
             rows.append({"corpus": corpus, "strategy": strategy_label(strategy), "comparison": f"{other} − bm25",
                          "difference": d.mean, "low": d.low, "high": d.high,
                          "verdict": claims.pair_verdict(other, "bm25", d.low, d.high),
-                         "questions": len(wide)})
+                         "questions": len(wide), "design": design_of(documents),
+                         "question low": q.low, "question high": q.high,
+                         "question verdict": claims.pair_verdict(other, "bm25", q.low, q.high)})
     return pd.DataFrame(rows)
 
 
@@ -245,6 +271,55 @@ def budget_table(matrix: MatrixResult, budgets: Sequence[int], model: str) -> pd
     means = tidy.groupby(["corpus", "strategy", "retriever", "budget"], sort=False)["recall"].mean().reset_index()
     means["strategy"] = means["strategy"].map(strategy_label)
     return means.pivot(index=["corpus", "strategy"], columns=["retriever", "budget"], values="recall")
+
+
+def budget_intervals(matrix: MatrixResult, budgets: Sequence[int], model: str, resamples: int,
+                     seed: int) -> pd.DataFrame:
+    """Mean slot recall at each token budget with its 95% interval, per (corpus, strategy, retriever).
+
+    Each question reads its recorded deep ranking (``evaluation.budget.budget_run``), so small
+    chunks are not cut off at the fixed-k depth; ``depth binds`` is the share of questions whose
+    recorded ranking ended before the budget was spent. Intervals resample documents when the
+    questions share them (``stats.clustered``), questions otherwise (column ``design``).
+    """
+    import warnings
+
+    from chunklab_core.stats.clustered import clustered_bootstrap_ci, shares_documents
+
+    rows = []
+    for corpus, strategy, retriever, run in _runs_for(matrix, model):
+        table = recall_at_budget(run, budgets)
+        documents = {q.qid: q.doc_id for q in run.corpus.questions}
+        for budget, group in table.groupby("budget", sort=True):
+            scored = group[group["recall"].notna()]
+            if scored.empty:
+                continue
+            values = scored["recall"].to_numpy()
+            docs = scored["qid"].map(documents).to_numpy()
+            if shares_documents(docs) and len(set(docs)) > 1:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    interval = clustered_bootstrap_ci(values, docs, resamples, seed)
+            else:
+                interval = stats.bootstrap_ci(values, resamples, seed)
+            rows.append({"corpus": corpus, "strategy": strategy_label(strategy), "retriever": retriever,
+                         "budget": int(budget), "recall": interval.mean, "low": interval.low, "high": interval.high,
+                         "questions": len(values), "design": design_of(docs),
+                         "mean tokens read": float(scored["tokens_used"].mean()),
+                         "depth binds": float(scored["depth_binds"].mean())})
+    return pd.DataFrame(rows)
+
+
+def budget_view(budget: pd.DataFrame) -> pd.DataFrame:
+    """The budget table as a reader scans it: strategies x (corpus, retriever, budget), 'recall [low, high]'.
+
+    † marks a cell where the recorded depth ended the reading of some question before its budget.
+    """
+    cells = budget.assign(cell=[f"{mean:.2f} [{low:.2f}, {high:.2f}]" + (" †" if binds > 0 else "")
+                                for mean, low, high, binds in zip(budget["recall"], budget["low"], budget["high"],
+                                                                  budget["depth binds"])])
+    wide = cells.pivot(index="strategy", columns=["corpus", "retriever", "budget"], values="cell")
+    return wide.reindex(list(dict.fromkeys(budget["strategy"])))
 
 
 def plot_budget_curves(matrix: MatrixResult, model: str, ks: Sequence[int]):
