@@ -85,6 +85,7 @@ endif
 #: RUN_POSTS    make runs: the posts to record (default 02_retrievers 01_chunking 05_answers 04_questions 07_reranking)
 #: VERIFY_CELLS make verify-runs: how many recorded cells to recompute (default 3)
 #: VERIFY_MAX_TEXTS make verify-runs: only cells with at most this many chunks (CI uses a small number)
+#: VERIFY_ARGS  make verify-runs: more options, e.g. --model all-MiniLM-L6-v2 (only BM25 and that model's cells)
 #: NOTEBOOK_DEPS the generated per-notebook prerequisites (default .cache/notebook-deps.mk; scripts/notebook_deps.py)
 
 help: ## Show this help: the targets, then the variables (make TARGET NAME=value)
@@ -201,11 +202,12 @@ test-slow: env ## Run the slow tier too (real models, full data)
 RUN_POSTS    ?=
 VERIFY_CELLS ?= 3
 VERIFY_MAX_TEXTS ?=
+VERIFY_ARGS  ?=
 runs: env data $(MPNET) ## Record every missing or stale retrieval run of the posts (hours on 2 cores; resumable, kill any time)
 	$(PY) -m chunklab_core.reports.run_recording record $(RUN_POSTS)
 
 verify-runs: env data ## Recompute a seeded sample of recorded runs from scratch; fails unless identical (VERIFY_CELLS, VERIFY_MAX_TEXTS)
-	$(PY) -m chunklab_core.reports.run_recording verify --sample $(VERIFY_CELLS) $(if $(VERIFY_MAX_TEXTS),--max-texts $(VERIFY_MAX_TEXTS),)
+	$(PY) -m chunklab_core.reports.run_recording verify --sample $(VERIFY_CELLS) $(if $(VERIFY_MAX_TEXTS),--max-texts $(VERIFY_MAX_TEXTS),) $(VERIFY_ARGS)
 
 bench: env ## Speed benchmarks (ratios against named alternatives, printed)
 	$(PY) scripts/bench_bm25.py

@@ -236,3 +236,32 @@ def test_meta_is_plain_json(tmp_path):
     with np.load(next(tmp_path.rglob("*.npz"))) as data:
         assert set(data.files) == {"ids", "scores", "meta", "sha256"}
         json.loads(bytes(data["meta"]).decode())
+
+
+def test_run_matrix_replays_every_cell_and_model_cut_chunk_without_building_a_model(tmp_path, monkeypatch):
+    import chunklab_core.evaluation.matrix as matrix_module
+
+    class EmbeddingHashDense(HashDense):
+        def embed(self, texts, prefix=None):
+            return self._vectors(texts)
+
+    texts, _ = texts_and_queries(n_texts=30)
+    document = Document("d0", ". ".join(texts) + ".")
+    questions = [Question(f"q{i}", f"{w} water", "d0", ((w,),)) for i, w in enumerate(WORDS[:6])]
+    corpora = {"tiny": Corpus("tiny", [document], questions)}
+    strategies = ["fixed_500", "semantic_embedding"]
+    monkeypatch.setattr(matrix_module, "make_retriever", lambda name, **options: EmbeddingHashDense())
+    recorded = matrix_module.run_matrix(corpora, strategies, ["bm25", "dense", "hybrid"], ["hash-dense"],
+                                        progress=False, store=RunStore(tmp_path, "record"))
+    assert sorted(p.name for p in tmp_path.rglob("*.npz")) == [
+        "bm25.npz", "bm25.npz", "dense@hash-dense.chunks.npz", "dense@hash-dense.npz", "dense@hash-dense.npz"]
+
+    def no_model(name, **options):
+        raise AssertionError("a replay must not build an embedding model")
+
+    monkeypatch.setattr(matrix_module, "make_retriever", no_model)
+    replayed = matrix_module.run_matrix(corpora, strategies, ["bm25", "dense", "hybrid"], ["hash-dense"],
+                                        progress=False, store=RunStore(tmp_path, "replay"))
+    assert replayed.per_question.equals(recorded.per_question)
+    assert replayed.truncated.equals(recorded.truncated)
+    assert replayed.chunks == recorded.chunks

@@ -109,6 +109,7 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
     runs: dict[tuple[str, str, str, str], RetrievalRun] = {}
     chunk_sets: dict[tuple[str, str], list] = {}
     frames, truncation = [], []
+    counted: set[tuple[str, str, str]] = set()
     cells = [(c, s) for c in corpora for s in strategies]
     for corpus_name, strategy in tqdm(cells, desc="corpus x strategy", disable=not bar):
         corpus = corpora[corpus_name]
@@ -128,7 +129,8 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
                                dense=LazyDense(lambda m=model: dense_model(m), model), store=store)
                 runs[(corpus_name, model, strategy, retriever)] = run
                 cell_runs.append((model, retriever, run))
-                if retriever == "dense" or (retriever == "hybrid" and "dense" not in retrievers):
+                if needs_model(retriever) and run.truncated is not None and (corpus_name, model, strategy) not in counted:
+                    counted.add((corpus_name, model, strategy))  # one row per (corpus, model, strategy)
                     mask = run.truncated
                     truncation.append({"corpus": corpus_name, "model": model, "strategy": strategy,
                                        "chunks": len(chunks), "truncated": int(mask.sum()),

@@ -118,10 +118,10 @@ def run_cell(
         else:
             model = None
         options = retriever_options or {}
-        bm25_factory = (lambda: make_retriever("bm25", **options)) if retriever == "bm25" and options else None
+        bm25_factory = (lambda: make_retriever("bm25", **options)) if not needs_model(retriever) and options else None
         if dense is not None:
             dense_factory = lambda: dense  # noqa: E731
-        elif options and retriever != "bm25":
+        elif options and needs_model(retriever):
             dense_factory = lambda: make_retriever("dense", **{"model": model, **options})  # noqa: E731
         else:
             dense_factory = None

@@ -39,6 +39,7 @@ from urllib.parse import quote
 
 from chunklab_core.core.atomic_files import atomic_write
 from chunklab_core.retrieval.run import RetrievalRun
+from chunklab_core.retrieval.registry import needs_model, uses_no_model
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -50,7 +51,7 @@ def context_id(doc_id: str, start: int, end: int) -> str:
 
 def run_name(run: RetrievalRun, model: str | None = None) -> str:
     """``strategy/retriever`` (``/model`` added for embedding retrievers), without whitespace."""
-    parts = [run.strategy, run.retriever] + ([model] if model and model != "—" else [])
+    parts = [run.strategy, run.retriever] + ([] if uses_no_model(model) else [model])
     return "/".join(quote(p, safe="._-") for p in parts)
 
 
@@ -90,7 +91,7 @@ def write_trec(run: RetrievalRun, folder: str | Path, stem: str | None = None,
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    parts = [run.corpus.name, run.strategy, run.retriever] + ([model] if model and model != "—" else [])
+    parts = [run.corpus.name, run.strategy, run.retriever] + ([] if uses_no_model(model) else [model])
     stem = stem or "__".join(_SAFE_NAME.sub("-", p) for p in parts)
     run_path, qrels_path = folder / f"{stem}.run", folder / f"{stem}.qrels"
     _write_lines(run_path, trec_run_lines(run, run_name(run, model)))
@@ -133,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         for retriever in args.retrievers.split(","):
             options = {"model": args.model} if retriever in {"dense", "hybrid"} else {}
             run = run_cell(corpus, strategy, retriever, k_max=args.k, retriever_options=options)
-            run_path, qrels_path = write_trec(run, args.out, model=args.model if retriever != "bm25" else None)
+            run_path, qrels_path = write_trec(run, args.out, model=args.model if needs_model(retriever) else None)
             print(f"{run_path}  {qrels_path}")
     return 0
 

@@ -34,6 +34,7 @@ from chunklab_core.core import paths
 from chunklab_core.core.seeds import DEFAULT_SEED
 from chunklab_core.retrieval.recorded_runs import (MODE_ENV, SCORE_DEPTH, RunStore, RunStoreError,
                                                    texts_sha256)
+from chunklab_core.retrieval.registry import needs_model
 
 # The posts that retrieve, in the order `make runs` records them, and the parameters lowered
 # for the recording pass (statistics only: no ranking depends on them).
@@ -106,8 +107,12 @@ def _inputs(meta: dict, chunks_store: RunStore):
 
 
 def verify(sample: int = 3, seed: int = DEFAULT_SEED, max_texts: int | None = None,
-           root: Path | None = None) -> int:
-    """Recompute ``sample`` seeded recorded cells from scratch; 0 when all are identical."""
+           root: Path | None = None, model: str | None = None) -> int:
+    """Recompute ``sample`` seeded recorded cells from scratch; 0 when all are identical.
+
+    ``max_texts``: only cells of at most that many chunks; ``model``: only BM25 cells and dense
+    cells of that model (e.g. a machine without the second model assembled).
+    """
     from chunklab_core.retrieval.bm25 import BM25Index
     from chunklab_core.retrieval.dense import DenseRetriever
 
@@ -119,7 +124,8 @@ def verify(sample: int = 3, seed: int = DEFAULT_SEED, max_texts: int | None = No
     metas = {}
     for path in cells:
         metas[path] = store.load(path).meta
-    eligible = [p for p in cells if max_texts is None or metas[p]["texts"]["n"] <= max_texts]
+    eligible = [p for p in cells if (max_texts is None or metas[p]["texts"]["n"] <= max_texts)
+                and (model is None or metas[p]["cell"]["model"] in (None, model))]
     if not eligible:
         print(f"no recorded cell has at most {max_texts} texts", file=sys.stderr)
         return 1
@@ -137,7 +143,7 @@ def verify(sample: int = 3, seed: int = DEFAULT_SEED, max_texts: int | None = No
                 failures += 1
                 continue
             started = time.perf_counter()
-            if meta["cell"]["retriever"] == "bm25":
+            if not needs_model(meta["cell"]["retriever"]):
                 engine = BM25Index()
             else:  # a fresh, empty embedding cache: every vector computed again
                 engine = DenseRetriever(meta["cell"]["model"], cache_dir=cache)
@@ -179,13 +185,14 @@ def main(argv: list[str] | None = None) -> int:
     ver.add_argument("--sample", type=int, default=3)
     ver.add_argument("--seed", type=int, default=DEFAULT_SEED)
     ver.add_argument("--max-texts", type=int, default=None, help="only cells with at most this many texts")
+    ver.add_argument("--model", default=None, help="only BM25 cells and dense cells of this model")
     sub.add_parser("list", help="the recorded files, their sizes and recording times")
     args = parser.parse_args(argv)
     try:
         if args.command == "record":
             return record(args.posts, yaml_parameters=args.yaml)
         if args.command == "verify":
-            return verify(args.sample, args.seed, args.max_texts)
+            return verify(args.sample, args.seed, args.max_texts, model=args.model)
         rows = summary()
         for row in rows:
             print(json.dumps(row))

@@ -65,9 +65,8 @@ def first_stage_engine(first_stage: str):
     """A fresh first-stage retriever: ``bm25`` or ``minilm`` (dense, all-MiniLM-L6-v2, cached)."""
     if first_stage not in FIRST_STAGE_MODELS:
         raise ValueError(f"unknown first stage {first_stage!r}; known: {', '.join(FIRST_STAGE_MODELS)}")
-    if first_stage == "bm25":
-        return make_retriever("bm25")
-    return make_retriever("dense", model=FIRST_STAGE_MODELS[first_stage])
+    model = FIRST_STAGE_MODELS[first_stage]
+    return make_retriever("bm25") if model is None else make_retriever("dense", model=model)
 
 
 def first_stage_runs(corpus: Corpus, strategies: Sequence[str], first_stages: Sequence[str],

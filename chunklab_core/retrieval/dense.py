@@ -91,6 +91,20 @@ def load_sentence_transformer(folder: str, device: str = "cpu"):
     return SentenceTransformer(folder, device=device, local_files_only=True)
 
 
+@functools.lru_cache(maxsize=8)
+def model_tokenizer(model: str):
+    """``(tokenizer, max_seq_length)`` of a local sentence-transformers model, read from its files
+    (``tokenizer.json`` and ``sentence_bert_config.json``) without loading its weights: what a
+    replay needs to say where the model cuts a text, with no embedding model run."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    from transformers import AutoTokenizer
+
+    _, folder = resolve_model(model)
+    config = json.loads((Path(folder) / "sentence_bert_config.json").read_text(encoding="utf-8"))
+    return AutoTokenizer.from_pretrained(str(folder), local_files_only=True), int(config["max_seq_length"])
+
+
 def resolve_device(device: str) -> str:
     """``device``, with ``"auto"`` read as ``"cuda"`` when torch sees a GPU, else ``"cpu"``."""
     if device != "auto":

@@ -77,6 +77,32 @@ def model_column(name: str, model: str | None) -> str:
     return model if needs_model(name) and model else NO_MODEL
 
 
+def model_free(names) -> list[bool]:
+    """For each retriever name: True when it uses no embedding model."""
+    return [not needs_model(name) for name in names]
+
+
+def rows_of_model(frame, model: str, retriever_column: str = "retriever"):
+    """The rows of a table whose retriever uses no model (BM25) or uses ``model``."""
+    free = frame[retriever_column].map(lambda name: not needs_model(name))
+    return frame[free | (frame["model"] == model)]
+
+
+def stored_retrievers() -> tuple[str, ...]:
+    """The retrievers whose rankings are recorded as they are (not fused)."""
+    return tuple(name for name, s in RETRIEVER_SPECS.items() if s.stored)
+
+
+def compared_with(baseline: str = "bm25") -> tuple[str, ...]:
+    """Every other retriever, for paired comparisons against ``baseline``."""
+    return tuple(name for name in RETRIEVERS if name != baseline)
+
+
+def setting_name(retriever: str, model: str | None, sep: str = " · ") -> str:
+    """A cell's setting for tables: the retriever, with its model when it uses one."""
+    return retriever if not needs_model(retriever) or uses_no_model(model) else f"{retriever}{sep}{model}"
+
+
 def uses_no_model(model_value: str | None) -> bool:
     """True for a table's model value that names no model (:data:`NO_MODEL`, empty, NaN)."""
     return model_value is None or model_value != model_value or model_value in ("", NO_MODEL)

@@ -25,6 +25,7 @@ from chunklab_core.chunking import strategy_label
 from chunklab_core.data.corpora import CORPUS_LABELS
 from chunklab_core.evaluation.measures import column
 from chunklab_core.reports.verdict_tables import balanced_verdicts, leader_verdicts, question_documents
+from chunklab_core.retrieval.registry import needs_model, rows_of_model, uses_no_model
 
 HEALTH_COLUMNS = ["corpus", "strategy", "n_chunks", "median_tokens", "pct_tiny", "pct_fragments", "boundary_ok",
                   "coverage", "redundancy", "lexical_cohesion", "share truncated"]
@@ -72,7 +73,7 @@ def separated_pairs(paired: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cell_name(model: str, strategy: str, retriever: str) -> str:
-    where = retriever if retriever == "bm25" or model in ("", "—") else f"{retriever} ({model})"
+    where = retriever if not needs_model(retriever) or uses_no_model(model) else f"{retriever} ({model})"
     return f"{strategy_label(strategy)} / {where}"
 
 
@@ -252,7 +253,7 @@ def post02_answer(verdicts: pd.DataFrame, balanced: pd.DataFrame, stability: pd.
 
 def recall_verdicts(per_question: pd.DataFrame, k: int, model: str, resamples: int, seed: int) -> pd.DataFrame:
     """Per corpus and retriever: :func:`verdict_tables.leader_verdicts` of recall@k (BM25 and ``model``)."""
-    cells = per_question[(per_question["retriever"] == "bm25") | (per_question["model"] == model)]
+    cells = rows_of_model(per_question, model)
     frames = []
     recall = column("recall", k)
     for (corpus, retriever), group in cells.groupby(["corpus", "retriever"], sort=False):

@@ -51,6 +51,7 @@ from chunklab_core.evaluation.matrix import MatrixResult
 from chunklab_core.evaluation.measures import column
 from chunklab_core.evaluation.span_metrics import merge_intervals
 from chunklab_core.core.textmatch import TOKEN
+from chunklab_core.retrieval.registry import needs_model, rows_of_model
 
 LONG_GOLD_SHARE = 0.10
 MEASURE_LABELS = {"containment": "recall (containment)", "span": "token span recall"}
@@ -152,11 +153,11 @@ def long_evidence_table(matrix: MatrixResult, k: int, model: str, measures: pd.D
     """Cell means of containment recall@k and token span recall@k, with the corpus's measure."""
     frames = []
     for (corpus, run_model, strategy, retriever), run in matrix.runs.items():
-        if run_model == model or retriever == "bm25":
+        if run_model == model or not needs_model(retriever):
             frames.append(token_span_recall(run, [k]))
     spans = pd.concat(frames, ignore_index=True)
     per_question = matrix.per_question
-    base = per_question[(per_question["model"] == model) | (per_question["retriever"] == "bm25")]
+    base = rows_of_model(per_question, model)
     merged = base[["corpus", "strategy", "retriever", "qid", column("recall", k)]].merge(
         spans, on=["corpus", "strategy", "retriever", "qid"], how="left")
     table = merged.groupby(["corpus", "strategy", "retriever"], sort=False)[

@@ -30,13 +30,14 @@ from chunklab_core.evaluation.span_metrics import SPAN_MEASURES
 from chunklab_core.evaluation.measures import column, depth_columns, interval_columns, largest_k, require_columns
 from chunklab_core.reports.plots import strategy_styles
 from chunklab_core.stats.selection import select_winner
+from chunklab_core.retrieval.registry import compared_with, needs_model, rows_of_model, spec, uses_no_model
 
 KEYS = ["corpus", "model", "strategy", "retriever"]
 
 
 def _model_rows(per_question: pd.DataFrame, model: str) -> pd.DataFrame:
     """Rows of ``model`` plus BM25 (which has no model)."""
-    return per_question[(per_question["model"] == model) | (per_question["retriever"] == "bm25")]
+    return rows_of_model(per_question, model)
 
 
 def chunk_health(matrix: MatrixResult, corpora, strategies: Sequence[str]) -> pd.DataFrame:
@@ -104,7 +105,7 @@ def summary_with_intervals(per_question: pd.DataFrame, k: int, resamples: int, s
 
 def plot_matrix(summary: pd.DataFrame, k: int, model: str):
     """One heatmap per corpus: strategies x retrievers, recall@k (first model for dense/hybrid)."""
-    table = summary[(summary["model"] == model) | (summary["retriever"] == "bm25")]
+    table = rows_of_model(summary, model)
     corpora = list(dict.fromkeys(table["corpus"]))
     strategies = list(dict.fromkeys(table["strategy"]))
     retrievers = list(dict.fromkeys(table["retriever"]))
@@ -129,7 +130,7 @@ def plot_matrix(summary: pd.DataFrame, k: int, model: str):
 
 def matrix_table(summary: pd.DataFrame, k: int, model: str) -> pd.DataFrame:
     """recall@k with its interval as text, strategies x (corpus, retriever)."""
-    table = summary[(summary["model"] == model) | (summary["retriever"] == "bm25")].copy()
+    table = rows_of_model(summary, model).copy()
     recall = column("recall", k)
     low, high = interval_columns(recall)
     # a strategy renamed for what it did on a corpus (``structure.label_fallbacks``) keeps its row,
@@ -154,7 +155,7 @@ def paired_retrievers(per_question: pd.DataFrame, k: int, model: str, resamples:
             continue
         documents = question_documents(group)
         documents = None if documents is None else documents.reindex(wide.index).to_numpy()
-        for other in [r for r in ("dense", "hybrid") if r in wide]:
+        for other in [r for r in compared_with("bm25") if r in wide]:
             a, b = wide[other].to_numpy(), wide["bm25"].to_numpy()
             d = paired_interval(a, b, resamples, seed, documents)
             q = stats.paired_difference_ci(a, b, resamples, seed)
@@ -186,7 +187,7 @@ def compare_models(per_question: pd.DataFrame, k: int, models: Sequence[str], re
     """Dense recall@k per strategy under each model, and each model's selection verdict."""
     if len(models) < 2:
         return pd.DataFrame(), "Only one embedding model was run."
-    dense = per_question[per_question["retriever"] == "dense"]
+    dense = per_question[per_question["retriever"].map(lambda r: spec(r).stored and needs_model(r))]
     rows, texts = [], []
     for corpus in dict.fromkeys(dense["corpus"]):
         sub = dense[dense["corpus"] == corpus]
@@ -239,7 +240,7 @@ def balanced_matrix(summary: pd.DataFrame, k: int, lam: float) -> pd.DataFrame:
 
 
 def _with_model(row) -> str:
-    return row["retriever"] if row["model"] in ("—", "") else f"{row['retriever']} ({row['model']})"
+    return row["retriever"] if uses_no_model(row["model"]) else f"{row['retriever']} ({row['model']})"
 
 
 def describe_balanced(balanced: pd.DataFrame, k: int) -> str:
@@ -257,7 +258,7 @@ def describe_balanced(balanced: pd.DataFrame, k: int) -> str:
 
 def _runs_for(matrix: MatrixResult, model: str):
     for (corpus, run_model, strategy, retriever), run in matrix.runs.items():
-        if run_model == model or retriever == "bm25":
+        if run_model == model or not needs_model(retriever):
             yield corpus, strategy, retriever, run
 
 
@@ -384,7 +385,7 @@ def stability(per_question: pd.DataFrame, k: int, ks: Sequence[int], models: Seq
 
     def wide(corpus, retriever, model=None, measure_column=metric):
         sub = per_question[(per_question["corpus"] == corpus) & (per_question["retriever"] == retriever)]
-        if model is not None and retriever != "bm25":
+        if model is not None and needs_model(retriever):
             sub = sub[sub["model"] == model]
         sub = sub[~sub["strategy"].isin(drop.get(corpus, set()))]
         return strategy_scores(sub, measure_column)

@@ -14,6 +14,7 @@ import pandas as pd
 from chunklab_core.chunking import strategy_label
 from chunklab_core.data.corpora import CORPUS_LABELS
 from chunklab_core.evaluation.matrix import MatrixResult
+from chunklab_core.retrieval.registry import needs_model, spec
 
 __all__ = ["truncation_text", "miss_examples"]
 
@@ -34,13 +35,11 @@ def miss_examples(matrix: MatrixResult, model: str, k: int, max_examples: int = 
     """Questions BM25 answers in its top k and dense misses, where the gold sits past the dense
     model's maximum sequence length inside the BM25 hit (a truncation miss)."""
     from chunklab_core.core.textmatch import match_text
-    from chunklab_core.retrieval.run import make_retriever
 
     examples: list[str] = []
     used: set[str] = set()
-    dense_model = None
     for (corpus, run_model, strategy, retriever), dense_run in matrix.runs.items():
-        if retriever != "dense" or run_model != model:
+        if not spec(retriever).stored or not needs_model(retriever) or run_model != model:
             continue
         if any(c.ctx_start != c.start or c.ctx_end != c.end for c in dense_run.chunks):
             continue  # the model embeds the indexed span, not the wider returned context
@@ -59,11 +58,11 @@ def miss_examples(matrix: MatrixResult, model: str, k: int, max_examples: int = 
                 if c < 0 or not _holds(bm25_run, c, q):
                     continue
                 text = bm25_run.context_text(c)
-                if dense_model is None:
-                    dense_model = make_retriever("dense", model=model)
-                if not dense_model.truncated_mask([text])[0]:
+                # contexts are the indexed spans here, one per chunk: context c is chunk c, and the
+                # recorded run says whether the model cut it
+                if dense_run.truncated is None or not dense_run.truncated[int(c)]:
                     break
-                cut = _visible_chars(dense_model, text)
+                cut = _visible_chars(model, text)
                 position = match_text(text).find(match_text(q.gold_slots[0][0]))
                 if position < cut:
                     break
@@ -83,10 +82,13 @@ def _holds(run, context_index: int, question) -> bool:
     return slot_found(run.context_text(int(context_index)), question.gold_slots[0])
 
 
-def _visible_chars(dense, text: str) -> int:
-    """Characters of ``text`` covered by the model's first max_seq_length tokens."""
-    tokenizer = dense.model.tokenizer
+def _visible_chars(model: str, text: str) -> int:
+    """Characters of ``text`` covered by the model's first max_seq_length tokens (its tokenizer
+    only, ``dense.model_tokenizer``: no model is run)."""
+    from chunklab_core.retrieval.dense import model_tokenizer
+
+    tokenizer, max_seq_length = model_tokenizer(model)
     encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False)
     offsets = encoded["offset_mapping"]
-    limit = dense.max_seq_length - 2
+    limit = max_seq_length - 2
     return offsets[min(limit, len(offsets)) - 1][1] if offsets else 0
