@@ -265,3 +265,22 @@ def test_run_matrix_replays_every_cell_and_model_cut_chunk_without_building_a_mo
     assert replayed.per_question.equals(recorded.per_question)
     assert replayed.truncated.equals(recorded.truncated)
     assert replayed.chunks == recorded.chunks
+
+
+def test_verify_recomputes_a_recorded_cell_and_catches_a_changed_ranking(tmp_path, monkeypatch, capsys):
+    from chunklab_core.data.corpora import load_corpus
+    from chunklab_core.reports import run_recording
+
+    corpus = load_corpus("squad", squad_articles=2, squad_questions=12)
+    run_cell(corpus, "fixed_500", "bm25", store=RunStore(tmp_path, "record"))
+    assert run_recording.verify(sample=1, root=tmp_path) == 0
+    assert "ids identical" in capsys.readouterr().out
+    store = RunStore(tmp_path, "replay")
+    path = store.cells()[0]
+    record = store.load(path)
+    ids = record.ids.copy()
+    ids[0, [0, 1]] = ids[0, [1, 0]]  # swap the first two ranks of one question
+    store.write(path, record.meta, ids=pack_ids(ids, record.meta["texts"]["n"]), scores=record.scores)
+    assert run_recording.verify(sample=1, root=tmp_path) == 1
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "1 queries differ" in out
