@@ -40,6 +40,26 @@ def _model_rows(per_question: pd.DataFrame, model: str) -> pd.DataFrame:
     return rows_of_model(per_question, model)
 
 
+def evidence_text(corpora) -> str:
+    """How many questions over how many documents each corpus holds, and what that means for the
+    intervals: documents are resampled, and a corpus with fewer than
+    ``stats.clustered.MIN_RELIABLE_CLUSTERS`` documents gets a warning."""
+    from chunklab_core.stats.clustered import MIN_RELIABLE_CLUSTERS
+
+    parts, few = [], []
+    for name, corpus in corpora.items():
+        documents = len({q.doc_id for q in corpus.questions})
+        parts.append(f"{CORPUS_LABELS.get(name, name)}: {len(corpus.questions):,} questions over {documents:,} "
+                     f"documents (of {len(corpus.documents):,})")
+        if documents < MIN_RELIABLE_CLUSTERS:
+            few.append(f"{CORPUS_LABELS.get(name, name)} ({documents})")
+    text = "; ".join(parts) + "."
+    if few:
+        text += (f" With fewer than {MIN_RELIABLE_CLUSTERS} documents a cluster bootstrap is unreliable "
+                 f"(Cameron, Gelbach & Miller 2008): read the intervals of {', '.join(few)} as a rough guide.")
+    return text
+
+
 def chunk_health(matrix: MatrixResult, corpora, strategies: Sequence[str]) -> pd.DataFrame:
     """Chunk-health rows per (corpus, strategy), with the first model's truncation share."""
     frames = []
