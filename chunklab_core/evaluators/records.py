@@ -46,7 +46,12 @@ class RecordsError(ValueError):
 
 
 def _where(path, line: int, field: str | None = None) -> str:
-    return f"{path}:{line}" + (f": field '{field}'" if field else "")
+    return f"{path}, line {line}" + (f", field '{field}'" if field else "")
+
+
+def _sub(where: str, key: str) -> str:
+    """``..., field 'latency_ms'`` -> ``..., field 'latency_ms.retrieval'``."""
+    return where[:-1] + f".{key}'" if where.endswith("'") else f"{where}.{key}"
 
 
 def _str(value, where):
@@ -122,7 +127,7 @@ def _tokens(value, where):
         if unknown or not value:
             raise RecordsError(f"{where}: expected a number or {{\"prompt\": n, \"completion\": n}}, "
                                f"got keys {sorted(value)}")
-        return sum(_number(v, f"{where}.{k}") for k, v in value.items())
+        return sum(_number(v, _sub(where, k)) for k, v in value.items())
     return _number(value, where)
 
 
@@ -132,7 +137,7 @@ def _latency(value, where):
     unknown = sorted(set(value) - set(LATENCY_KEYS))
     if unknown:
         raise RecordsError(f"{where}: unknown key(s) {unknown}; known: {list(LATENCY_KEYS)}")
-    return {k: _number(v, f"{where}.{k}") for k, v in value.items()}
+    return {k: _number(v, _sub(where, k)) for k, v in value.items()}
 
 
 FIELDS: dict[str, Callable] = {
@@ -157,11 +162,11 @@ def _json_lines(path: Path) -> Iterator[tuple[int, dict]]:
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as err:
-                raise RecordsError(f"{path}:{number}: not valid JSON ({err.msg}, column {err.colno})") from None
+                raise RecordsError(f"{path}, line {number}: not valid JSON ({err.msg}, column {err.colno})") from None
             except UnicodeDecodeError:
-                raise RecordsError(f"{path}:{number}: not UTF-8 text") from None
+                raise RecordsError(f"{path}, line {number}: not UTF-8 text") from None
             if not isinstance(obj, dict):
-                raise RecordsError(f"{path}:{number}: expected a JSON object per line, got {type(obj).__name__}")
+                raise RecordsError(f"{path}, line {number}: expected a JSON object per line, got {type(obj).__name__}")
             yield number, obj
 
 
@@ -250,23 +255,23 @@ def read_trec(run_path: str | Path, qrels_path: str | Path) -> tuple[dict[str, l
     for number, line in _lines(Path(run_path)):
         parts = line.split()
         if len(parts) != 6:
-            raise RecordsError(f"{run_path}:{number}: a run line is 'qid Q0 docid rank score tag' (6 fields), "
+            raise RecordsError(f"{run_path}, line {number}: a run line is 'qid Q0 docid rank score tag' (6 fields), "
                                f"got {len(parts)}")
         try:
             score = float(parts[4])
         except ValueError:
-            raise RecordsError(f"{run_path}:{number}: field 'score': not a number: {parts[4]!r}") from None
+            raise RecordsError(f"{run_path}, line {number}: field 'score' is not a number: {parts[4]!r}") from None
         run.setdefault(parts[0], []).append((score, parts[2]))
     qrels: dict[str, list[str]] = {}
     for number, line in _lines(Path(qrels_path)):
         parts = line.split()
         if len(parts) != 4:
-            raise RecordsError(f"{qrels_path}:{number}: a qrels line is 'qid 0 docid relevance' (4 fields), "
+            raise RecordsError(f"{qrels_path}, line {number}: a qrels line is 'qid 0 docid relevance' (4 fields), "
                                f"got {len(parts)}")
         try:
             relevance = int(parts[3])
         except ValueError:
-            raise RecordsError(f"{qrels_path}:{number}: field 'relevance': not an integer: {parts[3]!r}") from None
+            raise RecordsError(f"{qrels_path}, line {number}: field 'relevance' is not an integer: {parts[3]!r}") from None
         qrels.setdefault(parts[0], [])
         if relevance > 0:
             qrels[parts[0]].append(parts[2])
