@@ -183,3 +183,30 @@ def test_cli_on_the_example(tmp_path):
     assert set(table.stage) == {"chunking", "embedding_index", "retrieval", "reranking", "augmentation", "generation",
                                 "end_to_end"}
     assert (out / "scorecard.html").read_text().count("<table>") == 7
+
+
+def test_cli_with_chunks_documents_and_vectors(tmp_path):
+    text = "Refunds take 30 days. The manager signs. Stores open at nine. Closed on Sunday."
+    (tmp_path / "docs.jsonl").write_text(json.dumps({"doc_id": "d", "text": text}) + "\n")
+    spans = [(0, 21), (21, 40), (40, 62), (62, len(text))]
+    (tmp_path / "chunks.jsonl").write_text("".join(
+        json.dumps({"chunk_id": f"c{i}", "doc_id": "d", "start": s, "end": e, "metadata": {"page": 1} if i else {}})
+        + "\n" for i, (s, e) in enumerate(spans)))
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "v.npy", rng.normal(size=(4, 8)))
+    np.save(tmp_path / "q.npy", rng.normal(size=(2, 8)))
+    (tmp_path / "r.jsonl").write_text('{"qid": "a", "gold_ids": ["c0"], "retrieved_ids": ["c0", "c2"]}\n'
+                                      '{"qid": "b", "gold_ids": ["c1"], "retrieved_ids": ["c3"]}\n')
+    args = [str(tmp_path / "r.jsonl"), "--out", str(tmp_path / "out"), "--chunks", str(tmp_path / "chunks.jsonl"),
+            "--documents", str(tmp_path / "docs.jsonl"), "--vectors", str(tmp_path / "v.npy"),
+            "--query-vectors", str(tmp_path / "q.npy"), "--k", "1", "2", "--resamples", "50"]
+    assert cli.main(args) == 0
+    table = pd.read_csv(tmp_path / "out" / "scorecard.csv").set_index(["stage", "metric"])
+    assert table.loc[("chunking", "coverage"), "value"] == 1.0
+    assert table.loc[("chunking", "n_chunks"), "value"] == 4
+    assert table.loc[("chunking", "metadata_completeness"), "value"] == 0.75  # c0 has no page
+    assert table.loc[("embedding_index", "zero_norm_rate"), "value"] == 0.0
+    assert 0.0 <= table.loc[("embedding_index", "ann_recall@2"), "value"] <= 1.0
+    np.save(tmp_path / "q.npy", rng.normal(size=(3, 8)))
+    assert cli.main(args) == 2  # 3 query vectors for 2 records: refused, the old scorecard kept
+    assert (tmp_path / "out" / "scorecard.csv").exists()
