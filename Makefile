@@ -216,6 +216,7 @@ bench: env ## Speed benchmarks (ratios against named alternatives, printed)
 	$(PY) scripts/bench_replay.py
 	$(PY) scripts/bench_onnx.py
 	$(PY) scripts/bench_rerank.py
+	$(PY) scripts/bench_evaluators.py
 
 # ---- reading the series (issue 17): JupyterLab and the static website
 SITE_DIR  ?= site

@@ -44,6 +44,8 @@ REFERENCE_RANGES = {
     "rouge-score": ">=0.1.2,<0.2",
     "scipy": ">=1.17.1,<2",
     "scikit-learn": ">=1.9.1,<2",
+    "faiss-cpu": ">=1.15.1,<2",  # the approximate index of tests/test_evaluators_stages.py
+    "chromadb": ">=1.5.9,<2",  # tests/test_evaluators_vector_db.py
 }
 
 

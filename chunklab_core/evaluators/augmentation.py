@@ -1,0 +1,138 @@
+"""The augmentation stage evaluator: the packed context your pipeline hands the LLM.
+
+Per query, on the context's chunk ids in packing order (a repeated id is one chunk, at its
+first position; ``common.encode_ranked``), with ``C`` the distinct context ids and ``G`` the
+query's relevant (gold) ids:
+
+* ``context_precision`` = |C n G| / |C|; ``context_noise`` = 1 - context_precision;
+* ``context_recall`` = |C n G| / |G| (not measured when G is empty);
+* ``context_sufficiency`` = 1[G is a subset of C]: every gold chunk was packed;
+* ``answer_in_context`` = 1[some context text contains a gold snippet] (the series'
+  normalised containment, ``core.text.normalize``; post 05's "passage retrieved"), from texts
+  and snippets instead of ids;
+* ``duplicate_ratio`` = (#context items - |C|) / #context items: packing slots spent on repeats;
+* ``budget_compliance`` = 1[context_tokens <= budget_tokens] (tokens as your pipeline counts them);
+* ``evidence_edge_placement`` = share of the packed gold chunks that sit at the first or the
+  last position of the context; LLMs use the edges of a long context best ("Lost in the
+  Middle", Liu et al., TACL 2024). Not measured when no gold chunk was packed.
+
+A metric whose input was not given is ``None`` (``StageResult.not_measured``); a query without
+the input is NaN in the arrays and ``None`` everywhere else.
+
+Not handled: token-level overlap of context and evidence (``retrieval``'s span metrics on the
+context spans), counting tokens for you (give ``context_tokens``).
+"""
+
+from __future__ import annotations
+
+from typing import Collection, Sequence
+
+import numpy as np
+
+from chunklab_core.core.text import normalize
+from chunklab_core.evaluators.common import StageResult, encode_ranked, none_where
+
+
+def context_precision(in_gold: np.ndarray, distinct: np.ndarray) -> np.ndarray:
+    """|C n G| / |C| per query; NaN for an empty context."""
+    distinct = np.asarray(distinct, dtype=float)
+    return np.divide(in_gold, distinct, out=np.full_like(distinct, np.nan), where=distinct > 0)
+
+
+def context_recall(in_gold: np.ndarray, n_gold: np.ndarray) -> np.ndarray:
+    """|C n G| / |G| per query; NaN where G is empty."""
+    n_gold = np.asarray(n_gold, dtype=float)
+    return np.divide(in_gold, n_gold, out=np.full_like(n_gold, np.nan), where=n_gold > 0)
+
+
+def context_sufficiency(in_gold: np.ndarray, n_gold: np.ndarray) -> np.ndarray:
+    """1[|C n G| = |G|] per query (every gold chunk packed); NaN where G is empty."""
+    n_gold = np.asarray(n_gold)
+    return np.where(n_gold > 0, (np.asarray(in_gold) == n_gold).astype(float), np.nan)
+
+
+def duplicate_ratio(items: np.ndarray, distinct: np.ndarray) -> np.ndarray:
+    """(#items - #distinct) / #items per query; NaN for an empty context."""
+    items = np.asarray(items, dtype=float)
+    return np.divide(items - distinct, items, out=np.full_like(items, np.nan), where=items > 0)
+
+
+def budget_compliance(tokens: np.ndarray, budget: np.ndarray) -> np.ndarray:
+    """1[tokens <= budget] per query; NaN where either is missing (NaN)."""
+    tokens, budget = np.asarray(tokens, dtype=float), np.asarray(budget, dtype=float)
+    out = (tokens <= budget).astype(float)
+    out[np.isnan(tokens) | np.isnan(budget)] = np.nan
+    return out
+
+
+def edge_placement(rel: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """(#gold at position 1 + #gold at position L, L > 1) / #gold packed per query, L = the
+    number of context items; NaN when no gold chunk was packed."""
+    rel = np.asarray(rel, dtype=float)
+    items = np.asarray(items, dtype=np.int64)
+    packed = rel.sum(axis=1)
+    rows = np.arange(rel.shape[0])
+    first = rel[:, 0] if rel.shape[1] else np.zeros(rel.shape[0])
+    last = np.where(items > 1, rel[rows, np.clip(items - 1, 0, max(rel.shape[1] - 1, 0))], 0.0) \
+        if rel.shape[1] else np.zeros(rel.shape[0])
+    return np.divide(first + last, packed, out=np.full_like(packed, np.nan), where=packed > 0)
+
+
+def answer_in_context(texts: Sequence[str], snippets: Sequence[str]) -> float:
+    """1.0 when one normalised text contains a normalised (non-empty) snippet, else 0.0; a
+    snippet cut across two packed texts is not found (as in the series)."""
+    wanted = [w for w in (normalize(s) for s in snippets) if w]
+    return float(any(w in body for body in (normalize(t) for t in texts) for w in wanted))
+
+
+def evaluate_augmentation(qids: Sequence[str], context_ids: Sequence[Sequence[str] | None] | None = None,
+                          gold_ids: Sequence[Collection[str] | None] | None = None,
+                          context_texts: Sequence[Sequence[str] | None] | None = None,
+                          gold_snippets: Sequence[Sequence[str] | None] | None = None,
+                          context_tokens: Sequence[float | None] | None = None,
+                          budget_tokens: Sequence[float | None] | float | None = None) -> StageResult:
+    """Score the packed contexts; arguments are per query, ``None`` = not given."""
+    n = len(qids)
+    stage = StageResult("augmentation", list(qids))
+    if isinstance(budget_tokens, (int, float)):
+        budget_tokens = [float(budget_tokens)] * n
+    for name, arg in (("context_ids", context_ids), ("gold_ids", gold_ids), ("context_texts", context_texts),
+                      ("gold_snippets", gold_snippets), ("context_tokens", context_tokens),
+                      ("budget_tokens", budget_tokens)):
+        if arg is not None and len(arg) != n:
+            raise ValueError(f"{name} has {len(arg)} entries for {n} queries")
+    if context_ids is not None:
+        lists = [list(c) if c is not None else [] for c in context_ids]
+        items = np.fromiter((len(c) for c in lists), dtype=np.int64, count=n)
+        missing_ctx = np.array([c is None for c in context_ids], dtype=bool)
+        depth = max(int(items.max()) if n else 0, 1)
+        encoded = encode_ranked(lists, [g or () for g in gold_ids] if gold_ids is not None else None, depth)
+        stage.values["duplicate_ratio"] = none_where(duplicate_ratio(items, encoded.returned), missing_ctx)
+        if gold_ids is not None:
+            unmeasured = missing_ctx | np.array([g is None for g in gold_ids], dtype=bool)
+            in_gold = encoded.rel.sum(axis=1)
+            precision = none_where(context_precision(in_gold, encoded.returned), unmeasured)
+            stage.values["context_precision"] = precision
+            stage.values["context_noise"] = 1.0 - precision
+            stage.values["context_recall"] = none_where(context_recall(in_gold, encoded.n_relevant), unmeasured)
+            stage.values["context_sufficiency"] = none_where(context_sufficiency(in_gold, encoded.n_relevant),
+                                                             unmeasured)
+            stage.values["evidence_edge_placement"] = none_where(edge_placement(encoded.rel, items), unmeasured)
+    else:
+        stage.not_measured["duplicate_ratio"] = "context_ids"
+    if context_ids is None or gold_ids is None:
+        for name in ("context_precision", "context_noise", "context_recall", "context_sufficiency",
+                     "evidence_edge_placement"):
+            stage.not_measured[name] = "context_ids + gold_ids"
+    if context_texts is not None and gold_snippets is not None:
+        stage.values["answer_in_context"] = np.array(
+            [np.nan if t is None or not s else answer_in_context(t, s) for t, s in zip(context_texts, gold_snippets)])
+    else:
+        stage.not_measured["answer_in_context"] = "context_texts + gold_snippets"
+    if context_tokens is not None and budget_tokens is not None:
+        tokens = np.array([np.nan if v is None else float(v) for v in context_tokens])
+        budget = np.array([np.nan if v is None else float(v) for v in budget_tokens])
+        stage.values["budget_compliance"] = budget_compliance(tokens, budget)
+    else:
+        stage.not_measured["budget_compliance"] = "context_tokens + budget_tokens"
+    return stage

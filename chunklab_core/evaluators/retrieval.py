@@ -1,0 +1,164 @@
+"""The retrieval stage evaluator: ranked chunk ids (or spans) of your retriever against gold.
+
+Per query, at each cutoff ``k`` (rank 1 first; **a chunk id returned twice counts once, at its
+first rank**, ``common.encode_ranked``), with ``R`` the query's distinct relevant ids:
+
+* ``hit@k``, ``precision@k``, ``rr@k`` (MRR@k is its mean), ``ndcg@k``: the series' functions
+  (``evaluation.ranking_metrics``; trec_eval conventions, binary gains);
+* ``recall@k`` = |relevant in top k| / R;
+* ``f1@k`` = 2 P R / (P + R) of ``precision@k`` and ``recall@k`` (0 when both are 0);
+* ``map@k`` = (sum_{i <= k} P@i rel_i) / min(R, k): average precision **bounded by
+  min(#relevant, K)**, so a perfect top k scores 1 even when R > k (the ``apk`` of Hamner's
+  ml_metrics; trec_eval's ``map_cut_k`` and ranx's ``map@k`` divide by R instead and agree
+  with it whenever R <= k);
+* ``span_recall@k``, ``span_precision@k``, ``span_iou@k``, ``complete_evidence@k`` (character
+  spans, ``evaluation.span_metrics.span_overlap``) when retrieved spans and gold spans are given;
+* latency percentiles ``latency_p50_ms``, ``latency_p95_ms`` (``common.percentile``).
+
+Relevance comes from ``gold_ids`` (then every metric is defined when R >= 1; a query with no
+relevant id is not measured, as pytrec_eval leaves out queries without qrels), or, without
+gold ids, from ``gold_snippets`` found in the retrieved texts by the series' rule (normalised
+containment, ``core.text.normalize``): then R is unknown and only hit, precision and RR are
+measured; recall, F1, MAP and nDCG stay ``None`` ("needs gold_ids").
+
+Not handled: graded relevance, relevance judged over the whole collection from snippets.
+"""
+
+from __future__ import annotations
+
+from typing import Collection, Sequence
+
+import numpy as np
+
+from chunklab_core.core.text import normalize
+from chunklab_core.evaluation import ranking_metrics as rm
+from chunklab_core.evaluation.span_metrics import span_overlap
+from chunklab_core.evaluators.common import EncodedRun, StageResult, encode_ranked, none_where
+
+KS = (1, 3, 5, 10)
+
+
+def recall_at_k(rel: np.ndarray, n_relevant: np.ndarray, k: int) -> np.ndarray:
+    """recall@k = |relevant in top k| / R per query; NaN (not measured) where R = 0
+    (trec_eval ``recall_k``, which leaves such queries out)."""
+    hits = (np.asarray(rel)[:, :k] > 0).sum(axis=1).astype(float)
+    n_relevant = np.asarray(n_relevant, dtype=float)
+    return np.divide(hits, n_relevant, out=np.full_like(hits, np.nan), where=n_relevant > 0)
+
+
+def f1_at_k(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
+    """F1@k = 2 P R / (P + R), 0 when P + R = 0, NaN where recall is not measured (the
+    harmonic mean of ``precision@k`` and ``recall@k``; ranx ``f1@k``)."""
+    p, r = np.asarray(precision, dtype=float), np.asarray(recall, dtype=float)
+    total = p + r
+    out = np.divide(2 * p * r, total, out=np.zeros_like(p), where=total > 0)
+    out[np.isnan(r)] = np.nan
+    return out
+
+
+def map_at_k(rel: np.ndarray, n_relevant: np.ndarray, k: int) -> np.ndarray:
+    """AP@k = (sum_{i=1..k} P@i * rel_i) / min(R, k); NaN where R = 0.
+
+    P@i = (sum_{j<=i} rel_j) / i. Bounded by min(#relevant, K) (ml_metrics ``apk``); equals
+    trec_eval ``map_cut_k`` times R / min(R, k). MAP@k is the mean over queries.
+    """
+    hits = (np.asarray(rel)[:, :k] > 0).astype(float)
+    precision_at_i = np.cumsum(hits, axis=1) / np.arange(1, hits.shape[1] + 1)
+    total = (precision_at_i * hits).sum(axis=1)
+    bound = np.minimum(np.asarray(n_relevant, dtype=float), k)
+    return np.divide(total, bound, out=np.full_like(total, np.nan), where=bound > 0)
+
+
+def snippet_relevance(texts: Sequence[Sequence[str]], snippets: Sequence[Sequence[str] | None],
+                      depth: int) -> np.ndarray:
+    """0/1 grades: retrieved text ``i`` of a query is relevant when it contains any of the
+    query's gold snippets after ``core.text.normalize`` (the series' post-01 rule); NaN rows
+    for queries without snippets."""
+    rel = np.zeros((len(texts), depth))
+    for row, (returned, golds) in enumerate(zip(texts, snippets)):
+        if not golds:
+            rel[row] = np.nan
+            continue
+        wanted = [normalize(g) for g in golds if normalize(g)]
+        for col, text in enumerate(list(returned)[:depth]):
+            body = normalize(text)
+            rel[row, col] = float(any(w in body for w in wanted))
+    return rel
+
+
+def _ranking(stage: StageResult, rel: np.ndarray, n_relevant: np.ndarray | None, ks: Sequence[int],
+             unmeasured: np.ndarray) -> None:
+    for k in ks:
+        stage.values[f"hit@{k}"] = none_where(rm.hit_at_k(rel, k), unmeasured)
+        precision = none_where(rm.precision_at_k(rel, k), unmeasured)
+        stage.values[f"precision@{k}"] = precision
+        stage.values[f"rr@{k}"] = none_where(rm.reciprocal_rank_at_k(rel, k), unmeasured)
+        if n_relevant is None:
+            for name in ("recall", "f1", "map", "ndcg"):
+                stage.not_measured[f"{name}@{k}"] = "gold_ids (the relevant chunk ids; R is unknown from snippets)"
+            continue
+        recall = none_where(recall_at_k(rel, n_relevant, k), unmeasured)
+        stage.values[f"recall@{k}"] = recall
+        stage.values[f"f1@{k}"] = f1_at_k(precision, recall)
+        stage.values[f"map@{k}"] = none_where(map_at_k(rel, n_relevant, k), unmeasured)
+        ndcg = rm.ndcg_at_k(rel, k, rm.binary_ideal_gains(n_relevant, k))
+        stage.values[f"ndcg@{k}"] = none_where(ndcg, unmeasured | (n_relevant == 0))
+
+
+def evaluate_retrieval(qids: Sequence[str], retrieved_ids: Sequence[Sequence[str]] | None = None,
+                       gold_ids: Sequence[Collection[str] | None] | None = None,
+                       retrieved_texts: Sequence[Sequence[str]] | None = None,
+                       gold_snippets: Sequence[Sequence[str] | None] | None = None,
+                       retrieved_spans: Sequence[Sequence[tuple[str, int, int]]] | None = None,
+                       gold_spans: Sequence[Sequence[tuple[str, int, int]] | None] | None = None,
+                       latency_ms: Sequence[float | None] | None = None,
+                       ks: Sequence[int] = KS) -> StageResult:
+    """Score one retriever's output; every argument is per query (``None`` inside a list: not
+    given for that query; the whole argument ``None``: not given at all)."""
+    n = len(qids)
+    ks = sorted(set(int(k) for k in ks))
+    if not ks or ks[0] < 1:
+        raise ValueError(f"every k must be an integer >= 1, got {list(ks)}")
+    stage = StageResult("retrieval", list(qids))
+    depth = ks[-1]
+    for name, arg in (("retrieved_ids", retrieved_ids), ("gold_ids", gold_ids), ("retrieved_texts", retrieved_texts),
+                      ("gold_snippets", gold_snippets), ("retrieved_spans", retrieved_spans),
+                      ("gold_spans", gold_spans), ("latency_ms", latency_ms)):
+        if arg is not None and len(arg) != n:
+            raise ValueError(f"{name} has {len(arg)} entries for {n} queries")
+    if retrieved_ids is not None and gold_ids is not None:
+        no_gold = np.array([g is None or r is None for g, r in zip(gold_ids, retrieved_ids)])
+        encoded: EncodedRun = encode_ranked([r or [] for r in retrieved_ids], [g or () for g in gold_ids], depth)
+        _ranking(stage, encoded.rel, encoded.n_relevant, ks, no_gold | (encoded.n_relevant == 0))
+    elif retrieved_texts is not None and gold_snippets is not None:
+        rel = snippet_relevance([t or [] for t in retrieved_texts], gold_snippets, depth)
+        unmeasured = np.isnan(rel[:, 0]) if n else np.zeros(0, bool)
+        _ranking(stage, np.nan_to_num(rel), None, ks, unmeasured)
+    else:
+        for k in ks:
+            for name in ("hit", "precision", "rr", "recall", "f1", "map", "ndcg"):
+                stage.not_measured[f"{name}@{k}"] = ("retrieved_ids + gold_ids (or retrieved_texts + "
+                                                     "gold_snippets for hit, precision, rr)")
+    span_names = ("span_recall", "span_precision", "span_iou", "complete_evidence")
+    if retrieved_spans is not None and gold_spans is not None:
+        for k in ks:
+            columns = {name: np.full(n, np.nan) for name in span_names}
+            for row, (returned, gold) in enumerate(zip(retrieved_spans, gold_spans)):
+                if returned is None or not gold:
+                    continue
+                scores = span_overlap(list(returned)[:k], list(gold))
+                for name, value in zip(span_names, scores):
+                    columns[name][row] = value
+            for name in span_names:
+                stage.values[f"{name}@{k}"] = columns[name]
+    else:
+        for k in ks:
+            for name in span_names:
+                stage.not_measured[f"{name}@{k}"] = "retrieved_spans + gold_spans"
+    if latency_ms is not None:
+        values = np.array([np.nan if v is None else float(v) for v in latency_ms], dtype=float)
+        stage.percentiles["latency_p50_ms"] = (values, 50.0)
+        stage.percentiles["latency_p95_ms"] = (values, 95.0)
+    else:
+        stage.not_measured["latency_p50_ms"] = stage.not_measured["latency_p95_ms"] = "latency_ms.retrieval"
+    return stage
