@@ -109,8 +109,8 @@ def test_partial_character_is_widened_to_the_whole_character():
 
 def test_whitespace_rule_and_stripping():
     source = "one  two\n three four"
-    assert locate(source, " one two three ", 0) == Located(0, 14, "whitespace")
-    assert locate(source, "  two\n three", 0) == Located(5, 14, "exact")
+    assert locate(source, " one two three ", 0) == Located(0, 15, "whitespace")
+    assert locate(source, "  two\n three", 0) == Located(5, 15, "exact")
     assert locate(source, "   \n", 0) is None
     with pytest.raises(RuntimeError, match="chunk 1 could not be mapped"):
         recover_spans(source, ["one", "five"], library="test", overlapping=False)

@@ -175,10 +175,14 @@ def _chonkie_embeddings(embed: Embed):
     return SeriesEmbeddings()
 
 
+@lru_cache(maxsize=8)
+def _semchunker(size: int):
+    return _need("semchunk", "semchunk").chunkerify(encoding(), size)
+
+
 def semchunk_chunks(text: str, size: int):
     _check("size", size)
-    semchunk = _need("semchunk", "semchunk")
-    chunker = semchunk.chunkerify(encoding(), size)
+    chunker = _semchunker(size)
     if not text:
         return [], [], False
     chunks, offsets = chunker(text, offsets=True)

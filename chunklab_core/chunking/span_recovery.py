@@ -152,7 +152,7 @@ def _covering(source: str, chunks: Sequence[str], first: Sequence[Located]) -> l
             if found is None or found.rule == "whitespace" and copies:
                 break
             copies.append(found)
-            index = found.start + 1
+            index = found.start + 1 + chunk.strip().startswith(REPLACEMENT)  # past this copy's core
         candidates.append(copies)
     back: list[dict[int, int]] = []
     reachable = {c: -1 for c, span in enumerate(candidates[0]) if vis[span.start] == 0}
