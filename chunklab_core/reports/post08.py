@@ -203,3 +203,34 @@ def cheapest_adequate(builder: pd.DataFrame, k: int) -> pd.DataFrame:
     kept = builder[builder["verdict"] != "ruled out"]
     picks = kept.loc[kept.groupby(["corpus", "retriever", "model"], sort=False)[tokens].idxmin()]
     return picks[["corpus", "retriever", "model", "label", tokens, "verdict", "leader"]].reset_index(drop=True)
+
+
+def take_questions(corpus, n: int | None, seed: int):
+    """The corpus with its first ``n`` questions of a seeded order (all when ``n`` is None);
+    documents stay whole (a smaller run for checks; the post's numbers use every question)."""
+    from chunklab_core.core.corpus import Corpus
+
+    if n is None or n >= len(corpus.questions):
+        return corpus
+    order = np.random.default_rng(seed).permutation(len(corpus.questions))[:n]
+    return Corpus(corpus.name, corpus.documents, [corpus.questions[i] for i in sorted(order)])
+
+
+def plot_report(table: pd.DataFrame, metric: str = "recall"):
+    """Our mean (points) per report row and depth, with the published value as a cross where known."""
+    import matplotlib.pyplot as plt
+
+    depths = sorted(table["retrieved"].unique())
+    fig, axes = plt.subplots(1, len(depths), figsize=(6 * len(depths), 0.35 * table["strategy"].nunique() + 1.5),
+                             sharey=True, squeeze=False)
+    for ax, k in zip(axes[0], depths):
+        part = table[table["retrieved"] == k].reset_index(drop=True)
+        y = np.arange(len(part))
+        ax.barh(y, part[f"{metric} mean"], color="#4C72B0", label="this run (mean)")
+        ax.scatter(part[f"{metric} published"], y, marker="x", color="#C44E52", zorder=3, label="report (published)")
+        ax.set_yticks(y, part["label"])
+        ax.invert_yaxis()
+        ax.set_xlabel(f"{metric} (points), {k} retrieved")
+        ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    return fig
