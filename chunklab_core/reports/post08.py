@@ -11,8 +11,10 @@ Handles, one call per notebook section:
 * ``neighbour_differences``: for each pair of neighbouring rows, the paired difference of a
   metric with a percentile interval from the document-clustered bootstrap
   (``stats.clustered``: Chroma's five corpora are one document each, so this is a
-  corpus-clustered interval, unreliable with 5 clusters as that module warns) and from the plain
-  paired bootstrap over questions, worded by ``stats.claims.pair_verdict`` on the clustered one;
+  corpus-clustered interval, unreliable with 5 clusters as that module warns: with so few it can
+  come out narrower than the question-level one) and from the plain paired bootstrap over
+  questions, worded by ``stats.claims.pair_verdict`` on the hull of the two (the lower of the
+  lows, the higher of the highs), so too few clusters can never make a claim stronger;
 * ``builder_table``: post 02's corpora, library defaults against the series' strategies under
   each retriever: the metric, tokens returned, the paired difference against the series'
   best strategy of that corpus and retriever, and the series' verdict words
@@ -134,7 +136,7 @@ def neighbour_differences(per_question: pd.DataFrame, ks: Sequence[int], metric:
                           strategies: Sequence[str] = REPORT_ROWS, resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
     """Paired ``row − next row`` differences of ``metric`` (points) for neighbouring rows, per depth:
     the clustered (document = Chroma corpus) and the plain paired interval; the verdict from the
-    clustered one (``claims.pair_verdict``)."""
+    hull of the two (``claims.pair_verdict``), the more cautious of them wherever they differ."""
     import warnings
 
     long = _long(per_question, ks)
@@ -154,7 +156,9 @@ def neighbour_differences(per_question: pd.DataFrame, ks: Sequence[int], metric:
                          "clusters": len(set(clusters)), f"{metric} a − b": clustered.mean,
                          "clustered low": clustered.low, "clustered high": clustered.high,
                          "plain low": float(plain.low), "plain high": float(plain.high),
-                         "verdict": pair_verdict(strategy_label(a), strategy_label(b), clustered.low, clustered.high),
+                         "verdict": pair_verdict(strategy_label(a), strategy_label(b),
+                                                 min(clustered.low, float(plain.low)),
+                                                 max(clustered.high, float(plain.high))),
                          "few clusters": bool(caught)})
     return pd.DataFrame(rows)
 
