@@ -11,7 +11,8 @@
 
 The corpus is one of Chroma's (``--corpus``, default state_of_the_union, about 49,000
 characters). A first untimed run of each splitter pays its import and warm-up; each timed run chunks a fresh
-variant of the text (a numbered first line), so no cache keyed by the text serves a repeat. Numbers are
+variant of the text (a numbered first line) and semchunk gets a new chunker each run (it memoizes
+token counts of pieces, which would otherwise serve every repeat of the same paragraphs). Numbers are
 one run's on this machine (shared cores), to compare, not to quote as absolute speeds. Usage:
 ``python scripts/bench_splitters.py [--corpus state_of_the_union] [--repeats 3] [--no-model]``.
 """
@@ -25,9 +26,12 @@ import time
 def best_of(runs: int, fn, text: str) -> float:
     """The fastest of ``runs`` calls, each on a fresh variant of ``text`` (a numbered first line),
     so no cache keyed by the text (semchunk memoizes token counts by default) serves a repeat."""
+    from chunklab_core.chunking import library_splitters
+
     times = []
     for i in range(runs):
         variant = f"Run {i}.\n\n{text}"
+        library_splitters._semchunker.cache_clear()  # a new chunker: semchunk memoizes counts per chunker
         start = time.perf_counter()
         fn(variant)
         times.append(time.perf_counter() - start)
