@@ -116,7 +116,7 @@ $(VENV)/.installed: $(LOCK) pyproject.toml
 env: $(VENV)/.installed ## Create the virtualenv from the lock file (hash-checked) and install the package (editable)
 
 lock: ## Re-resolve requirements/lock.txt and llm-lock.txt from pyproject.toml (uv; LOCK_ARGS=--upgrade to upgrade)
-	$(UV_COMPILE) pyproject.toml --extra dev --extra lab -c requirements/torch-cpu.txt -o $(LOCK)
+	$(UV_COMPILE) pyproject.toml --extra dev --extra lab --extra splitters -c requirements/torch-cpu.txt -o $(LOCK)
 	$(UV_COMPILE) requirements/llm.in -c $(LOCK) -o $(LLM_LOCK)
 
 data: env ## Download every registered data set (or read the folder CHUNKLAB_DATA_MIRROR) and verify checksums

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from chunklab_core.chunking import (
+    LIBRARY_STRATEGIES,
     STRATEGIES,
     chunk_corpus,
     chunk_document,
@@ -45,8 +46,16 @@ def fake_embed(texts: list[str], dim: int = 64) -> np.ndarray:
     return np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
 
 
+def scripted_splits(messages, schema=None, **options) -> str:
+    """A stand-in for a recorded model's ``complete``: split after the window's second piece."""
+    numbers = [int(n) for n in re.findall(r"<\|start_chunk_(\d+)\|>", messages[-1]["content"])]
+    return json.dumps({"split_after": numbers[1:2]})
+
+
 def options(name: str) -> dict:
-    return {"embed": fake_embed} if "embed" in STRATEGIES[name].params else {}
+    params = STRATEGIES[name].params
+    return {**({"embed": fake_embed} if "embed" in params else {}),
+            **({"complete": scripted_splits} if "complete" in params else {})}
 
 
 CJK_SENTENCE = "自然语言处理是计算机科学和人工智能的一个重要领域，它研究如何让计算机理解和生成人类语言。"
@@ -119,7 +128,9 @@ def test_registry_names_labels_and_defaults():
         "fixed_500", "fixed_500_o50", "fixed_500_o125", "recursive_500",
         "sentence_window_2", "parent_doc_250_1000", "semantic_tfidf", "fixed_1000",
     ]
-    assert set(strategy_names(default_only=False)) - set(strategy_names()) == {
+    assert set(LIBRARY_STRATEGIES) >= {"lc_recursive_default", "lc_token_default", "llama_sentence_default",
+                                       "chonkie_semantic_default", "semchunk_512", "cluster_200", "llm_semantic"}
+    assert set(strategy_names(default_only=False)) - set(strategy_names()) - set(LIBRARY_STRATEGIES) == {
         "fixed_tokens_256", "fixed_tokens_512", "recursive_tokens_512", "structure_aware",
         "structure_sections",
         "semantic_embedding", "semantic_no_floor", "whole_document",

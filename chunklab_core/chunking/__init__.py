@@ -22,6 +22,11 @@ headings (``headings.document_headings``) from ``chunk_document`` / ``chunk_corp
 ``headings=`` in ``document_spans`` (``None``: found in the text). Unknown names or
 parameters and bad values raise ``ValueError``.
 
+Post 08's strategies: ``library_splitters`` (LangChain, LlamaIndex, chonkie and semchunk run as
+they are, their chunks mapped back to offsets by ``span_recovery``), ``chroma_semantic`` (Chroma's
+Kamradt-style, modified Kamradt and cluster chunkers) and ``llm_split`` (Chroma's LLM chunker,
+through a recorded ``complete``); their names are ``LIBRARY_STRATEGIES``.
+
 Beside the strategies: ``spans`` (the span contract's helpers), ``health`` and ``lexical``
 (chunk health: fragments, cut sentences, near-duplicates, per corpus).
 
@@ -38,6 +43,10 @@ from typing import Any, Callable, Iterable, Mapping
 from chunklab_core.core.corpus import Chunk, Document
 from chunklab_core.core.headings import Heading, document_headings
 from chunklab_core.chunking.characters import fixed_characters, parent_document, recursive_characters, whole_document
+from chunklab_core.chunking.chroma_semantic import cluster_semantic, kamradt_modified, kamradt_semantic
+from chunklab_core.chunking.library_splitters import (chonkie_chunker, langchain_recursive, langchain_token,
+                                                      llamaindex_sentence, semchunk_chunker)
+from chunklab_core.chunking.llm_split import llm_semantic
 from chunklab_core.chunking.semantic import semantic_embedding, semantic_tfidf
 from chunklab_core.chunking.sentences import sentence_window
 from chunklab_core.chunking.spans import ChunkSpan, absorb_blank_spans, check_spans
@@ -45,7 +54,7 @@ from chunklab_core.chunking.structure import TableCount, structure_aware, struct
 from chunklab_core.chunking.token_windows import fixed_tokens, recursive_tokens
 
 __all__ = [
-    "STRATEGIES", "StrategySpec", "TableCount", "chunk_corpus", "chunk_document",
+    "LIBRARY_STRATEGIES", "STRATEGIES", "StrategySpec", "TableCount", "chunk_corpus", "chunk_document",
     "document_spans", "register_variant", "strategy_label", "strategy_names", "structure_blocks", "tables_intact",
 ]
 
@@ -105,6 +114,63 @@ _SPECS = [
           "Semantic (embedding, no floor)", False, max_chars=1000),
     _spec("whole_document", whole_document, {}, "Whole document", False),
 ]
+
+
+def _library_specs() -> list[StrategySpec]:
+    """Post 08: library splitters at their documented defaults and at Chroma's sizes (tokens are
+    cl100k_base), and Chroma's three chunkers. Library chunks are recovered spans (``span_recovery``):
+    no tiling (stripped whitespace lies between them) and no ceiling the library does not promise."""
+    lib: list[StrategySpec] = []
+
+    def add(name, func, params, label):
+        lib.append(_spec(name, func, params, label, False, tiles=False))
+
+    add("lc_recursive_default", langchain_recursive, {"size": 4000, "overlap": 200, "unit": "chars"},
+        "LangChain recursive, defaults (4,000 chars / 200)")
+    add("lc_recursive_1000_200", langchain_recursive, {"size": 1000, "overlap": 200, "unit": "chars"},
+        "LangChain recursive 1,000 chars / 200")
+    add("lc_token_default", langchain_token, {"size": 4000, "overlap": 200},
+        "LangChain TokenText, defaults (4,000 tokens / 200)")
+    for size, overlap in CHROMA_SIZES:
+        add(f"lc_recursive_tok_{size}_{overlap}", langchain_recursive,
+            {"size": size, "overlap": overlap, "unit": "tokens"}, f"LangChain recursive {size} tokens / {overlap}")
+        add(f"lc_token_{size}_{overlap}", langchain_token, {"size": size, "overlap": overlap},
+            f"LangChain TokenText {size} / {overlap}")
+    add("llama_sentence_default", llamaindex_sentence, {"size": 1024, "overlap": 200},
+        "LlamaIndex sentence, defaults (1,024 tokens / 200)")
+    for size in (400, 200):
+        add(f"llama_sentence_{size}", llamaindex_sentence, {"size": size, "overlap": 0}, f"LlamaIndex sentence {size}")
+    for kind in ("token", "sentence", "recursive"):
+        add(f"chonkie_{kind}_default", chonkie_chunker,
+            {"kind": kind, "size": 2048, "tokenizer": "character", "embed": None, "threshold": 0.8},
+            f"chonkie {kind}, defaults (2,048 chars)")
+        for size in (400, 200):
+            add(f"chonkie_{kind}_{size}", chonkie_chunker,
+                {"kind": kind, "size": size, "tokenizer": "cl100k", "embed": None, "threshold": 0.8},
+                f"chonkie {kind} {size} tokens")
+    add("chonkie_semantic_default", chonkie_chunker,
+        {"kind": "semantic", "size": 2048, "tokenizer": "cl100k", "embed": None, "threshold": 0.8},
+        "chonkie semantic, defaults (2,048 tokens, threshold 0.8)")
+    for size in (512, 400, 200):
+        add(f"semchunk_{size}", semchunk_chunker, {"size": size}, f"semchunk {size} tokens")
+    lib += [
+        _spec("kamradt", kamradt_semantic, {"embed": None, "percentile": 95.0, "buffer": 1},
+              "Kamradt semantic (95th percentile)", False),
+        _spec("kamradt_modified_300", kamradt_modified,
+              {"embed": None, "avg_tokens": 300, "piece_tokens": 50, "buffer": 3}, "Kamradt modified (mean 300)", False),
+        _spec("cluster_400", cluster_semantic, {"embed": None, "max_tokens": 400, "piece_tokens": 50},
+              "Cluster semantic 400", False),
+        _spec("cluster_200", cluster_semantic, {"embed": None, "max_tokens": 200, "piece_tokens": 50},
+              "Cluster semantic 200", False),
+        _spec("llm_semantic", llm_semantic, {"complete": None, "window_tokens": 800, "piece_tokens": 50},
+              "LLM chunker (recorded)", False),
+    ]
+    return lib
+
+
+CHROMA_SIZES = ((800, 400), (400, 200), (400, 0), (200, 0), (250, 125))  # (tokens, overlap) of the report's rows
+LIBRARY_STRATEGIES = tuple(s.name for s in _library_specs())
+_SPECS += _library_specs()
 _REGISTRY: dict[str, StrategySpec] = {s.name: s for s in _SPECS}
 STRATEGIES: Mapping[str, StrategySpec] = MappingProxyType(_REGISTRY)
 

@@ -2,7 +2,8 @@
 
 Modules: one per post, or a subpackage for the larger ones (``post00`` findings, ``post01``
 chunking, ``post02`` retrievers, ``post03`` uncertainty, ``post04`` generated questions,
-``post05`` answers and judges, ``post06`` the judge audit, ``post07`` reranking); shared
+``post05`` answers and judges, ``post06`` the judge audit, ``post07`` reranking, ``post08`` library
+splitters and Chroma's report); shared
 helpers: ``notebook_setup`` (a post's first cell), ``markdown`` (prose cells), ``plots``
 (figures), ``tables`` (every table a post writes), ``verdict_tables`` (interval wording as tables), ``reference_results`` (published
 numbers shown beside ours); ``notebook_run`` (the safe runner every Makefile notebook rule

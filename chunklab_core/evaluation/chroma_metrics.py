@@ -1,0 +1,138 @@
+"""Chroma's token-level retrieval metrics, one function each, as the report defines them.
+
+Source: Smith & Troynikov, "Evaluating Chunking Strategies for Retrieval", Chroma technical
+report (2024), section "Metrics". For a query with relevant excerpts whose tokens are ``t_e``
+and retrieved chunks whose tokens are ``t_r``:
+
+* recall      = |t_e ∩ t_r| / |t_e|
+* precision   = |t_e ∩ t_r| / |t_r|
+* IoU         = |t_e ∩ t_r| / (|t_e| + |t_r| − |t_e ∩ t_r|)
+* precision_Ω = precision when the retrieved set is every chunk that holds any relevant token
+  (``C_Ω``, perfect recall): the report's upper bound on precision for a chunking, independent of
+  the retriever and of the depth.
+
+Counting, as the report specifies: in the numerators a token of ``t_e`` counts once however many
+retrieved chunks hold it (a set intersection); ``|t_r|`` counts every retrieved chunk's tokens,
+so the characters two overlapping chunks share count twice in the precision and IoU
+denominators (the report notes this is why overlap lowers IoU). The excerpts' own union is
+``|t_e|``. The unit is whatever the spans count: the series passes character offsets (Chroma's
+code also counts characters, although the report calls them tokens).
+
+Spans are ``(doc_id, start, end)``, half-open; those of different documents never intersect.
+The series' ``span_metrics`` computes recall, precision and IoU with ``|t_r|`` as a set (shared
+characters once): the two agree whenever the retrieved chunks do not overlap, and the recalls
+agree always (tests show both).
+
+Not handled: the report's averaging (mean ± standard deviation over questions is done by the
+post), tokens in a tokenizer's sense (pass token offsets to count them).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from chunklab_core.evaluation.span_metrics import DocSpan, intersection_length, merge_intervals, total_length
+
+
+def _by_doc(spans: Sequence[DocSpan]) -> dict[str, list[tuple[int, int]]]:
+    grouped: dict[str, list[tuple[int, int]]] = {}
+    for doc_id, start, end in spans:
+        if end < start:
+            raise ValueError(f"span ({doc_id!r}, {start}, {end}) ends before it starts")
+        grouped.setdefault(doc_id, []).append((int(start), int(end)))
+    return grouped
+
+
+def _relevant_retrieved(retrieved: Sequence[DocSpan], excerpts: Sequence[DocSpan]) -> tuple[int, int, int]:
+    """(|t_e ∩ t_r| as sets, |t_e| as a set, |t_r| summed over chunks)."""
+    ex, ret = _by_doc(excerpts), _by_doc(retrieved)
+    common = sum(intersection_length(v, ret.get(doc, [])) for doc, v in ex.items())
+    relevant = sum(total_length(v) for v in ex.values())
+    returned = sum(end - start for _, start, end in retrieved)
+    return common, relevant, returned
+
+
+def chroma_recall(retrieved: Sequence[DocSpan], excerpts: Sequence[DocSpan]) -> float:
+    """|t_e ∩ t_r| / |t_e| (Chroma report, "Metrics"); NaN without excerpts."""
+    common, relevant, _ = _relevant_retrieved(retrieved, excerpts)
+    return common / relevant if relevant else float("nan")
+
+
+def chroma_precision(retrieved: Sequence[DocSpan], excerpts: Sequence[DocSpan]) -> float:
+    """|t_e ∩ t_r| / |t_r|, |t_r| summed over the retrieved chunks (Chroma report, "Metrics");
+    0 when nothing was retrieved, NaN without excerpts."""
+    common, relevant, returned = _relevant_retrieved(retrieved, excerpts)
+    if not relevant:
+        return float("nan")
+    return common / returned if returned else 0.0
+
+
+def chroma_iou(retrieved: Sequence[DocSpan], excerpts: Sequence[DocSpan]) -> float:
+    """|t_e ∩ t_r| / (|t_e| + |t_r| − |t_e ∩ t_r|) (Chroma report, "Metrics"); NaN without excerpts."""
+    common, relevant, returned = _relevant_retrieved(retrieved, excerpts)
+    if not relevant:
+        return float("nan")
+    return common / (relevant + returned - common)
+
+
+def omega_chunks(chunks: Sequence[DocSpan], excerpts: Sequence[DocSpan]) -> list[DocSpan]:
+    """C_Ω: every chunk that holds at least one relevant token (overlaps an excerpt)."""
+    ex = {doc: merge_intervals(v) for doc, v in _by_doc(excerpts).items()}
+    return [c for c in chunks if intersection_length([(c[1], c[2])], ex.get(c[0], [])) > 0]
+
+
+def chroma_precision_omega(chunks: Sequence[DocSpan], excerpts: Sequence[DocSpan]) -> float:
+    """precision_Ω = chroma_precision(C_Ω, excerpts): precision with all chunks that hold a
+    relevant token retrieved (Chroma report, "Metrics"); ``chunks`` is every chunk of the corpus
+    (of the question's documents suffices). NaN without excerpts."""
+    return chroma_precision(omega_chunks(chunks, excerpts), excerpts)
+
+
+def mean_and_sd(values: Sequence[float]) -> tuple[float, float]:
+    """The report's summary: mean and population standard deviation (numpy ``std``, ddof 0)
+    over questions, NaN ignored. An assumption: the report does not say which deviation."""
+    array = np.asarray(values, dtype=float)
+    array = array[~np.isnan(array)]
+    if array.size == 0:
+        return float("nan"), float("nan")
+    return float(array.mean()), float(array.std())
+
+
+CHROMA_MEASURES = ("chroma_recall", "chroma_precision", "chroma_iou")
+
+
+def chroma_scores(run, ks: Sequence[int]) -> "pd.DataFrame":
+    """Per-question Chroma metrics of one ``RetrievalRun`` at each depth in ``ks`` (columns
+    ``chroma_recall@k`` ...), plus ``chroma_precision_omega`` over the run's chunks (depth-free).
+    Questions without evidence spans get NaN. Id columns as ``span_metrics.span_scores``."""
+    import pandas as pd
+
+    ranked = np.asarray(run.ranked)
+    questions = run.corpus.questions
+    if ranked.ndim != 2 or ranked.shape[0] != len(questions):
+        raise ValueError(f"run.ranked must be (n_questions={len(questions)}, k_max), got shape {ranked.shape}")
+    if not ks or min(ks) < 1 or max(ks) > ranked.shape[1]:
+        raise ValueError(f"every k must lie in [1, {ranked.shape[1]}] (the retrieved depth), got {list(ks)}")
+    by_doc: dict[str, list[DocSpan]] = {}
+    for chunk in run.chunks:
+        by_doc.setdefault(chunk.doc_id, []).append((chunk.doc_id, chunk.ctx_start, chunk.ctx_end))
+    frame: dict[str, object] = {"corpus": run.corpus.name, "strategy": run.strategy, "retriever": run.retriever,
+                                "qid": [q.qid for q in questions], "doc_id": [q.doc_id for q in questions]}
+    columns = {f"{name}@{k}": np.full(len(questions), np.nan) for name in CHROMA_MEASURES for k in ks}
+    omega = np.full(len(questions), np.nan)
+    for row, question in enumerate(questions):
+        evidence = list(question.evidence_spans)
+        if not merge_intervals((s, e) for _, s, e in evidence):
+            continue
+        docs = {doc for doc, _, _ in evidence}
+        omega[row] = chroma_precision_omega([c for d in docs for c in by_doc.get(d, [])], evidence)
+        for k in ks:
+            returned = [run.contexts[i] for i in ranked[row, :k] if i >= 0]
+            columns[f"chroma_recall@{k}"][row] = chroma_recall(returned, evidence)
+            columns[f"chroma_precision@{k}"][row] = chroma_precision(returned, evidence)
+            columns[f"chroma_iou@{k}"][row] = chroma_iou(returned, evidence)
+    frame.update(columns)
+    frame["chroma_precision_omega"] = omega
+    return pd.DataFrame(frame)
