@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable, Mapping
 from chunklab_core.core.corpus import Chunk, Document
 from chunklab_core.core.headings import Heading, document_headings
 from chunklab_core.chunking.characters import fixed_characters, parent_document, recursive_characters, whole_document
-from chunklab_core.chunking.semantic import semantic_embedding, semantic_tfidf
+from chunklab_core.chunking.semantic import semantic_embedding, semantic_embedding_tokens, semantic_tfidf
 from chunklab_core.chunking.sentences import sentence_window
 from chunklab_core.chunking.spans import ChunkSpan, absorb_blank_spans, check_spans
 from chunklab_core.chunking.structure import TableCount, structure_aware, structure_blocks, tables_intact
@@ -91,8 +91,12 @@ _SPECS = [
     # Post 02.
     _spec("fixed_tokens_256", fixed_tokens, {"size": 256}, "Fixed 256 tokens", False, max_tokens=256),
     _spec("fixed_tokens_512", fixed_tokens, {"size": 512}, "Fixed 512 tokens", False, max_tokens=512),
+    _spec("fixed_tokens_512_o64", fixed_tokens, {"size": 512, "overlap": 64}, "Fixed 512 tokens / overlap 64",
+          False, tiles=False, max_tokens=512),
     _spec("recursive_tokens_512", recursive_tokens, {"max_tokens": 512}, "Recursive 512 tokens", False,
           max_tokens=512),
+    _spec("recursive_tokens_512_o64", recursive_tokens, {"max_tokens": 512, "overlap": 64},
+          "Recursive 512 tokens / overlap 64", False, tiles=False, max_tokens=512),
     _spec("structure_aware", structure_aware, {"max_tokens": 512, "mode": "pack"}, "Structure-aware (≤512 tokens)",
           False, max_tokens=512, uses_headings=True),
     _spec("structure_sections", structure_aware, {"max_tokens": 512, "mode": "section"},
@@ -103,6 +107,9 @@ _SPECS = [
     _spec("semantic_no_floor", semantic_embedding,
           {"embed": None, "percentile": 80.0, "min_chars": 0, "max_chars": 1000},
           "Semantic (embedding, no floor)", False, max_chars=1000),
+    _spec("semantic_embedding_tokens", semantic_embedding_tokens,
+          {"embed": None, "percentile": 80.0, "min_tokens": 200, "max_tokens": 1000},
+          "Semantic (embedding, floor 200 / max 1000 tokens)", False, max_tokens=1000),
     _spec("whole_document", whole_document, {}, "Whole document", False),
 ]
 _REGISTRY: dict[str, StrategySpec] = {s.name: s for s in _SPECS}
