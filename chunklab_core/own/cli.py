@@ -108,7 +108,9 @@ def console_table(record: dict) -> str:
     box = [f"  {line['label']:<{width}}  {line['text']}" for line in record.get("box", [])]
     lines = ["RECOMMENDATION", *box, "", f"Details on {record['corpus']['questions']} questions, "
              f"{record['corpus']['documents']} documents (recall@{record['config']['k']}, "
-             f"{record['recommendations'][0]['resamples']:,} paired resamples, seed {record['config']['seed']}):", ""]
+             f"{record['config']['RESAMPLES']:,} paired resamples, seed {record['config']['seed']}):", ""]
+    if not record["recommendations"]:
+        lines.append("  one cell only: no verdict (see the box)")
     for rec in sorted(record["recommendations"], key=lambda r: r["scope"] != "overall"):
         tokens = rec.get(f"leader's tokens at recall {target:.2f}")
         rows = [("leader", f"{rec['leader']}  ({rec['verdict']})"),

@@ -131,8 +131,11 @@ def body(result, figures: dict) -> str:
                  "one rule). P(best) is shown beside it, never the basis of a verdict.</p>")
     from chunklab_core.own.recommendation import primary
 
-    first = primary(result.recommendations)
-    for rec in [first, *[r for r in result.recommendations if r is not first]]:
+    first = primary(result.recommendations) if result.recommendations else None
+    ordered = [first, *[r for r in result.recommendations if r is not first]] if first else []
+    if not ordered:
+        parts.append("<p>Only one cell was run: there is nothing to compare it with.</p>")
+    for rec in ordered:
         row = rec.row(target)
         caption = (f"{rec.scope}: leader {rec.verdict.leader} ({row['verdict']}); top two {row['top two']}; "
                    f"questions to separate them: {row['questions to separate top two']}; n = {rec.verdict.n_questions}.")

@@ -60,6 +60,10 @@ class OwnResult:
 
     @property
     def box(self) -> list[tuple[str, str]]:
+        """The recommendation box (``recommendation.box``; ``single_cell_box`` for a one-cell run)."""
+        if not self.recommendations:
+            return own_recommendation.single_cell_box(self.summary, self.targets, self.config.k,
+                                                      self.config.recall_target)
         return own_recommendation.box(self.recommendations, self.config.k, self.config.recall_target)
 
     @property

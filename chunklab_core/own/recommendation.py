@@ -210,8 +210,9 @@ def recommend(per_question: pd.DataFrame, runs: dict, health: pd.DataFrame, k: i
 
 
 def recommendation_table(recommendations: Sequence[Recommendation], recall_target: float) -> pd.DataFrame:
-    """One row per scope (the console and report table)."""
-    return pd.DataFrame([r.row(recall_target) for r in recommendations]).set_index("scope")
+    """One row per scope (the console and report table); empty when only one cell was run."""
+    rows = [r.row(recall_target) for r in recommendations]
+    return pd.DataFrame(rows).set_index("scope") if rows else pd.DataFrame(columns=["scope"]).set_index("scope")
 
 
 def describe(recommendations: Sequence[Recommendation], k: int, recall_target: float) -> str:
@@ -233,6 +234,26 @@ def describe(recommendations: Sequence[Recommendation], k: int, recall_target: f
 def primary(recommendations: Sequence[Recommendation]) -> Recommendation:
     """The scope the box speaks for: "overall" when there is one, else the only scope."""
     return next((r for r in recommendations if r.scope == "overall"), recommendations[0])
+
+
+def single_cell_box(summary: pd.DataFrame, targets: pd.DataFrame, k: int, recall_target: float) -> list[tuple[str, str]]:
+    """The box of a run with one cell (one strategy under one retriever): nothing to compare,
+    so its recall@k with the 95% interval and its cost, and the advice to add a candidate."""
+    from chunklab_core.evaluation.measures import interval_columns
+
+    row = summary.iloc[0]
+    recall = column("recall", k)
+    low, high = interval_columns(recall)
+    cell = targets.iloc[0] if len(targets) else None
+    tokens = np.nan if cell is None else cell["tokens at target"]
+    name = f"{strategy_label(row['strategy'])} / {row['retriever']}"
+    return [("use", f"{name} (the only cell run: nothing to compare it with)"),
+            ("recall", f"recall@{k} {row[recall]:.3f} [{row[low]:.3f}, {row[high]:.3f}] (95% interval, "
+                       f"n = {int(row['questions'])} questions)"),
+            ("cost", f"about {tokens:,.0f} tokens per question to reach recall {recall_target:.2f} "
+                     f"(k = {cell['k at target']:.0f})" if not np.isnan(tokens) else
+                     f"does not reach recall {recall_target:.2f} within the top {MAX_K}"),
+            ("to settle it", "add a second strategy or retriever to the config for a verdict")]
 
 
 def box(recommendations: Sequence[Recommendation], k: int, recall_target: float) -> list[tuple[str, str]]:
