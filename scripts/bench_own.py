@@ -105,14 +105,14 @@ def timed(command: list[str], env: dict, cwd: Path) -> float:
     return seconds
 
 
-def bench(docs: Path, questions: Path, work: Path, peer_venv: Path, cells: int, repeats: int) -> list[dict]:
+def bench(docs: Path, questions: Path, work: Path, peer_venv: Path, cells: int, repeats: int, skip: int = 0) -> list[dict]:
     minilm = str(resolve_model("all-MiniLM-L6-v2")[1])
     base_env = {**os.environ, "CI": "1", "PYTHONPATH": str(PROJ_ROOT), "TIKTOKEN_CACHE_DIR": str(tiktoken_cache(work / "tiktoken")),
                 "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     peer_q = work / "peer_questions.yaml"
     peer_questions(questions, peer_q)
     rows = []
-    for name, ours, peer in CELLS[:cells]:
+    for name, ours, peer in CELLS[skip:skip + cells]:
         for retriever in RETRIEVERS:
             cell = work / f"{name.replace(' ', '_').replace('/', '')}_{retriever}"
             cell.mkdir()
@@ -150,6 +150,7 @@ def main(argv=None) -> int:
     parser.add_argument("--peer-venv", default=str(PROJ_ROOT.parent / "peer-venv"), help="virtualenv with chunklab 0.5.0")
     parser.add_argument("--squad", action="store_true", help="also a SQuAD dev sample (5 articles, 100 questions)")
     parser.add_argument("--cells", type=int, default=len(CELLS), help="first N strategies only")
+    parser.add_argument("--skip", type=int, default=0, help="skip the first N strategies")
     parser.add_argument("--repeats", type=int, default=1, help="runs per cell and phase (the fastest is kept)")
     args = parser.parse_args(argv)
     peer_venv = Path(args.peer_venv)
@@ -166,7 +167,7 @@ def main(argv=None) -> int:
             print(f"\n{label}: ours / peer wall time per cell (ratio < 1: ours faster; target <= 0.50)")
             folder = work / label.split()[0].replace("/", "_")
             folder.mkdir(parents=True, exist_ok=True)
-            rows = bench(docs, questions, folder, peer_venv, args.cells, args.repeats)
+            rows = bench(docs, questions, folder, peer_venv, args.cells, args.repeats, args.skip)
             for phase in ("cold", "warm"):
                 ratios = [r[f"ours {phase}"] / r[f"peer {phase}"] for r in rows]
                 print(f"  {phase}: ratio {min(ratios):.2f}-{max(ratios):.2f}x over {len(rows)} cells; "
