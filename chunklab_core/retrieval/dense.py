@@ -189,7 +189,12 @@ class DenseRetriever:
     # ---- model -------------------------------------------------------------------------
     @property
     def model(self):
-        """The loaded ``SentenceTransformer`` (loaded on first use)."""
+        """The loaded ``SentenceTransformer`` (loaded on first use; without ``show_progress``,
+        transformers' own progress bars are switched off first)."""
+        if not self.show_progress:
+            from transformers.utils import logging as transformers_logging
+
+            transformers_logging.disable_progress_bar()
         return load_sentence_transformer(str(self.model_folder), self.device)
 
     @property
