@@ -157,3 +157,16 @@ def test_truncation_counts_match_the_models_own_tokenizer():
     encoded = retriever.model.tokenizer(texts, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
     assert fast.tolist() == [len(ids) > retriever.model.max_seq_length for ids in encoded]
     assert fast.any() and not fast.all()
+
+
+def test_without_a_winner_the_box_names_the_cheapest_that_cannot_be_ruled_out():
+    from chunklab_core.own.recommendation import Recommendation
+
+    scores = {("fixed_500", "bm25"): np.array([1.0, 0.0] * 10), ("fixed_1000", "bm25"): np.array([0.0, 1.0] * 10)}
+    rec = recommend(_per_question(scores), {}, pd.DataFrame(columns=["strategy"]), 5, 0.8, 500, 0)[0]
+    assert rec.verdict.winner is None
+    priced = Recommendation(rec.scope, rec.verdict, rec.cells, {"Fixed 500": 300.0, "Fixed 1000": 120.0},
+                            {"Fixed 500": 3.0, "Fixed 1000": 1.0})
+    lines = dict(box([priced], 5, 0.8))
+    assert lines["cheapest"].startswith("Fixed 1000: about 120 tokens")
+    assert "none would (equal means)" in lines["to settle it"]  # equal means: no number of questions separates them

@@ -93,6 +93,10 @@ def box_html(lines: list[tuple[str, str]]) -> str:
     return f'<div class="box"><h2>Recommendation</h2><dl>{body}</dl></div>'
 
 
+def _tokens(value) -> str:
+    return "—" if value is None or np.isnan(value) else f"{value:,.0f}"
+
+
 def scope_table(rec, k: int) -> pd.DataFrame:
     """The candidates of one scope: mean recall@k, leader − candidate with its 95% interval,
     P(best), the verdict word and the tokens at the recall target."""
@@ -103,7 +107,7 @@ def scope_table(rec, k: int) -> pd.DataFrame:
         gap = "—" if against is None else f"{against.mean:+.3f} [{against.low:+.3f}, {against.high:+.3f}]"
         rows.append({"candidate": name, column("recall", k): float(r["mean"]), "leader − candidate [95% CI]": gap,
                      "P(best)": f"{100 * float(r['probability_best']):.0f}%", "verdict": r["status"],
-                     "tokens at target": rec.tokens_at_target.get(name, np.nan)})
+                     "tokens at target": _tokens(rec.tokens_at_target.get(name, np.nan))})
     return pd.DataFrame(rows)
 
 

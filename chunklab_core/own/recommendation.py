@@ -262,7 +262,9 @@ def box(recommendations: Sequence[Recommendation], k: int, recall_target: float)
     Lines: *use* (the leader; a winner or the leader of those that cannot be ruled out), *verdict*
     (winner / no winner by the series' rule, with the top two's paired 95% interval -- the top
     two always begin with the leader -- and n questions), *cost* (tokens at the recall target),
-    *to settle it* (only without a winner: the questions the top two's interval asks for),
+    *cheapest* and *to settle it* (only without a winner: the candidate that cannot be ruled out
+    returning the fewest tokens at the recall target, and the questions the top two's interval
+    asks for),
     *ruled out*, and any caution of the verdict (few questions). The console and
     ``recommendation.json`` print these lines as they are.
     """
@@ -287,6 +289,12 @@ def box(recommendations: Sequence[Recommendation], k: int, recall_target: float)
     lines = [("use", use), ("verdict", verdict), ("cost", cost)]
     if v.winner is None:
         needed = rec.row(recall_target)["questions to separate top two"]
+        priced = {c: rec.tokens_at_target.get(c, np.nan) for c in v.candidates}
+        priced = {c: t for c, t in priced.items() if not np.isnan(t)}
+        if priced:
+            cheapest = min(priced, key=lambda c: (priced[c], v.candidates.index(c)))
+            lines.append(("cheapest", f"{cheapest}: about {priced[cheapest]:,.0f} tokens per question at recall "
+                                      f"{recall_target:.2f}, the fewest among those that cannot be ruled out"))
         counted = needed.startswith(("about", "more than"))
         lines.append(("to settle it", (f"{needed} questions would separate the top two (you have {v.n_questions})"
                                        if counted else f"the top two: {needed}")
