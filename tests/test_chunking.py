@@ -134,6 +134,7 @@ def test_registry_names_labels_and_defaults():
         "fixed_tokens_256", "fixed_tokens_512", "recursive_tokens_512", "structure_aware",
         "structure_sections",
         "semantic_embedding", "semantic_no_floor", "whole_document",
+        "fixed_tokens_512_o64", "recursive_tokens_512_o64", "semantic_embedding_tokens",  # issue 26
     }
     assert strategy_label("semantic_tfidf") == "Semantic (TF-IDF proxy)"
     assert strategy_label("sentence_window_2") == "Sentence window (±2)"

@@ -18,6 +18,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from papermill.exceptions import PapermillExecutionError
 
 from chunklab_core.own import cli as own
+from chunklab_core.own import html_report
 from chunklab_core.core.paths import PROJ_ROOT
 
 EXAMPLE = PROJ_ROOT / "examples" / "own_docs"
@@ -70,8 +71,9 @@ def test_run_writes_every_output_and_no_tracked_file(tmp_path):
     config = tmp_path / "fast.yaml"
     config.write_text(FAST_CONFIG, encoding="utf-8")
     before = _git_status()
-    result = _cli("run", EXAMPLE, EXAMPLE / "questions.yaml", "--config", config, cwd=tmp_path)
+    result = _cli("run", EXAMPLE, EXAMPLE / "questions.yaml", "--config", config, "--notebook", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
+    assert "Warning" not in result.stderr and "Warning" not in result.stdout  # no warning on the console
     out = tmp_path / own.DEFAULT_OUT  # the default output folder, in the current folder
     names = {p.name for p in out.iterdir()}
     assert {"report.ipynb", "report.html", "recommendation.json", "recommendation.csv", "per_question.csv",
@@ -85,8 +87,18 @@ def test_run_writes_every_output_and_no_tracked_file(tmp_path):
     rec = record["recommendations"][0]
     assert {c["strategy"] for c in rec["candidates"]} == {"fixed_500", "recursive_500", "fixed_tokens_64"}
     assert "[bm25]" in result.stdout and f"leader                   {rec['leader']}" in result.stdout
+    # the console opens with the box, line for line as recommendation.json holds it
+    lines = result.stdout.splitlines()
+    start = lines.index("RECOMMENDATION")
+    for i, item in enumerate(record["box"]):
+        assert lines[start + 1 + i].strip().startswith(item["label"]) and lines[start + 1 + i].endswith(item["text"])
+    assert record["box"][0]["label"] == "use" and record["box"][0]["text"].startswith(rec["leader"])
     html = (out / "report.html").read_text(encoding="utf-8")
-    assert "The recommendation" in html and "own_recommendation.recommend" not in html  # no code in the report
+    assert "own_recommendation.recommend" not in html and "<script" not in html  # no code in the report
+    assert html.index('class="box"') < html.index("Each retriever") < html.index("Settings and versions")
+    for item in record["box"]:  # the page's box says what the console and the JSON say
+        assert html_report.esc(item["text"]) in html
+    assert "…" not in html
     notebook = nbformat.read(out / "report.ipynb", as_version=4)
     assert not [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert _git_status() == before
@@ -99,15 +111,17 @@ def test_run_writes_every_output_and_no_tracked_file(tmp_path):
 def test_a_failed_run_leaves_no_partial_output(tmp_path, monkeypatch):
     failing = tmp_path / "failing.ipynb"
     nb = new_notebook(cells=[new_code_cell('DOCS = ""', metadata={"tags": ["parameters"]}),
-                             new_code_cell("from pathlib import Path\nPath(OUTPUT_DIR, 'half.csv').write_text('x')\n"
+                             new_code_cell("from pathlib import Path\nPath('half.csv').write_text('x')\n"
                                            "raise RuntimeError('boom')")],
                       metadata={"kernelspec": {"name": "chunklab", "display_name": "chunklab", "language": "python"}})
     nbformat.write(nb, failing)
     monkeypatch.setattr(own, "REPORT_SOURCE", failing)
     out = tmp_path / "results"
+    config = tmp_path / "fast.yaml"
+    config.write_text(FAST_CONFIG, encoding="utf-8")
     with pytest.raises(PapermillExecutionError):
-        own.run(EXAMPLE, EXAMPLE / "questions.yaml", out=out, progress=False)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["failing.ipynb"]
+        own.run(EXAMPLE, EXAMPLE / "questions.yaml", config, out=out, progress=False, notebook=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["failing.ipynb", "fast.yaml"]
 
 
 def test_run_refuses_a_foreign_folder_and_a_tracked_one(tmp_path, capsys):
@@ -124,3 +138,25 @@ def test_run_refuses_a_foreign_folder_and_a_tracked_one(tmp_path, capsys):
 def test_strategies_lists_the_registry():
     result = _cli("strategies")
     assert result.returncode == 0 and "fixed_tokens_512" in result.stdout
+
+
+def test_a_hostile_file_name_heading_and_question_yield_no_live_markup(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    hostile = "<img src=x onerror=alert(1)>"
+    (docs / f"{hostile}.md").write_text(
+        f"# <script>alert('h')</script> Opening hours\n\nThe tower opens at nine <b>sharp</b> every day.\n\n"
+        "# Tickets\n\nAn adult ticket costs eight euros at the gate.\n", encoding="utf-8")
+    (docs / "questions.yaml").write_text(
+        "- id: q1\n  query: \"When does the <iframe> tower open?\"\n  gold_snippets: \"opens at nine <b>sharp</b>\"\n"
+        "- id: q2\n  query: What does a ticket cost?\n  gold_snippets: eight euros\n", encoding="utf-8")
+    config = tmp_path / "fast.yaml"
+    config.write_text("strategies: [fixed_500, structure_sections]\nretrievers: [bm25]\nresamples: 200\nk: 1\n",
+                      encoding="utf-8")
+    out = tmp_path / "out"
+    own.run(docs, docs / "questions.yaml", config, out=out, progress=False)
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "&lt;img src=x onerror=alert(1)&gt;.md" in html  # the file name, shown as text
+    for live in ("<img src=x", "<script>alert", "<iframe>", "<b>sharp</b>"):
+        assert live not in html
+    assert "<script" not in html.lower()

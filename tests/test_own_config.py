@@ -65,7 +65,7 @@ def test_every_problem_is_listed_at_once(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text(
         "strategies: [nope, {kind: fixed, size: -3}, {kind: semantic, floor: 900, max: 800},\n"
-        "  {kind: fixed, size: 100, unit: tokens, overlap: 5}, {kind: blob}, {kind: structure, max: 9, unit: characters}]\n"
+        "  {kind: fixed, size: 100, unit: tokens, overlap: 100}, {kind: blob}, {kind: structure, max: 9, unit: characters}]\n"
         "retrievers: [bm25, splade]\nk: 0\nmodels: [/nonexistent/model]\nbackend: tf\nrecall_target: 1.5\n"
         "budgets: [0]\nfoo: 1\n", encoding="utf-8")
     with pytest.raises(ValidationError) as error:
@@ -76,8 +76,8 @@ def test_every_problem_is_listed_at_once(tmp_path):
         "bad.yaml: strategies item 1: unknown strategy 'nope'",
         "bad.yaml: strategies item 2: sizes must be positive integers, got size=-3",
         "bad.yaml: strategies item 3: floor (900) must be below max (800)",
-        "bad.yaml: strategies item 4: overlap is offered for character windows only",
-        "bad.yaml: strategies item 5: kind must be one of fixed, recursive, semantic, structure",
+        "bad.yaml: strategies item 4: overlap (100) must be smaller than size (100)",
+        "bad.yaml: strategies item 5: kind must be one of fixed, recursive, semantic, structure, structure_sections",
         "bad.yaml: strategies item 6: the structure cap is in tokens",
         "bad.yaml: retrievers must be a non-empty list of bm25, dense, hybrid",
         "bad.yaml: model '/nonexistent/model' is neither a shipped model",
@@ -106,7 +106,7 @@ def test_unreadable_and_invalid_yaml_are_problems(tmp_path):
 
 def test_the_documented_example_config_is_valid():
     config = load_config(PROJ_ROOT / "examples" / "own_config.yaml")
-    assert "fixed_tokens_512" in config.strategies and config.models == ["all-MiniLM-L6-v2"]
+    assert "fixed_tokens_512_o64" in config.strategies and config.models == ["all-MiniLM-L6-v2"]
 
 
 def test_a_local_model_folder_is_accepted(tmp_path):

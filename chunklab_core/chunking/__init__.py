@@ -47,7 +47,7 @@ from chunklab_core.chunking.chroma_semantic import cluster_semantic, kamradt_mod
 from chunklab_core.chunking.library_splitters import (chonkie_chunker, langchain_recursive, langchain_token,
                                                       llamaindex_sentence, semchunk_chunker)
 from chunklab_core.chunking.llm_split import llm_semantic
-from chunklab_core.chunking.semantic import semantic_embedding, semantic_tfidf
+from chunklab_core.chunking.semantic import semantic_embedding, semantic_embedding_tokens, semantic_tfidf
 from chunklab_core.chunking.sentences import sentence_window
 from chunklab_core.chunking.spans import ChunkSpan, absorb_blank_spans, check_spans
 from chunklab_core.chunking.structure import TableCount, structure_aware, structure_blocks, tables_intact
@@ -100,8 +100,12 @@ _SPECS = [
     # Post 02.
     _spec("fixed_tokens_256", fixed_tokens, {"size": 256}, "Fixed 256 tokens", False, max_tokens=256),
     _spec("fixed_tokens_512", fixed_tokens, {"size": 512}, "Fixed 512 tokens", False, max_tokens=512),
+    _spec("fixed_tokens_512_o64", fixed_tokens, {"size": 512, "overlap": 64}, "Fixed 512 tokens / overlap 64",
+          False, tiles=False, max_tokens=512),
     _spec("recursive_tokens_512", recursive_tokens, {"max_tokens": 512}, "Recursive 512 tokens", False,
           max_tokens=512),
+    _spec("recursive_tokens_512_o64", recursive_tokens, {"max_tokens": 512, "overlap": 64},
+          "Recursive 512 tokens / overlap 64", False, tiles=False, max_tokens=512),
     _spec("structure_aware", structure_aware, {"max_tokens": 512, "mode": "pack"}, "Structure-aware (≤512 tokens)",
           False, max_tokens=512, uses_headings=True),
     _spec("structure_sections", structure_aware, {"max_tokens": 512, "mode": "section"},
@@ -112,6 +116,9 @@ _SPECS = [
     _spec("semantic_no_floor", semantic_embedding,
           {"embed": None, "percentile": 80.0, "min_chars": 0, "max_chars": 1000},
           "Semantic (embedding, no floor)", False, max_chars=1000),
+    _spec("semantic_embedding_tokens", semantic_embedding_tokens,
+          {"embed": None, "percentile": 80.0, "min_tokens": 200, "max_tokens": 1000},
+          "Semantic (embedding, floor 200 / max 1000 tokens)", False, max_tokens=1000),
     _spec("whole_document", whole_document, {}, "Whole document", False),
 ]
 

@@ -8,7 +8,8 @@ Handles two sentence representations and one grouping rule:
   It is a cheap, fully deterministic stand-in for an embedding model, and is labelled
   "Semantic (TF-IDF proxy)" everywhere so no one mistakes it for embedding-based chunking.
 - ``semantic_embedding``: vectors from a caller-supplied ``embed(list[str]) -> ndarray``
-  (L2-normalised rows; re-normalised here defensively), with a minimum group size (floor).
+  (L2-normalised rows; re-normalised here defensively), with a minimum group size (floor);
+  ``semantic_embedding_tokens`` is the same with floor and ceiling in cl100k_base tokens.
 
 Rule (after Kamradt's "semantic chunking" and LangChain's ``SemanticChunker`` percentile
 mode): distance ``d_i = 1 - cos(v_i, v_{i+1})`` between adjacent sentences; break after
@@ -87,11 +88,14 @@ def merge_small_groups(groups: list[Span], lengths: list[int], distances: np.nda
 
 
 def _group_spans(text: str, units: list[Span], vectors, percentile: float, min_chars: int,
-                 max_chars: int) -> list[ChunkSpan]:
-    """Break, apply the floor, then the ceiling; ``vectors is None`` means one group."""
+                 max_chars: int, measure=None) -> list[ChunkSpan]:
+    """Break, apply the floor, then the ceiling; ``vectors is None`` means one group.
+    ``measure`` counts sizes (``CharMeasure`` by default; ``token_windows.TokenMeasure`` for
+    floors and ceilings in tokens)."""
     n = len(units)
     if n == 0:
         return []
+    measure = CharMeasure(text) if measure is None else measure
     if vectors is None or n < MIN_SENTENCES:
         groups, distances = [(0, n)], np.zeros(max(n - 1, 0))
     else:
@@ -99,27 +103,29 @@ def _group_spans(text: str, units: list[Span], vectors, percentile: float, min_c
         bounds = [0, *(percentile_breaks(distances, percentile) + 1).tolist(), n]
         groups = list(zip(bounds, bounds[1:]))
     if min_chars > 0:
-        lengths = [units[b - 1][1] - units[a][0] for a, b in groups]
+        lengths = measure.sizes([(units[a][0], units[b - 1][1]) for a, b in groups])
         groups = merge_small_groups(groups, lengths, distances, min_chars)
-    measure = CharMeasure(text)
     spans: list[ChunkSpan] = []
     for a, b in groups:
         pieces = pack(text, units[a:b], max_chars, measure, LEVELS)
-        spans.extend((s, e, s, e) for s, e in rebalance_tail(pieces, units[a:b], min_chars, max_chars))
+        spans.extend((s, e, s, e) for s, e in rebalance_tail(pieces, units[a:b], min_chars, max_chars, measure))
     return spans
 
 
-def rebalance_tail(pieces: list[Span], units: list[Span], min_chars: int, max_chars: int) -> list[Span]:
+def rebalance_tail(pieces: list[Span], units: list[Span], min_chars: int, max_chars: int,
+                   measure=None) -> list[Span]:
     """After the ceiling split a group, lift a last piece shorter than ``min_chars`` by moving
     the cut before it left to an earlier sentence start, the first one that gives it
-    ``min_chars`` while both pieces stay within ``[min_chars, max_chars]``; else leave it."""
-    if min_chars == 0 or len(pieces) < 2 or pieces[-1][1] - pieces[-1][0] >= min_chars:
+    ``min_chars`` while both pieces stay within ``[min_chars, max_chars]``; else leave it.
+    Sizes are characters unless ``measure`` says otherwise."""
+    size = (lambda a, b: b - a) if measure is None else measure.size
+    if min_chars == 0 or len(pieces) < 2 or size(*pieces[-1]) >= min_chars:
         return pieces
     (prev_start, prev_end), (_, last_end) = pieces[-2], pieces[-1]
     for cut in reversed([s for s, _ in units if prev_start < s < prev_end]):
-        if last_end - cut > max_chars or cut - prev_start < min_chars:
+        if size(cut, last_end) > max_chars or size(prev_start, cut) < min_chars:
             break
-        if last_end - cut >= min_chars:
+        if size(cut, last_end) >= min_chars:
             return [*pieces[:-2], (prev_start, cut), (cut, last_end)]
     return pieces
 
@@ -163,3 +169,37 @@ def semantic_embedding(text: str, embed: Embed | None, percentile: float, min_ch
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
     return _group_spans(text, units, vectors, percentile, min_chars, max_chars)
+
+
+def _embedded_units(text: str, embed: Embed | None):
+    if embed is None or not callable(embed):
+        raise ValueError(
+            "semantic_embedding needs embed=: a function list[str] -> np.ndarray of "
+            "L2-normalised rows (one per sentence), e.g. from chunklab_core.retrieval.dense"
+        )
+    units = sentence_units(text)
+    vectors = None
+    if len(units) >= MIN_SENTENCES:
+        vectors = np.asarray(embed([text[s:e].strip() for s, e in units]), dtype=np.float64)
+        if vectors.ndim != 2 or vectors.shape[0] != len(units):
+            raise ValueError(f"embed returned shape {vectors.shape}, expected ({len(units)}, dim)")
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+    return units, vectors
+
+
+def semantic_embedding_tokens(text: str, embed: Embed | None, percentile: float, min_tokens: int,
+                              max_tokens: int) -> list[ChunkSpan]:
+    """``semantic_embedding`` with the floor ``min_tokens`` and the ceiling ``max_tokens`` in
+    cl100k_base tokens (``token_windows.TokenMeasure``: floors compare the estimated token count
+    of a group, ceilings are re-counted exactly), as the peer tool chunklab 0.5.0 sizes them."""
+    from chunklab_core.chunking.token_windows import TokenMeasure
+
+    if embed is None or not callable(embed):
+        _embedded_units(text, embed)  # raises the error that names embed=
+    try:
+        _check(percentile, min_tokens, max_tokens)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("max_chars", "max_tokens").replace("min_chars", "min_tokens")) from None
+    units, vectors = _embedded_units(text, embed)
+    return _group_spans(text, units, vectors, percentile, min_tokens, max_tokens, TokenMeasure(text))

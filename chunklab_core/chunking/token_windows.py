@@ -11,8 +11,13 @@ if the standalone count exceeds N (BPE is not compositional, so a substring can 
 cases take one token more than its share of the whole text's tokens): the guarantee is
 ``count_tokens(text[start:end]) <= N`` for every window, as a downstream reader counts.
 
-Not handled: other tokenisers (an embedding model's own tokeniser decides its truncation);
-overlap between token windows.
+Overlap (``fixed_tokens(..., overlap=m)``, ``recursive_tokens(..., overlap=m)``): each window
+after the first begins up to ``m`` tokens before the previous window's end (at an aligned token
+boundary, never at or before the previous window's start), so consecutive windows share about
+``m`` tokens, as LangChain's ``TokenTextSplitter(chunk_size, chunk_overlap)`` does; every window
+still holds at most its ceiling of tokens standalone.
+
+Not handled: other tokenisers (an embedding model's own tokeniser decides its truncation).
 """
 
 from __future__ import annotations
@@ -124,15 +129,42 @@ def token_window_spans(text: str, size: int, start: int = 0, end: int | None = N
     return [(start + int(offsets[a]), start + int(offsets[b])) for a, b in zip(bounds, bounds[1:])]
 
 
-def fixed_tokens(text: str, size: int) -> list[ChunkSpan]:
-    """Consecutive windows of at most ``size`` cl100k_base tokens, tiling the text.
+def _check_overlap(overlap, ceiling: int) -> None:
+    if not isinstance(overlap, int) or isinstance(overlap, bool) or not 0 <= overlap < ceiling:
+        raise ValueError(f"overlap must be an integer number of tokens in [0, {ceiling}), got {overlap!r}")
 
-    Each window holds as many tokens as fit (the last one the rest); it ends earlier only
-    where a boundary would split a character or the standalone re-count exceeds ``size``.
+
+def overlapping_token_windows(text: str, size: int, overlap: int) -> list[Span]:
+    """Windows of at most ``size`` tokens (standalone), each after the first starting at the
+    first aligned token boundary at or after ``overlap`` tokens before the previous window's
+    end (and after the previous start), the stride ``size - overlap`` of a sliding window."""
+    if not text:
+        return []
+    n_tokens, offsets = token_boundaries(text)
+    spans: list[Span] = []
+    k = 0
+    while True:
+        j = max(int(np.searchsorted(n_tokens, n_tokens[k] + size, side="right")) - 1, k + 1)
+        while j > k + 1 and count_tokens(text[offsets[k]:offsets[j]]) > size:
+            j -= 1
+        spans.append((int(offsets[k]), int(offsets[j])))
+        if offsets[j] >= offsets[-1]:
+            return spans
+        k = max(int(np.searchsorted(n_tokens, n_tokens[j] - overlap, side="left")), k + 1)
+
+
+def fixed_tokens(text: str, size: int, overlap: int = 0) -> list[ChunkSpan]:
+    """Windows of at most ``size`` cl100k_base tokens; consecutive windows share ``overlap`` tokens.
+
+    Without overlap they tile the text: each window holds as many tokens as fit (the last one
+    the rest); it ends earlier only where a boundary would split a character or the standalone
+    re-count exceeds ``size``. With overlap, see ``overlapping_token_windows``.
     """
     if not isinstance(size, int) or isinstance(size, bool) or size < 1:
         raise ValueError(f"size must be a positive integer number of tokens, got {size!r}")
-    return [(s, e, s, e) for s, e in token_window_spans(text, size)]
+    _check_overlap(overlap, size)
+    spans = overlapping_token_windows(text, size, overlap) if overlap else token_window_spans(text, size)
+    return [(s, e, s, e) for s, e in spans]
 
 
 class TokenMeasure:
@@ -160,13 +192,46 @@ class TokenMeasure:
         return token_window_spans(self.text, limit, start, end)
 
 
-def recursive_tokens(text: str, max_tokens: int) -> list[ChunkSpan]:
+def recursive_tokens(text: str, max_tokens: int, overlap: int = 0) -> list[ChunkSpan]:
     """The recursive splitter of ``characters.recursive_characters`` (paragraph > line >
     sentence > whitespace > hard cut, greedy merge) under a ceiling of ``max_tokens``
-    cl100k_base tokens instead of characters."""
+    cl100k_base tokens instead of characters.
+
+    With ``overlap`` m > 0 the text is first split under a ceiling of ``max_tokens - m``; then
+    each piece after the first is extended back over the end of the previous piece by at most m
+    tokens (``extend_back``): it starts at the earliest aligned token boundary within m tokens
+    before its own start, moved forward until the whole chunk holds at most ``max_tokens``
+    tokens standalone. The new material of each chunk keeps the recursive split points; the
+    shared prefix is a token-exact stand-in for LangChain's ``chunk_overlap`` (which reuses
+    whole pieces, so its overlap varies with the piece sizes).
+    """
     from chunklab_core.chunking.spans import LEVELS, recursive_spans
 
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
         raise ValueError(f"max_tokens must be a positive integer number of tokens, got {max_tokens!r}")
-    spans = recursive_spans(text, 0, len(text), max_tokens, TokenMeasure(text), LEVELS)
+    _check_overlap(overlap, max_tokens)
+    spans = recursive_spans(text, 0, len(text), max_tokens - overlap, TokenMeasure(text), LEVELS)
+    if overlap:
+        spans = extend_back(text, spans, overlap, max_tokens)
     return [(s, e, s, e) for s, e in spans]
+
+
+def extend_back(text: str, spans: Sequence[Span], overlap: int, ceiling: int) -> list[Span]:
+    """Each span after the first starts up to ``overlap`` tokens earlier (aligned token
+    boundaries of the whole text; never at or before the previous span's start), as long as
+    it stays ``<= ceiling`` tokens standalone."""
+    if len(spans) < 2:
+        return list(spans)
+    n_tokens, offsets = token_boundaries(text)
+    out = [tuple(spans[0])]
+    for (previous_start, _), (start, end) in zip(spans, spans[1:]):
+        at = int(np.searchsorted(offsets, start, side="right")) - 1  # the boundary at or before start
+        k = int(np.searchsorted(n_tokens, n_tokens[at] - overlap, side="left"))
+        candidates = [int(o) for o in offsets[k:at + 1] if previous_start < o <= start]
+        new_start = start
+        for offset in candidates:
+            if count_tokens(text[offset:end]) <= ceiling:
+                new_start = offset
+                break
+        out.append((new_start, end))
+    return out

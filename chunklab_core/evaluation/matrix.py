@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -91,7 +92,7 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
     if not corpora or not strategies or not retrievers or not models:
         raise ValueError("corpora, strategies, retrievers and models must all be non-empty")
     k_max = max(ks)
-    if not progress:
+    if not progress and "transformers" in sys.modules:  # else DenseRetriever.model disables them when it loads
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.disable_progress_bar()

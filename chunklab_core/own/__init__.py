@@ -1,8 +1,10 @@
 """Stage 11, own: the series applied to your documents (``chunklab-own``).
 
 Modules: ``config`` (the YAML config, validated), ``recommendation`` (which chunking, by the
-series' verdict rule), ``report`` (the report notebook's tables and prose), ``cli``
-(``validate`` / ``run``; writes only into its own output folder).
+series' verdict rule, and the box a user reads first), ``report`` (tables, figures, files),
+``pipeline`` (the whole run computed in one call, no kernel), ``html_report`` (the escaped,
+self-contained ``report.html``), ``cli`` (``validate`` / ``run``; writes only into its own
+output folder).
 
 Not held: the stages it calls, and the series' posts (``reports``).
 """

@@ -1,7 +1,7 @@
 """``chunklab-own``: which chunking should I use on my documents? Validate, then run.
 
     chunklab-own validate DOCS QUESTIONS [--config FILE]
-    chunklab-own run DOCS QUESTIONS [--config FILE] [--out DIR] [--resamples N]
+    chunklab-own run DOCS QUESTIONS [--config FILE] [--out DIR] [--resamples N] [--notebook]
     chunklab-own strategies
     (also: python -m chunklab_core.own.cli ...; make own DOCS=dir QUESTIONS=file [OUT=dir] [CONFIG=file])
 
@@ -9,12 +9,13 @@
 once (with, for a gold snippet found nowhere, the closest passage and its score), then the
 gold snippets matched only approximately, with their scores. It takes seconds.
 
-``run`` validates, then executes the report notebook ``notebooks/src/own_documents.ipynb``
-with papermill on your corpus only (no public corpus, no second model unless the config asks),
-drops the progress bars' stderr output from it (they were shown on the terminal), converts it
-to HTML without code (nbconvert's ``--no-input``), and prints the recommendation
-table. Output folder (default ``own_results`` in the current folder): ``report.ipynb``,
-``report.html``, CSV tables, ``recommendation.json`` and figures. Everything is written into a
+``run`` validates, then computes the whole report in this process (``own.pipeline``: your
+corpus only, no public corpus, no second model unless the config asks), writes ``report.html``
+(``own.html_report``, no kernel), the CSV tables, ``recommendation.json`` and the figures, and
+prints the recommendation box first, then one block per scope; box, JSON and page say the same
+(``recommendation.box``). ``--notebook`` also executes the report notebook
+``notebooks/src/own_documents.ipynb`` with papermill (``report.ipynb``; slower: a kernel start).
+Output folder (default ``own_results`` in the current folder). Everything is written into a
 temporary folder beside it and moved into place only when the whole run succeeded, so a failed
 run leaves no partial output; an existing output folder of an earlier run is replaced, any other
 non-empty folder is refused. An output folder holding files tracked by git is refused, so a
@@ -100,11 +101,16 @@ def check_output_folder(out: Path) -> str | None:
 
 
 def console_table(record: dict) -> str:
-    """The recommendation as a plain-text table (one block per scope)."""
+    """The recommendation: the box's lines first (as ``recommendation.json`` holds them), then a
+    plain-text block per scope."""
     target = record["config"]["recall_target"]
-    lines = [f"Recommendation on {record['corpus']['questions']} questions, {record['corpus']['documents']} "
-             f"documents (recall@{record['config']['k']}, {record['recommendations'][0]['resamples']:,} paired "
-             f"resamples, seed {record['config']['seed']}):", ""]
+    width = max((len(line["label"]) for line in record.get("box", [])), default=0)
+    box = [f"  {line['label']:<{width}}  {line['text']}" for line in record.get("box", [])]
+    lines = ["RECOMMENDATION", *box, "", f"Details on {record['corpus']['questions']} questions, "
+             f"{record['corpus']['documents']} documents (recall@{record['config']['k']}, "
+             f"{record['config']['RESAMPLES']:,} paired resamples, seed {record['config']['seed']}):", ""]
+    if not record["recommendations"]:
+        lines.append("  one cell only: no verdict (see the box)")
     for rec in sorted(record["recommendations"], key=lambda r: r["scope"] != "overall"):
         tokens = rec.get(f"leader's tokens at recall {target:.2f}")
         rows = [("leader", f"{rec['leader']}  ({rec['verdict']})"),
@@ -130,25 +136,55 @@ def drop_progress_output(notebook):
     return notebook
 
 
-def _execute(docs: Path, questions: Path, config: Path | None, folder: Path, resamples: int, progress: bool) -> None:
+def write_report(result, folder: Path) -> list[str]:
+    """Figures, CSV tables, ``recommendation.json`` and ``report.html`` of ``result`` into ``folder``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from chunklab_core.own import html_report
+    from chunklab_core.own.report import plot_intervals, plot_recall_tokens, save_figure, write_outputs
+
+    figures = {"recall_intervals": plot_intervals(result.summary, result.config.k),
+               "recall_vs_tokens": plot_recall_tokens(result.curves, result.config.recall_target)}
+    written = write_outputs(folder, result.tables(), result.record())
+    written += [save_figure(fig, folder, name) for name, fig in figures.items()]
+    (folder / "report.html").write_text(html_report.render(result, figures), encoding="utf-8")
+    for fig in figures.values():
+        plt.close(fig)
+    return [*written, "report.html"]
+
+
+def _execute_notebook(docs: Path, questions: Path, config: Path | None, folder: Path, resamples: int,
+                      progress: bool) -> None:
+    """``report.ipynb``: the report notebook executed by papermill (its warnings kept off the console)."""
     import nbformat
     import papermill
-    from nbconvert import HTMLExporter
 
     notebook = folder / "report.ipynb"
-    papermill.execute_notebook(
-        str(REPORT_SOURCE), str(notebook), kernel_name=KERNEL, progress_bar=progress, cwd=str(folder),
-        parameters={"DOCS": str(docs), "QUESTIONS": str(questions), "CONFIG": str(config or ""),
-                    "OUTPUT_DIR": str(folder), "RESAMPLES": resamples, "PROGRESS": progress})
-    executed = drop_progress_output(nbformat.read(notebook, as_version=4))
-    nbformat.write(executed, notebook)
-    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
-    html, _ = exporter.from_notebook_node(executed)
-    (folder / "report.html").write_text(html, encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # nbformat's MissingIDFieldWarning and kernel-side notices
+        papermill.execute_notebook(
+            str(REPORT_SOURCE), str(notebook), kernel_name=KERNEL, progress_bar=progress, cwd=str(folder),
+            parameters={"DOCS": str(docs), "QUESTIONS": str(questions), "CONFIG": str(config or ""),
+                        "RESAMPLES": resamples, "PROGRESS": progress})
+        executed = drop_progress_output(nbformat.read(notebook, as_version=4))
+        nbformat.write(executed, notebook)
+
+
+def _execute(docs: Path, questions: Path, config: Path | None, folder: Path, resamples: int, progress: bool,
+             notebook: bool = False) -> None:
+    from chunklab_core.own.pipeline import compute
+
+    result = compute(str(docs), str(questions), str(config or ""), resamples, progress)
+    write_report(result, folder)
+    if notebook:
+        _execute_notebook(docs, questions, config, folder, resamples, progress)
 
 
 def run(docs: str | Path, questions: str | Path, config: str | Path | None = None, out: str | Path = DEFAULT_OUT,
-        resamples: int = 0, progress: bool | None = None) -> dict:
+        resamples: int = 0, progress: bool | None = None, notebook: bool = False) -> dict:
     """Validate, execute the report into a temporary folder, move it to ``out``; the JSON record.
 
     Raises ``SystemExit(1)`` on validation problems or an unusable ``out``; any failure of the
@@ -167,7 +203,7 @@ def run(docs: str | Path, questions: str | Path, config: str | Path | None = Non
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
-        _execute(docs, questions, config, work, resamples, progress)
+        _execute(docs, questions, config, work, resamples, progress, notebook)
         (work / MARKER).write_text("output of chunklab-own run; safe to replace\n", encoding="utf-8")
         record = json.loads((work / "recommendation.json").read_text(encoding="utf-8"))
         old = None
@@ -196,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
             command.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default: ./{DEFAULT_OUT})")
             command.add_argument("--resamples", type=int, default=0, help="paired resamples (default: the config's)")
             command.add_argument("--no-progress", action="store_true", help="no progress bars (also when CI is set)")
+            command.add_argument("--notebook", action="store_true",
+                                 help="also execute the report notebook (report.ipynb; starts a kernel, slower)")
     sub.add_parser("strategies", help="list the registered strategy names")
     args = parser.parse_args(argv)
     if args.command == "strategies":
@@ -212,11 +250,12 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if problems else 0
     try:
         record = run(args.docs, args.questions, args.config, args.out, args.resamples,
-                     progress=False if args.no_progress else None)
+                     progress=False if args.no_progress else None, notebook=args.notebook)
     except SystemExit as exc:
         return int(exc.code or 0)
     print(console_table(record))
-    print(f"Report: {Path(args.out).resolve() / 'report.html'} (also report.ipynb, CSV tables, recommendation.json)")
+    print(f"Report: {Path(args.out).resolve() / 'report.html'} (also CSV tables, recommendation.json, figures"
+          f"{', report.ipynb' if args.notebook else ''})")
     return 0
 
 

@@ -4,12 +4,14 @@ Every key is optional; a missing key takes the default below. An example with ev
 
     strategies:                       # registered names, or sized variants (mappings)
       - recursive_500                 # any registered name (python -m chunklab_core.own.cli strategies)
-      - fixed_tokens_512
+      - fixed_tokens_512_o64          # 512-token windows sharing 64 tokens
       - {kind: fixed, size: 800, overlap: 200}            # characters (the default unit)
-      - {kind: fixed, size: 512, unit: tokens}            # cl100k_base tokens (no overlap)
-      - {kind: recursive, size: 256, unit: tokens}
+      - {kind: fixed, size: 512, overlap: 64, unit: tokens}   # cl100k_base tokens
+      - {kind: recursive, size: 512, overlap: 64, unit: tokens}
       - {kind: semantic, floor: 200, max: 1000}           # embedding breakpoints, characters
-      - {kind: structure, max: 256}                       # headings/tables/lists, tokens
+      - {kind: semantic, floor: 0, max: 1000, unit: tokens, percentile: 95}
+      - {kind: structure, max: 256}                       # headings/tables/lists packed, tokens
+      - {kind: structure_sections, max: 800}              # one chunk per section, split over 800 tokens
     retrievers: [bm25, dense, hybrid]
     models: [all-MiniLM-L6-v2]        # all-MiniLM-L6-v2 / minilm, all-mpnet-base-v2 / mpnet,
                                       # or the path of a local sentence-transformers folder
@@ -22,10 +24,14 @@ Every key is optional; a missing key takes the default below. An example with ev
     threshold: 0.9                    # fuzzy gold threshold
 
 Sized variants are registered as strategies named by their sizes (``fixed_chars_800_o200``,
-``fixed_tokens_512``, ``recursive_tokens_256``, ``semantic_floor200_max1000``,
-``structure_tokens_256``) through ``chunking.register_variant``. Units: ``characters`` for
-fixed (with ``overlap``), recursive, semantic (``floor`` and ``max`` only); ``tokens`` for
-fixed (no overlap), recursive and structure (``max``, always tokens).
+``fixed_tokens_512_o64``, ``recursive_tokens_512_o64``, ``semantic_floor200_max1000``,
+``semantic_tokens_floor0_max1000_p95``, ``structure_tokens_256``, ``structure_sections_tokens_800``)
+through ``chunking.register_variant``. Units: ``characters`` (the default) or ``tokens`` for
+fixed and recursive (``overlap`` in the same unit; recursive overlap in tokens only) and for
+semantic (``floor`` from 0 = no floor, ``max``; ``percentile``, default 80, breaks after
+sentences whose distance to the next exceeds that percentile); ``tokens`` only for
+``structure`` (packs sections up to ``max``) and ``structure_sections`` (one chunk per
+section, split only when longer than ``max``). Overlap must be below the size.
 
 Not handled: per-strategy retrievers, parameters of the retrievers (BM25's k1/b, RRF's k),
 models that need a network download (folders only).
@@ -47,8 +53,10 @@ from chunklab_core.evaluation.measures import KS
 DEFAULT_STRATEGIES = ("fixed_500", "fixed_500_o125", "recursive_500", "sentence_window_2", "semantic_tfidf",
                       "fixed_1000", "fixed_tokens_256", "fixed_tokens_512", "structure_aware",
                       "semantic_embedding")
-KINDS = {"fixed": ("size", "overlap", "unit"), "recursive": ("size", "unit"),
-         "semantic": ("floor", "max", "unit"), "structure": ("max", "unit")}
+KINDS = {"fixed": ("size", "overlap", "unit"), "recursive": ("size", "overlap", "unit"),
+         "semantic": ("floor", "max", "unit", "percentile"), "structure": ("max", "unit"),
+         "structure_sections": ("max", "unit")}
+DEFAULT_PERCENTILE = 80.0  # the series' semantic breakpoint percentile (chunklab 0.5.0 uses 95)
 UNITS = ("characters", "tokens")
 MODEL_ALIASES = ("all-MiniLM-L6-v2", "minilm", "all-mpnet-base-v2", "mpnet")
 
@@ -85,6 +93,10 @@ def _positive_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _variant(entry: dict, where: str, problems: list[str]) -> str | None:
     """Register the sized variant of ``entry``; its name, or ``None`` after a problem."""
     kind = entry.get("kind")
@@ -93,15 +105,20 @@ def _variant(entry: dict, where: str, problems: list[str]) -> str | None:
         return None
     unknown = sorted(set(entry) - {"kind", *KINDS[kind]})
     if unknown:
-        problems.append(f"{where}: unknown key(s) {', '.join(unknown)} for kind {kind} "
+        problems.append(f"{where}: unknown key(s) {', '.join(map(str, unknown))} for kind {kind} "
                         f"(allowed: {', '.join(KINDS[kind])})")
-    unit = entry.get("unit", "tokens" if kind == "structure" else "characters")
+    unit = entry.get("unit", "tokens" if kind.startswith("structure") else "characters")
     if unit not in UNITS:
         problems.append(f"{where}: unit must be characters or tokens, got {unit!r}")
         return None
-    sizes = {key: entry.get(key) for key in KINDS[kind] if key not in ("unit", "overlap")}
+    sizes = {key: entry.get(key) for key in KINDS[kind] if key not in ("unit", "overlap", "percentile")}
     missing = [key for key, value in sizes.items() if value is None]
-    bad = [f"{key}={value!r}" for key, value in sizes.items() if value is not None and not _positive_int(value)]
+    bad = [f"{key}={value!r}" for key, value in sizes.items()
+           if value is not None and key != "floor" and not _positive_int(value)]
+    floor = sizes.get("floor")
+    if floor is not None and (not isinstance(floor, int) or isinstance(floor, bool) or floor < 0):
+        problems.append(f"{where}: floor must be a non-negative integer (0 = no floor), got {floor!r}")
+        return None
     if missing:
         problems.append(f"{where}: missing {', '.join(missing)}")
     if bad:
@@ -110,48 +127,68 @@ def _variant(entry: dict, where: str, problems: list[str]) -> str | None:
     if not isinstance(overlap, int) or isinstance(overlap, bool) or overlap < 0:
         problems.append(f"{where}: overlap must be a non-negative integer, got {overlap!r}")
         return None
+    percentile = entry.get("percentile", DEFAULT_PERCENTILE)
+    if not _number(percentile) or not 0 < percentile < 100:
+        problems.append(f"{where}: percentile (the breakpoint percentile of adjacent-sentence distances) must "
+                        f"be a number between 0 and 100, got {percentile!r}")
+        return None
     if missing or bad:
         return None
+    if "size" in sizes and overlap >= sizes["size"]:
+        problems.append(f"{where}: overlap ({overlap}) must be smaller than size ({sizes['size']})")
+        return None
     unit_word = "tokens" if unit == "tokens" else "characters"
+    o_name = f"_o{overlap}" if overlap else ""
+    o_label = f" / overlap {overlap}" if overlap else ""
     if kind == "fixed" and unit == "tokens":
-        if overlap:
-            problems.append(f"{where}: overlap is offered for character windows only (unit: characters)")
-            return None
-        base, params, name = "fixed_tokens_256", {"size": sizes["size"]}, f"fixed_tokens_{sizes['size']}"
-        label, extra = f"Fixed {sizes['size']} tokens", {"max_tokens": sizes["size"]}
+        size = sizes["size"]
+        base = "fixed_tokens_512_o64" if overlap else "fixed_tokens_256"
+        params = {"size": size, **({"overlap": overlap} if overlap else {})}
+        name, label, extra = f"fixed_tokens_{size}{o_name}", f"Fixed {size} tokens{o_label}", {"max_tokens": size}
     elif kind == "fixed":
         size = sizes["size"]
         base, params = "fixed_500", {"size": size, "overlap": overlap}
-        name = f"fixed_chars_{size}" + (f"_o{overlap}" if overlap else "")
-        label = f"Fixed {size} characters" + (f" / overlap {overlap}" if overlap else "")
-        extra = {"max_chars": size}
+        name, label, extra = f"fixed_chars_{size}{o_name}", f"Fixed {size} characters{o_label}", {"max_chars": size}
     elif kind == "recursive":
         size = sizes["size"]
         if unit == "tokens":
-            base, params, name = "recursive_tokens_512", {"max_tokens": size}, f"recursive_tokens_{size}"
-            extra = {"max_tokens": size}
+            base = "recursive_tokens_512_o64" if overlap else "recursive_tokens_512"
+            params = {"max_tokens": size, **({"overlap": overlap} if overlap else {})}
+            name, extra = f"recursive_tokens_{size}{o_name}", {"max_tokens": size}
         else:
+            if overlap:
+                problems.append(f"{where}: overlap for recursive splitting is offered in tokens (unit: tokens)")
+                return None
             base, params, name = "recursive_500", {"max_chars": size}, f"recursive_chars_{size}"
             extra = {"max_chars": size}
-        label = f"Recursive {size} {unit_word}"
+        label = f"Recursive {size} {unit_word}{o_label}"
     elif kind == "semantic":
-        if unit != "characters":
-            problems.append(f"{where}: semantic floor and max are in characters (unit: characters)")
-            return None
-        floor, most = sizes["floor"], sizes["max"]
-        base, params = "semantic_embedding", {"min_chars": floor, "max_chars": most}
-        name, label = f"semantic_floor{floor}_max{most}", f"Semantic (embedding, floor {floor}, max {most})"
-        extra = {"max_chars": most}
+        most = sizes["max"]
         if floor >= most:
             problems.append(f"{where}: floor ({floor}) must be below max ({most})")
             return None
-    else:  # structure
+        p_name = "" if percentile == DEFAULT_PERCENTILE else f"_p{percentile:g}"
+        p_label = "" if percentile == DEFAULT_PERCENTILE else f", breakpoints above the {percentile:g}th percentile"
+        if unit == "tokens":
+            base = "semantic_embedding_tokens"
+            params = {"min_tokens": floor, "max_tokens": most, "percentile": float(percentile)}
+            name, extra = f"semantic_tokens_floor{floor}_max{most}{p_name}", {"max_tokens": most}
+        else:
+            base = "semantic_embedding"
+            params = {"min_chars": floor, "max_chars": most, "percentile": float(percentile)}
+            name, extra = f"semantic_floor{floor}_max{most}{p_name}", {"max_chars": most}
+        label = f"Semantic (embedding, floor {floor}, max {most}{'' if unit == 'characters' else ' tokens'}{p_label})"
+    else:  # structure, structure_sections
         if unit != "tokens":
             problems.append(f"{where}: the structure cap is in tokens (unit: tokens)")
             return None
         most = sizes["max"]
-        base, params, name = "structure_aware", {"max_tokens": most}, f"structure_tokens_{most}"
-        label, extra = f"Structure-aware (≤{most} tokens)", {"max_tokens": most}
+        if kind == "structure":
+            base, name, label = "structure_aware", f"structure_tokens_{most}", f"Structure-aware (≤{most} tokens)"
+        else:
+            base, name = "structure_sections", f"structure_sections_tokens_{most}"
+            label = f"Structure-aware, one chunk per section (≤{most} tokens)"
+        params, extra = {"max_tokens": most}, {"max_tokens": most}
     if name in STRATEGIES and STRATEGIES[name].func is STRATEGIES[base].func \
             and all(STRATEGIES[name].params.get(k) == v for k, v in params.items()):
         return name  # e.g. fixed_tokens_512, already registered

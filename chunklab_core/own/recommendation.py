@@ -14,8 +14,11 @@ Handles, from the per-question table of ``evaluation.matrix.run_matrix`` on one 
 * the tokens each cell returns at the recall target (the mean returned tokens at the
   smallest k <= 10 whose mean slot recall reaches the target, from ``budget.recall_token_curve``);
 * warnings from chunk health for the leaders and the strategies that cannot be ruled out:
-  fragments (chunks under 200 characters) and chunks cut by the embedding model's length
-  limit (``max_seq_length``);
+  fragments (chunks under 200 characters) and, only for cells that embed chunks (dense,
+  hybrid), chunks cut by the embedding model's length limit (``max_seq_length``);
+* the box a user reads first (``box``): what to use, the verdict with its interval and n, the
+  tokens it costs, what would settle it when nothing wins -- the one source of the console
+  summary, ``recommendation.json`` and the report's box;
 * one tidy table (the console table and the report's), and JSON-ready records.
 
 Not handled: running retrieval, choosing k or the target for you, several corpora at once.
@@ -122,8 +125,9 @@ def tokens_at_target(runs: dict, recall_target: float) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def health_warnings(health: pd.DataFrame, strategies: Sequence[str]) -> dict[str, list[str]]:
-    """Chunk-health warnings per strategy name: fragments and chunks cut by the model's limit."""
+def health_warnings(health: pd.DataFrame, strategies: Sequence[str], embedding: bool = True) -> dict[str, list[str]]:
+    """Chunk-health warnings per strategy name: fragments, and (``embedding``: for a scope whose
+    cells read chunks through an embedding model) chunks cut by the model's length limit."""
     notes: dict[str, list[str]] = {}
     for _, row in health.iterrows():
         if row["strategy"] not in strategies:
@@ -132,7 +136,7 @@ def health_warnings(health: pd.DataFrame, strategies: Sequence[str]) -> dict[str
         fragments = row.get("pct_fragments")
         if fragments is not None and not pd.isna(fragments) and fragments > FRAGMENT_WARNING_PCT:
             items.append(f"{fragments:.0f}% of chunks are fragments (under 200 characters)")
-        truncated = row.get("share truncated")
+        truncated = row.get("share truncated") if embedding else None
         if truncated is not None and not pd.isna(truncated) and truncated > 0:
             items.append(f"{100 * truncated:.0f}% of chunks are cut by the embedding model's length limit")
         if items:
@@ -170,7 +174,7 @@ def recommend(per_question: pd.DataFrame, runs: dict, health: pd.DataFrame, k: i
     tokens = {(row["strategy"], row["retriever"], "—" if row["retriever"] == "bm25" else row["model"]):
               (row["tokens at target"], row["k at target"]) for _, row in targets.iterrows()}
     strategies = list(dict.fromkeys(data["strategy"]))
-    notes = health_warnings(health, strategies)
+    notes = {True: health_warnings(health, strategies), False: health_warnings(health, strategies, embedding=False)}
     models = [m for m in dict.fromkeys(data["model"]) if m != "—"]
     scopes: list[tuple[str, list[tuple[str, str, str]], bool]] = []
     for retriever in dict.fromkeys(data["retriever"]):
@@ -192,7 +196,8 @@ def recommend(per_question: pd.DataFrame, runs: dict, health: pd.DataFrame, k: i
         flagged = [verdict.leader] + [c for c in verdict.candidates if c != verdict.leader]
         warned = []
         for name in flagged:
-            for note in notes.get(cells[name][0], []):
+            strategy, retriever = cells[name][0], cells[name][1]
+            for note in notes[retriever != "bm25"].get(strategy, []):  # BM25 reads no embedding
                 text = f"{strategy_label(cells[name][0])}: {note}"
                 if text not in warned:
                     warned.append(text)
@@ -205,8 +210,9 @@ def recommend(per_question: pd.DataFrame, runs: dict, health: pd.DataFrame, k: i
 
 
 def recommendation_table(recommendations: Sequence[Recommendation], recall_target: float) -> pd.DataFrame:
-    """One row per scope (the console and report table)."""
-    return pd.DataFrame([r.row(recall_target) for r in recommendations]).set_index("scope")
+    """One row per scope (the console and report table); empty when only one cell was run."""
+    rows = [r.row(recall_target) for r in recommendations]
+    return pd.DataFrame(rows).set_index("scope") if rows else pd.DataFrame(columns=["scope"]).set_index("scope")
 
 
 def describe(recommendations: Sequence[Recommendation], k: int, recall_target: float) -> str:
@@ -223,3 +229,76 @@ def describe(recommendations: Sequence[Recommendation], k: int, recall_target: f
         caution = "".join(f" *Caution: {w}.*" for w in v.warnings)
         parts.append(f"**{rec.scope}** (recall@{k}): {v.headline()}{cost}{warn}{caution}")
     return "\n\n".join(parts)
+
+
+def primary(recommendations: Sequence[Recommendation]) -> Recommendation:
+    """The scope the box speaks for: "overall" when there is one, else the only scope."""
+    return next((r for r in recommendations if r.scope == "overall"), recommendations[0])
+
+
+def single_cell_box(summary: pd.DataFrame, targets: pd.DataFrame, k: int, recall_target: float) -> list[tuple[str, str]]:
+    """The box of a run with one cell (one strategy under one retriever): nothing to compare,
+    so its recall@k with the 95% interval and its cost, and the advice to add a candidate."""
+    from chunklab_core.evaluation.measures import interval_columns
+
+    row = summary.iloc[0]
+    recall = column("recall", k)
+    low, high = interval_columns(recall)
+    cell = targets.iloc[0] if len(targets) else None
+    tokens = np.nan if cell is None else cell["tokens at target"]
+    name = f"{strategy_label(row['strategy'])} / {row['retriever']}"
+    return [("use", f"{name} (the only cell run: nothing to compare it with)"),
+            ("recall", f"recall@{k} {row[recall]:.3f} [{row[low]:.3f}, {row[high]:.3f}] (95% interval, "
+                       f"n = {int(row['questions'])} questions)"),
+            ("cost", f"about {tokens:,.0f} tokens per question to reach recall {recall_target:.2f} "
+                     f"(k = {cell['k at target']:.0f})" if not np.isnan(tokens) else
+                     f"does not reach recall {recall_target:.2f} within the top {MAX_K}"),
+            ("to settle it", "add a second strategy or retriever to the config for a verdict")]
+
+
+def box(recommendations: Sequence[Recommendation], k: int, recall_target: float) -> list[tuple[str, str]]:
+    """The recommendation box: ``(label, text)`` lines of the primary scope.
+
+    Lines: *use* (the leader; a winner or the leader of those that cannot be ruled out), *verdict*
+    (winner / no winner by the series' rule, with the top two's paired 95% interval -- the top
+    two always begin with the leader -- and n questions), *cost* (tokens at the recall target),
+    *cheapest* and *to settle it* (only without a winner: the candidate that cannot be ruled out
+    returning the fewest tokens at the recall target, and the questions the top two's interval
+    asks for),
+    *ruled out*, and any caution of the verdict (few questions). The console and
+    ``recommendation.json`` print these lines as they are.
+    """
+    rec = primary(recommendations)
+    v = rec.verdict
+    first, second = v.top_two
+    diff = v.top_two_difference
+    interval = f"{first} − {second}: {diff.mean:+.3f} [{diff.low:+.3f}, {diff.high:+.3f}]"
+    scope = "every strategy × retriever cell" if rec.scope == "overall" else f"the {rec.scope} cells"
+    if v.winner is not None:
+        use = f"{v.leader} (the winner among {scope})"
+        verdict = (f"winner: every paired 95% interval leader − other lies above 0; closest, {interval} "
+                   f"(recall@{k}, n = {v.n_questions} questions)")
+    else:
+        others = [c for c in v.candidates if c != v.leader]
+        use = (f"{v.leader} (the leader among {scope}; {len(others)} other(s) cannot be ruled out)")
+        verdict = (f"no winner: the leader and {second} cannot be told apart, {interval} (the paired 95% "
+                   f"interval contains 0; recall@{k}, n = {v.n_questions} questions)")
+    tokens, at_k = rec.tokens_at_target.get(v.leader, np.nan), rec.k_at_target.get(v.leader, np.nan)
+    cost = (f"about {tokens:,.0f} tokens per question to reach recall {recall_target:.2f} (k = {at_k:.0f})"
+            if not np.isnan(tokens) else f"does not reach recall {recall_target:.2f} within the top {MAX_K}")
+    lines = [("use", use), ("verdict", verdict), ("cost", cost)]
+    if v.winner is None:
+        needed = rec.row(recall_target)["questions to separate top two"]
+        priced = {c: rec.tokens_at_target.get(c, np.nan) for c in v.candidates}
+        priced = {c: t for c, t in priced.items() if not np.isnan(t)}
+        if priced:
+            cheapest = min(priced, key=lambda c: (priced[c], v.candidates.index(c)))
+            lines.append(("cheapest", f"{cheapest}: about {priced[cheapest]:,.0f} tokens per question at recall "
+                                      f"{recall_target:.2f}, the fewest among those that cannot be ruled out"))
+        counted = needed.startswith(("about", "more than"))
+        lines.append(("to settle it", (f"{needed} questions would separate the top two (you have {v.n_questions})"
+                                       if counted else f"the top two: {needed}")
+                      + "; or choose on cost among those that cannot be ruled out"))
+    lines.append(("ruled out", ", ".join(v.ruled_out) or "none"))
+    lines += [("caution", w) for w in v.warnings]
+    return lines

@@ -105,6 +105,25 @@ def model_tokenizer(model: str):
     return AutoTokenizer.from_pretrained(str(folder), local_files_only=True), int(config["max_seq_length"])
 
 
+@functools.lru_cache(maxsize=8)
+def fast_tokenizer(folder: str):
+    """The folder's ``tokenizer.json`` through the ``tokenizers`` library, untruncated and
+    unpadded (``None`` when the folder has none, or no ``sentence_bert_config.json`` limit):
+    counting tokens for ``truncated_mask`` this way needs neither torch nor the model."""
+    path, config = Path(folder) / "tokenizer.json", Path(folder) / "sentence_bert_config.json"
+    if not path.is_file() or not config.is_file():
+        return None
+    limit = json.loads(config.read_text(encoding="utf-8")).get("max_seq_length")
+    if not isinstance(limit, int):
+        return None
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer, limit
+
+
 def resolve_device(device: str) -> str:
     """``device``, with ``"auto"`` read as ``"cuda"`` when torch sees a GPU, else ``"cpu"``."""
     if device != "auto":
@@ -184,7 +203,12 @@ class DenseRetriever:
     # ---- model -------------------------------------------------------------------------
     @property
     def model(self):
-        """The loaded ``SentenceTransformer`` (loaded on first use)."""
+        """The loaded ``SentenceTransformer`` (loaded on first use; without ``show_progress``,
+        transformers' own progress bars are switched off first)."""
+        if not self.show_progress:
+            from transformers.utils import logging as transformers_logging
+
+            transformers_logging.disable_progress_bar()
         return load_sentence_transformer(str(self.model_folder), self.device)
 
     @property
@@ -270,6 +294,11 @@ class DenseRetriever:
         prefix = self.passage_prefix if prefix is None else prefix
         if len(texts) == 0:
             return np.zeros(0, dtype=bool)
+        fast = fast_tokenizer(str(self.model_folder))
+        if fast is not None:  # the same tokenizer.json the model's fast tokenizer reads, without loading torch
+            tokenizer, limit = fast
+            counts = [len(e.ids) for e in tokenizer.encode_batch([prefix + t for t in texts], add_special_tokens=True)]
+            return np.fromiter((n > limit for n in counts), dtype=bool, count=len(texts))
         encoded = self.model.tokenizer([prefix + t for t in texts], add_special_tokens=True, truncation=False,
                                        verbose=False)["input_ids"]
         return np.fromiter((len(ids) > self.max_seq_length for ids in encoded), dtype=bool, count=len(texts))

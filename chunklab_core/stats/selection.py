@@ -18,7 +18,8 @@ verdict words come from the series' one rule, :func:`chunklab_core.stats.claims.
   :func:`chunklab_core.stats.bootstrap.questions_needed` on their paired difference interval.
 
 The leader is the candidate with the highest mean (ties: higher probability of being best, then
-the earlier column). ``winner_threshold`` is kept for callers of the earlier API and is only
+the earlier column); the "top two" are the first two in that same order, so they always begin
+with the leader. ``winner_threshold`` is kept for callers of the earlier API and is only
 reported. Fewer than 15 questions trigger a warning. Not handled: multiple metrics at once,
 sequential testing across looks at the data, weighted questions.
 """
@@ -202,7 +203,8 @@ def select_winner(matrix, names=None, resamples: int = 100_000, seed=0, *,
         probabilities += best_shares(resampled[start:start + 8192], scale).sum(axis=0)
     probabilities /= len(resampled)
 
-    leader = int(np.lexsort((np.arange(n_candidates), -probabilities, -means))[0])
+    order = np.lexsort((np.arange(n_candidates), -probabilities, -means))  # the leader first, then its nearest
+    leader = int(order[0])
     tolerance = TIE_TOLERANCE * max(1.0, scale)
     at_least_leader = (resampled >= resampled[:, [leader]] - tolerance).mean(axis=0)
     confidence_set = minimal_confidence_set(probabilities, set_level)
@@ -215,7 +217,7 @@ def select_winner(matrix, names=None, resamples: int = 100_000, seed=0, *,
     ruled_out = [j for j in range(n_candidates) if words[names[j]] == claims.RULED_OUT]
     by_probability = np.argsort(-probabilities, kind="stable")
 
-    first, second = np.argsort(-means, kind="stable")[:2]
+    first, second = int(order[0]), int(order[1])  # the top two always begin with the leader (ties too)
     diff_low, diff_high = percentile_interval(resampled[:, first] - resampled[:, second], confidence)
     diff = Interval(float(means[first] - means[second]), float(diff_low), float(diff_high))
     return SelectionVerdict(

@@ -1,0 +1,165 @@
+"""A run on your own documents, computed in one call: every table, figure and verdict of the report.
+
+Handles: loading the config and the corpus (the loader's approximate-match notes kept as a
+table, its advice as lines), the matrix (``evaluation.matrix.run_matrix``), the cell summary
+with 95% intervals on recall@k (``stats.bootstrap.bootstrap_ci`` per cell, as post 02's
+summary), chunk health with the first model's truncation share, the recommendations and the
+box (``own.recommendation``), tokens at the recall target, recall at the token budgets, the
+two figures, and the JSON record. Warnings raised while computing (the few-questions warning,
+library deprecations) are caught and kept in ``OwnResult.notes``, never printed on the console.
+
+Not handled: writing files (``own.report.write_outputs``, ``own.html_report``), the command
+line (``own.cli``), several corpora at once.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from chunklab_core.chunking import strategy_label
+from chunklab_core.chunking.health import chunk_health_table
+from chunklab_core.data.gold_advice import located_evidence
+from chunklab_core.evaluation.budget import recall_at_budget
+from chunklab_core.evaluation.matrix import cell_summary, corpus_table, run_matrix
+from chunklab_core.evaluation.measures import column, depth_columns, interval_columns, largest_k, require_columns
+from chunklab_core.own import config as own_config
+from chunklab_core.own import recommendation as own_recommendation
+from chunklab_core.own import report as own_report
+from chunklab_core.stats import bootstrap
+
+KEYS = ["corpus", "model", "strategy", "retriever"]
+
+
+@dataclass
+class OwnResult:
+    """Everything the report shows, computed once."""
+
+    docs: str
+    questions: str
+    config_path: str
+    config: own_config.OwnConfig
+    corpus: object
+    corpus_table: pd.DataFrame
+    approximate: pd.DataFrame
+    loader_notes: str
+    advice: list[str]
+    headings: pd.DataFrame
+    per_question: pd.DataFrame
+    summary: pd.DataFrame
+    health: pd.DataFrame
+    recommendations: list
+    targets: pd.DataFrame
+    curves: pd.DataFrame
+    budget: pd.DataFrame
+    versions: dict
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def box(self) -> list[tuple[str, str]]:
+        """The recommendation box (``recommendation.box``; ``single_cell_box`` for a one-cell run)."""
+        if not self.recommendations:
+            return own_recommendation.single_cell_box(self.summary, self.targets, self.config.k,
+                                                      self.config.recall_target)
+        return own_recommendation.box(self.recommendations, self.config.k, self.config.recall_target)
+
+    @property
+    def recommendation_table(self) -> pd.DataFrame:
+        return own_recommendation.recommendation_table(self.recommendations, self.config.recall_target)
+
+    def record(self) -> dict:
+        """``recommendation.json``: the box first, then each scope's record, corpus, config, versions."""
+        return {"box": [{"label": label, "text": text} for label, text in self.box],
+                "corpus": {"docs": self.docs, "questions": self.questions, "documents": len(self.corpus.documents),
+                           "questions": len(self.corpus.questions)},
+                "config": {**self.config.as_parameters(), "recall_target": self.config.recall_target,
+                           "k": self.config.k, "seed": self.config.seed, "config_file": self.config_path or None},
+                "recommendations": [r.to_record(self.config.recall_target) for r in self.recommendations],
+                "notes": list(self.notes), "versions": self.versions}
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The CSV tables of the output folder, by file stem."""
+        return {"recommendation": self.recommendation_table, "per_question": self.per_question,
+                "matrix": self.summary, "chunk_health": self.health, "tokens_at_target": self.targets,
+                "budget": self.budget, "approximate_gold": self.approximate, "headings": self.headings}
+
+
+def summary_with_intervals(per_question: pd.DataFrame, k: int, resamples: int, seed: int) -> pd.DataFrame:
+    """Cell means of recall, complete and hit at ``k``, the rank measures at the table's depth,
+    tokens and context efficiency at ``k``; a percentile-bootstrap 95% interval on recall@k
+    (``stats.bootstrap.bootstrap_ci``, the same seed for every cell) -- post 02's summary."""
+    recall = column("recall", k)
+    wanted = [recall, column("complete", k), column("hit", k), *depth_columns(largest_k(per_question.columns)),
+              column("tokens", k), column("context_efficiency", k)]
+    summary = cell_summary(per_question, require_columns(list(per_question.columns), wanted, "the per-question table"))
+    groups = {key: frame[recall].dropna().to_numpy() for key, frame in per_question.groupby(KEYS, sort=False)}
+    lows, highs = [], []
+    for _, cell in summary.iterrows():
+        values = groups.get(tuple(cell[KEYS]), np.zeros(0))
+        interval = bootstrap.bootstrap_ci(values, resamples=resamples, seed=seed) if len(values) else None
+        lows.append(np.nan if interval is None else interval.low)
+        highs.append(np.nan if interval is None else interval.high)
+    low, high = interval_columns(recall)
+    summary[low], summary[high] = lows, highs
+    return summary
+
+
+def chunk_health(matrix, name: str, corpus, strategies) -> pd.DataFrame:
+    """Chunk-health rows per strategy (``chunking.health.chunk_health_table``), with the first
+    embedding model's share of chunks longer than it reads (``share truncated``)."""
+    evidence = located_evidence(corpus)
+    health = chunk_health_table(corpus.documents, {s: matrix.chunks[(name, s)] for s in strategies},
+                                evidence=evidence or None)
+    health.insert(0, "corpus", name)
+    if matrix.truncated is not None and len(matrix.truncated):
+        first = matrix.truncated.drop_duplicates(["corpus", "strategy"])
+        health = health.merge(first[["corpus", "strategy", "share truncated"]], how="left", on=["corpus", "strategy"])
+    return health
+
+
+def budget_table(runs: dict, budgets, model: str) -> pd.DataFrame:
+    """Mean slot recall at each token budget (``evaluation.budget.recall_at_budget``), one row
+    per strategy, one column per (retriever, budget); dense and hybrid under ``model``."""
+    frames = [recall_at_budget(run, budgets) for (_, run_model, _, retriever), run in runs.items()
+              if run_model == model or retriever == "bm25"]
+    tidy = pd.concat(frames, ignore_index=True)
+    means = tidy.groupby(["strategy", "retriever", "budget"], sort=False)["recall"].mean().reset_index()
+    means["strategy"] = means["strategy"].map(strategy_label)
+    wide = means.pivot(index="strategy", columns=["retriever", "budget"], values="recall")
+    wide.columns = [f"{retriever} @ {budget:,} tokens" for retriever, budget in wide.columns]
+    return wide.reindex(list(dict.fromkeys(means["strategy"])))
+
+
+def compute(docs: str, questions: str, config_path: str = "", resamples: int = 0, progress: bool = False) -> OwnResult:
+    """The whole run (see the module docstring); ``resamples`` > 0 overrides the config's."""
+    from chunklab_core.core.versions import package_versions
+    from chunklab_core.core.headings import heading_report
+    from chunklab_core.data.gold_advice import corpus_advice
+
+    config = own_config.load_config(config_path)
+    if resamples:
+        config.resamples = resamples
+    corpus, approximate, loader_notes = own_report.load_with_notes(docs, questions)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        matrix = run_matrix({"own": corpus}, config.strategies, config.retrievers, config.models, None, config.ks,
+                            config.threshold, progress=progress, backend=config.backend)
+        summary = summary_with_intervals(matrix.per_question, config.k, config.resamples, config.seed)
+        health = chunk_health(matrix, "own", corpus, config.strategies)
+        recommendations = own_recommendation.recommend(matrix.per_question, matrix.runs, health, config.k,
+                                                       config.recall_target, config.resamples, config.seed,
+                                                       progress=progress)
+        targets = own_recommendation.tokens_at_target(matrix.runs, config.recall_target)
+        targets.insert(0, "label", targets["strategy"].map(strategy_label))
+        curves = own_report.recall_curves(matrix.runs)
+        budget = budget_table(matrix.runs, config.budgets, config.models[0])
+    notes = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
+    return OwnResult(
+        docs=str(docs), questions=str(questions), config_path=str(config_path or ""), config=config, corpus=corpus,
+        corpus_table=corpus_table({"own": corpus}), approximate=approximate, loader_notes=loader_notes,
+        advice=corpus_advice(corpus), headings=heading_report(corpus.documents), per_question=matrix.per_question,
+        summary=summary, health=health, recommendations=recommendations, targets=targets, curves=curves,
+        budget=budget, versions=package_versions().iloc[0].to_dict(), notes=notes)
