@@ -24,7 +24,8 @@ at once by :meth:`~chunklab_core.audit.sheet_file.SheetFile.save` (atomic replac
 endings, unknown columns and cells and the file mode kept), which refuses to overwrite a sheet
 changed on disk since it was read: the page then stops grading and says where this session's
 rows were kept (``SHEET.unsaved-<time>.csv``). Grades are saved with kind ``human`` (the page is
-for people; a model grades with ``chunklab-grade-batch``).
+for people); ``--grader-kind model:<name>`` records a program that drives the page (a browser
+test), so its grades are never taken for a person's.
 
 One browser tab at a time: the first tab claims the sheet with a random token kept in its
 ``sessionStorage`` (a reload keeps it, a new tab does not); any other tab is refused with a
@@ -60,7 +61,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from chunklab_core.audit.sheet_file import SheetChanged, SheetFile, SheetLock, SheetLocked
-from chunklab_core.audit.sheets import GRADE_COLUMNS, LETTERS, normalize_label, sheet_problems
+from chunklab_core.audit.sheets import GRADE_COLUMNS, HUMAN_KIND, LETTERS, grader_kind_problem, normalize_label, sheet_problems
 from chunklab_core.audit.workbench_page import PAGE
 
 CLAIM_TTL_S = 15.0
@@ -68,9 +69,10 @@ REQUIRED = ("item_id", "question", "reference", "answer")
 
 
 def reference_terms(reference: str) -> list[str]:
-    """The strings to highlight: every alternative (`` | ``) of every part (`` ; ``) of the reference."""
-    parts = [t.strip() for part in reference.split(";") for t in part.split("|")]
-    return list(dict.fromkeys(t for t in parts if t))
+    """The strings to highlight: every alternative of every part of the reference, split at
+    `` | `` and ``;`` (post 05's sheets) and at `` OR `` and `` AND `` (``chunklab-own``'s)."""
+    parts = re.split(r"\s*(?:\||;|\sOR\s|\sAND\s)\s*", f" {reference} ")
+    return list(dict.fromkeys(t.strip() for t in parts if t.strip()))
 
 
 def highlight_spans(passage: str, reference: str) -> list[tuple[int, int]]:
@@ -98,7 +100,12 @@ def highlight_spans(passage: str, reference: str) -> list[tuple[int, int]]:
 class Workbench:
     """The state behind the page: the sheet, the tab claim, the session's timings."""
 
-    def __init__(self, sheet: SheetFile, grader: str | None, verdicts: dict[str, dict] | None = None):
+    def __init__(self, sheet: SheetFile, grader: str | None, verdicts: dict[str, dict] | None = None,
+                 grader_kind: str = HUMAN_KIND):
+        problem = grader_kind_problem(grader_kind)
+        if problem:
+            raise ValueError(problem)
+        self.grader_kind = grader_kind.strip()
         self.sheet = sheet
         self.grader = (grader or "").strip() or self._only_grader()
         self.verdicts = verdicts
@@ -157,11 +164,11 @@ class Workbench:
             raise
 
     def grade(self, i: int, label: str, seconds: float | None) -> dict:
-        """Save ``label`` for item ``i`` (kind ``human``, UTC time); the same label keeps its time."""
+        """Save ``label`` for item ``i`` (with the grader's kind, UTC time); the same label keeps its time."""
         row = self.sheet.rows[i]
         if normalize_label(row.get("grade")) != label:
             stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            row.update(grade=label, grader=self.grader, grader_kind="human", graded_at=stamp)
+            row.update(grade=label, grader=self.grader, grader_kind=self.grader_kind, graded_at=stamp)
             self._save()
         if seconds is not None and 0 < seconds < 3600:
             self.seconds.append(float(seconds))
@@ -290,7 +297,7 @@ def make_server(bench: Workbench, port: int = 0) -> ThreadingHTTPServer:
 
 
 def serve(sheet_path: str | Path, grader: str | None = None, port: int = 0, open_browser: bool = True,
-          key: str | Path | None = None, out=None) -> int:
+          key: str | Path | None = None, out=None, grader_kind: str = HUMAN_KIND) -> int:
     """Serve the workbench until Ctrl-C; exit status 0, 2 (bad sheet), 3 (locked), 4 (changed on disk)."""
     out = out or sys.stdout
     lock = SheetLock(sheet_path)
@@ -305,7 +312,11 @@ def serve(sheet_path: str | Path, grader: str | None = None, port: int = 0, open
         except ValueError as err:
             print(err, file=out)
             return 2
-        bench = Workbench(sheet, grader, read_verdicts(key) if key else None)
+        try:
+            bench = Workbench(sheet, grader, read_verdicts(key) if key else None, grader_kind)
+        except ValueError as err:
+            print(err, file=out)
+            return 2
         server = make_server(bench, port)
         url = f"http://127.0.0.1:{server.server_address[1]}/"
         print(f"grading {sheet_path} at {url} (Ctrl-C to stop; every grade is saved at once)", file=out, flush=True)
@@ -334,10 +345,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     parser.add_argument("--no-browser", action="store_true", help="print the address only")
     parser.add_argument("--key", type=Path, default=None, help="show the key's verdicts (not blind)")
+    parser.add_argument("--grader-kind", default=HUMAN_KIND,
+                        help="human (default: the page is for people) or model:<name> for a program driving it")
     args = parser.parse_args(argv)
     if not args.sheet.is_file():
         parser.error(f"no such sheet: {args.sheet}")
-    return serve(args.sheet, args.grader, args.port, not args.no_browser, args.key)
+    return serve(args.sheet, args.grader, args.port, not args.no_browser, args.key, grader_kind=args.grader_kind)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ mark{background:#ffe066;padding:0 1px} #progress{color:#444} #message{margin:.5r
   <div id="position"></div>
   <div class="label">Question</div><div id="question"></div>
   <div class="label">Answer</div><div id="answer"></div>
-  <div class="label">Reference (| separates alternatives, ; parts that are all needed)</div><div id="reference"></div>
+  <div class="label">Reference (alternatives: | or OR; parts that are all needed: ; or AND)</div><div id="reference"></div>
   <div class="label">Retrieved passage (the reference highlighted)</div><div id="passage"></div>
   <div class="label">Grade: <span id="grade"></span></div>
   <div id="verdicts"></div>

@@ -14,8 +14,8 @@ per call), so a killed run resumes where it stopped and ``--replay`` rebuilds th
 no model at all (a missing call is then an error naming the command that records it).
 
 **The reference is your gold snippets.** Each question's gold slots are the reference
-answer (:func:`reference_text`: alternatives of a slot joined by `` | ``, slots by `` ; ``, all
-slots needed). What that implies: a snippet is a phrase copied from your documents so
+answer (:func:`reference_text`: alternatives of a slot joined by `` OR ``, slots by `` AND ``,
+all slots needed; not `` | ``, which a snippet copied from a table row holds between cells). What that implies: a snippet is a phrase copied from your documents so
 retrieval can be scored, not a written answer. Judges and the reference grader compare the
 answer with it, so (1) an answer that is right but says it differently is at the mercy of the
 judge's paraphrase tolerance, and the rule-based grader misses it; (2) a right answer taken
@@ -58,18 +58,20 @@ DEFAULT_OUT = "own_answers"
 DEFAULT_ANSWERER = ("qwen05", "qwen-0.5b")
 DEFAULT_JUDGES = {"qwen05": "qwen-0.5b"}
 MARKER = ".chunklab-own-answers"
-SLOT_SEPARATOR, ALTERNATIVE_SEPARATOR = " ; ", " | "
+SLOT_SEPARATOR, ALTERNATIVE_SEPARATOR = " AND ", " OR "  # " | " is a table row's cell delimiter
 
 
 def reference_text(slots: Sequence[Sequence[str]]) -> str:
-    """The reference answer of a question from its gold slots: ``a | b ; c`` (see module docstring)."""
+    """The reference answer of a question from its gold slots: ``a OR b AND c`` (see module docstring).
+
+    Not `` | ``: a gold snippet copied from a table row holds `` | `` between its cells."""
     parts = [ALTERNATIVE_SEPARATOR.join(dict.fromkeys(s.strip() for s in slot if s.strip())) for slot in slots]
     return SLOT_SEPARATOR.join(p for p in parts if p)
 
 
 def reference_terms(reference: str) -> list[str]:
     """Every alternative of every slot of a :func:`reference_text` (what a grader looks for)."""
-    terms = [t.strip() for part in reference.split(SLOT_SEPARATOR.strip()) for t in part.split(ALTERNATIVE_SEPARATOR.strip())]
+    terms = [t.strip() for part in reference.split(SLOT_SEPARATOR) for t in part.split(ALTERNATIVE_SEPARATOR)]
     return list(dict.fromkeys(t for t in terms if t))
 
 

@@ -181,7 +181,7 @@ def answers_sections(result, cells, resamples: int, seed: int, identities: dict,
     coverage = (f"{result.complete_questions} of {result.planned_questions} planned questions answered and judged "
                 f"({len(table)} answers) for {len(cells)} setting(s): {', '.join(dict.fromkeys(table['strategy']))}. "
                 f"Models: {who or 'none recorded'}. The reference of every answer is the question's gold snippets "
-                "(alternatives joined by ' | ', slots by ' ; '): phrases copied from your documents, not written "
+                "(alternatives joined by ' OR ', every slot needed, joined by ' AND '): phrases copied from your documents, not written "
                 "answers, so a right answer worded differently depends on the judge's tolerance, and the rule-based "
                 "reference grader agrees with retrieval partly by construction. A judge that shares the answering "
                 "model grades its own model's answers (self-preference is possible; the audit measures it).")

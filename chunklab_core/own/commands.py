@@ -75,6 +75,7 @@ def add_parsers(sub) -> None:
     grade.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     grade.add_argument("--no-browser", action="store_true", help="print the address, open no browser")
     grade.add_argument("--show-verdicts", action="store_true", help="not blind: show the judges' verdicts")
+    grade.add_argument("--grader-kind", default="human", help="human (default) or model:<name> (a program driving the page)")
     report.add_argument("--resamples", type=int, default=10_000)
     report.add_argument("--seed", type=int, default=0)
 
@@ -189,9 +190,10 @@ def _audit(args) -> int:
             if not sheet.is_file():
                 return _fail(f"{sheet}: not found; run `chunklab-own audit draw --answers {args.answers}` first")
             return serve(sheet, grader=args.grader, port=args.port, open_browser=not args.no_browser,
-                         key=own_audit.audit_paths(args.answers)["key"] if args.show_verdicts else None)
+                         key=own_audit.audit_paths(args.answers)["key"] if args.show_verdicts else None,
+                         grader_kind=args.grader_kind)
         done = own_audit.report(args.answers, args.resamples, args.seed)
         print(done["markdown"])
         return 0
-    except (own_audit.OwnAuditError, AuditError, SheetError, FileNotFoundError) as err:
+    except (own_audit.OwnAuditError, AuditError, SheetError, FileNotFoundError, ValueError) as err:
         return _fail(str(err))
