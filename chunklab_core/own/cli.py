@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parsers(sub)
     args = parser.parse_args(argv)
     if args.command in commands.COMMANDS:
-        return commands.run(args)
+        return commands.run(args, validate=validate, check_output_folder=check_output_folder)
     if args.command == "strategies":
         from chunklab_core.own.config import strategy_table
 

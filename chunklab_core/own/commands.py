@@ -82,15 +82,16 @@ def add_parsers(sub) -> None:
     check.add_parser(sub)
 
 
-def run(args) -> int:
-    """Dispatch a parsed command; the exit status."""
+def run(args, validate, check_output_folder) -> int:
+    """Dispatch a parsed command; the exit status. ``validate`` and ``check_output_folder`` are
+    ``own.cli``'s (passed in, so this module does not import ``cli``, which imports it)."""
     if args.command == "check":
         from chunklab_core.own import check
 
         return check.main(args)
     if args.command == "audit":
         return _audit(args)
-    return _answers(args)
+    return _answers(args, validate, check_output_folder)
 
 
 def _fail(message: str, status: int = 1) -> int:
@@ -113,11 +114,10 @@ def _cells(args) -> tuple[list, dict | None]:
     return cells_from_recommendation(record, args.candidates), record
 
 
-def _answers(args) -> int:
+def _answers(args, validate, check_output_folder) -> int:
     from chunklab_core.data.loaders import ValidationError
     from chunklab_core.llm.record_schema import RecordsError
     from chunklab_core.own import answers as own_answers
-    from chunklab_core.own.cli import check_output_folder, validate
     from chunklab_core.own.config import load_config
 
     started = time.perf_counter()
@@ -175,8 +175,14 @@ def _audit(args) -> int:
     try:
         if args.step == "draw":
             done = own_audit.draw(args.answers, args.half_width, args.min_n, args.n, args.seed, args.force)
-            planned = (f"planned 95% half-width {done['planned_half_width']:.3f} (target {done['half_width']}, "
-                       "worst-case variance)" if done["planned_half_width"] is not None else "n given")
+            if done["planned_half_width"] is None:
+                planned = "n given"
+            elif done["n"] == done["population"]:
+                planned = (f"every answer: no smaller sample meets the target half-width {done['half_width']} "
+                           "with the worst-case variance, so the audit is a census, without sampling error")
+            else:
+                planned = (f"planned 95% half-width {done['planned_half_width']:.3f} <= target {done['half_width']}, "
+                           "worst-case variance 0.25 per stratum")
             print(f"drew {done['n']} of {done['population']} answers in {done['strata']} strata ({planned}).\n"
                   f"sheet (for the grader, blind): {done['paths']['sheet']}\n"
                   f"key (keep it away from the grader): {done['paths']['key']}\n"
