@@ -161,3 +161,20 @@ def test_audit_draw_grade_report_as_post06(tmp_path, scripted, capsys):
     if (paths["folder"] / "accuracy.csv").stat().st_size > 1:
         accuracy = pd.read_csv(paths["folder"] / "accuracy.csv")
         pd.testing.assert_frame_equal(accuracy, post06_tables.corrected_accuracy(data), check_dtype=False)
+
+
+def test_user_errors_are_one_message(tmp_path, monkeypatch, capsys):
+    from chunklab_core.llm.base import BackendUnavailable
+
+    assert main(["answers", str(DOCS), str(QUESTIONS), "--cell", "no_such/bm25", "--out", str(tmp_path / "a"),
+                 "--no-progress"]) == 1
+    assert "unknown strategy ['no_such']" in capsys.readouterr().err
+
+    class Missing(ScriptedLLM):
+        def _generate(self, messages, schema, options):
+            raise BackendUnavailable("model file x.gguf is missing; assemble it with chunklab-models qwen-0.5b")
+
+    monkeypatch.setattr(wiring, "make_backend", lambda backend, model, *a, **k: Missing(model=model))
+    assert run_answers(tmp_path / "b") == 1
+    err = capsys.readouterr().err
+    assert "chunklab-models qwen-0.5b" in err and "to resume" in err and "Traceback" not in err

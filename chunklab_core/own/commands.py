@@ -139,8 +139,18 @@ def _answers(args, validate, check_output_folder) -> int:
     k = args.k or int((record or {}).get("config", {}).get("k") or config.k)
     seed = config.seed if args.seed is None else args.seed
     progress = not args.no_progress
-    items = own_answers.build_items(corpus, cells, k, args.n_questions, seed, progress=progress,
-                                    backend=config.backend, embed_model=config.models[0], threshold=config.threshold)
+    from chunklab_core.chunking import STRATEGIES
+
+    unknown = [c[0] for c in cells if c[0] not in STRATEGIES]
+    if unknown:
+        return _fail(f"unknown strategy {unknown} (registered: chunklab-own strategies; a sized variant needs the "
+                     "run's --config)")
+    try:
+        items = own_answers.build_items(corpus, cells, k, args.n_questions, seed, progress=progress,
+                                        backend=config.backend, embed_model=config.models[0],
+                                        threshold=config.threshold)
+    except ValueError as err:
+        return _fail(str(err))
     records = out / "records"
     out.mkdir(parents=True, exist_ok=True)
     (out / own_answers.MARKER).write_text("output of chunklab-own answers; records/ is append-only\n", encoding="utf-8")
@@ -153,10 +163,12 @@ def _answers(args, validate, check_output_folder) -> int:
     models = make_models("replay" if args.replay else "replay_or_record", args.threads, records,
                          backend=args.backend, answerer=tuple(args.answerer or own_answers.DEFAULT_ANSWERER),
                          judges=judges, host=args.host, base_url=args.base_url)
+    from chunklab_core.llm.base import BackendUnavailable, IdentityUnavailable
+
     try:
         result = own_answers.answer_items(items, models, list(judges), progress=progress)
-    except RecordsError as err:
-        return _fail(str(err))
+    except (RecordsError, BackendUnavailable, IdentityUnavailable) as err:
+        return _fail(f"{err}\n(finished calls are kept in {records}; run the same command again to resume)")
     if result.complete_questions == 0:
         return _fail(f"no question is recorded in {records} (replay mode calls no model); run the same command "
                      "without --replay to record the answers")
