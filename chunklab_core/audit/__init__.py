@@ -9,7 +9,10 @@ items a precision target needs), ``topup`` (a second wave after the population g
 graded sheet, its key and population, cross-checked; ``chunklab-blank-sheet``), ``graders``
 (who graded: identity, adjudication, grader-vs-grader agreement, the words),
 ``paired`` (judge-only minus corrected accuracy, paired), ``bias`` (reference-grader advantage,
-self-preference), ``retest`` (the judges again at temperature above 0, ``chunklab-judge-retest``).
+self-preference), ``retest`` (the judges again at temperature above 0, ``chunklab-judge-retest``),
+``estimates`` (each judge's agreement with the grades and the accuracy corrected by them, PPI;
+post 06's and ``chunklab-own audit``'s), ``workbench`` and ``workbench_page`` (the auditor's
+workbench: grading in the browser, ``chunklab-workbench``).
 
 Not held: post 06's tables and figures (``reports.post06``).
 """

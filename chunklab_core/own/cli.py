@@ -3,6 +3,7 @@
     chunklab-own validate DOCS QUESTIONS [--config FILE]
     chunklab-own run DOCS QUESTIONS [--config FILE] [--out DIR] [--resamples N] [--notebook]
     chunklab-own strategies
+    chunklab-own answers | audit draw|grade|report | check   (are the answers right? ``own.commands``)
     (also: python -m chunklab_core.own.cli ...; make own DOCS=dir QUESTIONS=file [OUT=dir] [CONFIG=file])
 
 ``validate`` reads the documents, the questions and the config and lists every problem at
@@ -235,7 +236,12 @@ def main(argv: list[str] | None = None) -> int:
             command.add_argument("--notebook", action="store_true",
                                  help="also execute the report notebook (report.ipynb; starts a kernel, slower)")
     sub.add_parser("strategies", help="list the registered strategy names")
+    from chunklab_core.own import commands  # answers, audit, check: are the answers right? (issue 27)
+
+    commands.add_parsers(sub)
     args = parser.parse_args(argv)
+    if args.command in commands.COMMANDS:
+        return commands.run(args, validate=validate, check_output_folder=check_output_folder)
     if args.command == "strategies":
         from chunklab_core.own.config import strategy_table
 

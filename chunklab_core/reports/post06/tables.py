@@ -32,21 +32,17 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.stats.agreement import kappa_ci
-from chunklab_core.answers.verdicts import (BINARY, CORRECT, GRADE_LABELS, NOT_CORRECT, THREE_WAY, UNPARSED, binary_labels, binary_scores,
+from chunklab_core.answers.verdicts import (BINARY, CORRECT, GRADE_LABELS, NOT_CORRECT, THREE_WAY, UNPARSED, binary_labels,
                                             is_yesno, grader_name, pass_fail, scale_of, verdict_confusion)
 from chunklab_core.audit.loading import AuditData, for_grader, grader_table, load_audit
-from chunklab_core.stats.stratified import (judge_only_mean_ci, stratified_mean_ci, stratified_ppi_mean_ci)
+# moved to the audit stage so that ``chunklab-own audit`` computes them exactly as this post does
+from chunklab_core.audit.estimates import (GRADES_ONLY, JUDGE_ONLY, PPI, _weighted_share, agreement_table,  # noqa: F401
+                                           clip_share, corrected_accuracy, question_clusters, references)
 
-JUDGE_ONLY, GRADES_ONLY, PPI = "judge only", "grades only", "PPI (judge + grades)"
 
 __all__ = ["references", "load_audit", "grader_name", "sampling_design", "graders", "agreement_table",
            "confusion_tables", "disagreement_directions", "disagreement_items", "judge_pairs",
            "corrected_accuracy"]
-
-
-def clip_share(low: float, high: float) -> tuple[float, float]:
-    """A share's normal-approximation interval clipped to [0, 1] (a share cannot leave it)."""
-    return max(0.0, low) if np.isfinite(low) else low, min(1.0, high) if np.isfinite(high) else high
 
 
 def sampling_design(data: AuditData) -> pd.DataFrame:
@@ -75,76 +71,6 @@ def sampling_design(data: AuditData) -> pd.DataFrame:
 def graders(data: AuditData) -> pd.DataFrame:
     """Who graded how many items, of which kind, and when (:func:`chunklab_core.audit.loading.grader_table`)."""
     return grader_table(data)
-
-
-def _weighted_share(data: AuditData, indicator: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    """Population share of ``indicator`` (graded items) with its interval.
-
-    NaN when it cannot be estimated: a stratum without graded items, or no stratum with two
-    (no within-stratum variance at all).
-    """
-    if data.empty_strata or (data.graded["stratum"].value_counts() < 2).all():
-        return np.nan, np.nan, np.nan
-    result = stratified_mean_ci(indicator.astype(float), data.graded["stratum"].to_numpy(),
-                                data.stratum_sizes, confidence)
-    return result.estimate, *clip_share(result.low, result.high)
-
-
-def question_clusters(items: pd.DataFrame) -> np.ndarray | None:
-    """The question of each item (``qid``), the kappa bootstrap's resampling unit; ``None`` without one.
-
-    The strategies' answers to one question are not independent items (they share its
-    difficulty and often its answer), so kappa intervals resample questions
-    (``agreement.kappa_ci(clusters=...)``).
-    """
-    return items["qid"].astype(str).to_numpy() if "qid" in items.columns else None
-
-
-def references(data: AuditData) -> dict[str, AuditData]:
-    """What the judges are measured against: each grader's view, and ``adjudicated`` with several."""
-    names = sorted(set(data.grades["grader"]))
-    views = {name: for_grader(data, name) for name in names}
-    if len(names) > 1:
-        views["adjudicated"] = data
-    return views
-
-
-def _agreement_rows(data: AuditData, against: str, resamples: int, seed: int,
-                    confidence: float) -> list[dict]:
-    grade = data.graded["grade"].to_numpy(dtype=object)
-    units = question_clusters(data.graded)
-    rows = []
-    for column in data.judge_columns:
-        verdicts = data.graded[column].to_numpy(dtype=object)
-        scales = [("binary", binary_labels(verdicts), binary_labels(grade), BINARY)]
-        if not is_yesno(column, data.yesno_columns):
-            scales.insert(0, ("three-way", verdicts, grade, THREE_WAY))
-        for scale, judge, grader, labels in scales:
-            agree = judge == grader
-            kappa = kappa_ci(judge, grader, resamples=resamples, seed=seed,
-                             confidence=confidence, labels=labels, clusters=units)
-            share, low, high = _weighted_share(data, agree, confidence)
-            rows.append({"judge": grader_name(column), "against": against, "scale": scale,
-                         "graded": len(agree), "matches": int(agree.sum()),
-                         "agreement": float(agree.mean()), "kappa": kappa.kappa,
-                         "kappa low": kappa.low, "kappa high": kappa.high,
-                         "kappa undefined share": kappa.undefined_share,
-                         "weighted agreement": share, "weighted low": low, "weighted high": high})
-    return rows
-
-
-def agreement_table(data: AuditData, resamples: int = 10_000, seed: int = 0,
-                    confidence: float = 0.95) -> pd.DataFrame:
-    """Per judge, reference (each grader; ``adjudicated`` with several) and scale: graded,
-    matches, agreement, kappa [interval], weighted agreement [interval].
-
-    Kappa intervals resample questions (:func:`question_clusters`); the weighted agreement
-    uses the stratified estimator of ``stats.stratified``.
-    """
-    rows = []
-    for against, view in references(data).items():
-        rows += _agreement_rows(view, against, resamples, seed, confidence)
-    return pd.DataFrame(rows)
 
 
 def confusion_tables(data: AuditData, grade_label: str = "grade") -> dict[str, pd.DataFrame]:
@@ -238,45 +164,6 @@ def judge_pairs(data: AuditData, resamples: int = 10_000, seed: int = 0,
             population[a], population[b], scale_of(a, data.yesno_columns),
             scale_of(b, data.yesno_columns), (grader_name(a), grader_name(b)))
     return pd.DataFrame(rows), tables
-
-
-def corrected_accuracy(data: AuditData, confidence: float = 0.95,
-                       variants: tuple[str, ...] = ("strict", "lenient")) -> pd.DataFrame:
-    """Accuracy of post 05's answers per judge: judge only, grades only, and stratified PPI.
-
-    ``strict``: the share of answers graded correct; ``lenient``: correct or partial (a YES
-    counts as a pass in both). Raises ``ValueError`` when a stratum has no graded item.
-    """
-    if data.empty_strata:
-        raise ValueError(f"{len(data.empty_strata)} verdict pattern(s) have no graded item: "
-                         f"{data.empty_strata}; grade at least one item of each before "
-                         "estimating accuracy")
-    strata_all = data.population["stratum"].to_numpy(dtype=object)
-    strata_graded = data.graded["stratum"].to_numpy(dtype=object)
-    rows = []
-    for variant in variants:
-        if variant not in ("strict", "lenient"):
-            raise ValueError(f"variant must be 'strict' or 'lenient', got {variant!r}")
-        lenient = variant == "lenient"
-        graded = binary_scores(data.graded["grade"], lenient)
-        by_grades = stratified_mean_ci(graded, strata_graded, data.stratum_sizes, confidence)
-        for column in data.judge_columns:
-            judge_all = binary_scores(data.population[column], lenient)
-            estimates = {
-                JUDGE_ONLY: judge_only_mean_ci(judge_all, confidence),
-                GRADES_ONLY: by_grades,
-                PPI: stratified_ppi_mean_ci(
-                    judge_all, strata_all, binary_scores(data.graded[column], lenient), graded,
-                    strata_graded, confidence),
-            }
-            for estimator, result in estimates.items():
-                rows.append({"judge": grader_name(column), "variant": variant,
-                             "estimator": estimator, "accuracy": result.estimate,
-                             **dict(zip(("low", "high"), clip_share(result.low, result.high))),
-                             "se": result.se,
-                             "population": len(judge_all), "graded": len(graded),
-                             "strata with pooled variance": len(result.pooled_strata)})
-    return pd.DataFrame(rows)
 
 
 def read_probes(path) -> pd.DataFrame | None:
