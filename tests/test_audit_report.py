@@ -439,14 +439,17 @@ def test_prose_states_the_computed_numbers(synthetic):
     binary = agreement[agreement["scale"] == "binary"]
     text = reading.agreement_summary(agreement, contrasts, words)
     for _, row in binary.iterrows():
-        assert f"{row['judge']} κ = {row['kappa']:.2f}" in text
+        assert f"{row['judge']} κ = {row['kappa']:.2f} [{row['kappa low']:.2f}" in text
+        assert f"{row['judge']} κ = {row['weighted kappa']:.2f} [{row['weighted kappa low']:.2f}" in text
+    assert text.index("for the population") < text.index("unweighted") < text.index("not comparable")
     assert "agrees best" not in text  # judges are not ranked by a point estimate
     accuracy = ar.corrected_accuracy(audit)
     differences = paired.paired_differences(audit, resamples=300, seed=1)
     grades = accuracy[(accuracy["variant"] == "strict")
                       & (accuracy["estimator"] == "grades only")].iloc[0]
     summary = reading.accuracy_summary(accuracy, differences, words, 0.07)
-    assert f"{grades['accuracy']:.1%} of the answers are correct" in summary
+    share = reading.ci(grades["accuracy"], grades["low"], grades["high"], True)
+    assert f"{share} of the answers are correct" in summary and f"{grades['accuracy']:.1%} [" in share
     assert "Every PPI estimate equals the grades-only one" in summary
     design = ar.sampling_design(audit)
     who = ar.graders(audit)
@@ -523,4 +526,17 @@ def test_ordered_pairs_read_with_articles():
                      "low": -0.18, "high": -0.07, "bias a - bias b": -0.12})
     text = reading._ordered(row, "passes more answers than", False, "bias a - bias b")
     assert text == ("the rule-based reference grader passes more answers than the 1.5B YES/NO judge "
-                    "(+12.0 points, 95% interval +7.0 to +18.0 points)")
+                    "(+12.0 points [+7.0, +18.0])")
+
+
+def test_readable_sample_shows_every_erring_judge_and_keeps_item_order():
+    items = pd.DataFrame({"item": ["A005", "A001", "A003", "A002", "A004"],
+                          "judges": ["x: correct", "x: correct; y: YES", "x: correct", "z: correct",
+                                     "y: YES"]})
+    # rounds by judge in first-appearance order (x, y, z; by item id): x -> A001, y -> A004
+    # (A001 is taken), z -> A002; then x -> A003
+    assert ar.readable_sample(items, 3)["item"].tolist() == ["A001", "A002", "A004"]
+    assert ar.readable_sample(items, 4)["item"].tolist() == ["A001", "A002", "A003", "A004"]
+    assert ar.readable_sample(items, 9) is items
+    with pytest.raises(ValueError, match="at least 1"):
+        ar.readable_sample(items, 0)
