@@ -31,3 +31,14 @@ def test_label_from_a_corpus_counts_the_documents_asked_about():
     assert corpus_sample_label("nq", _corpus(["d0", None, "d1"])) == \
         "Natural Questions, 3 questions from 4 pages"
     assert labels_for({"squad": _corpus(["d2"])}) == {"squad": "SQuAD v1.1, 1 question from 1 article"}
+
+
+def test_post04_labels_count_passages_and_their_documents():
+    from types import SimpleNamespace
+
+    from chunklab_core.reports.post04.study import sample_labels
+
+    passages = [SimpleNamespace(corpus="squad", doc_id=d) for d in ("a", "a", "b")] + \
+        [SimpleNamespace(corpus="nq", doc_id="p")]
+    assert sample_labels(passages) == {"squad": "SQuAD v1.1, 3 questions from 2 articles",
+                                       "nq": "Natural Questions, 1 question from 1 page"}
