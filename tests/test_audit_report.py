@@ -540,3 +540,18 @@ def test_readable_sample_shows_every_erring_judge_and_keeps_item_order():
     assert ar.readable_sample(items, 9) is items
     with pytest.raises(ValueError, match="at least 1"):
         ar.readable_sample(items, 0)
+
+
+def test_honest_reading_reports_every_judges_population_kappa(synthetic):
+    audit, _ = synthetic
+    words = graders.grader_words(ar.graders(audit))
+    agreement = ar.agreement_table(audit, resamples=200, seed=1)
+    accuracy = ar.corrected_accuracy(audit)
+    differences = paired.paired_differences(audit, resamples=200, seed=1)
+    text = reading_bias.honest_reading(audit, words, accuracy, differences,
+                                       paired.judge_contrasts(audit, resamples=200), 0.07, agreement)
+    binary = agreement[agreement["scale"] == "binary"]
+    assert len(binary) == len(audit.judge_columns)
+    for _, row in binary.iterrows():  # every judge, not a selection
+        assert f"{row['judge']} {reading.ci(row['weighted kappa'], row['weighted kappa low'], row['weighted kappa high'])}" in text
+    assert "corrected" not in text and "independent grad" not in text

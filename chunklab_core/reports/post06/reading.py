@@ -137,7 +137,8 @@ def agreement_summary(agreement: pd.DataFrame, contrasts: pd.DataFrame, words: G
     if apart.empty:
         text.append(PROSE.fill("agreement.none_apart"))
     else:
-        told = "; ".join(_ordered(r, "agrees more than", r["reading"] == "a agrees more")
+        told = "; ".join(_ordered(r, "agrees more than", r["reading"] == "a agrees more",
+                                  "agreement a - agreement b" if "agreement a - agreement b" in r else None)
                          for _, r in apart.iterrows())
         text.append(PROSE.fill("agreement.apart", told=told))
     if binary["weighted agreement"].notna().all():

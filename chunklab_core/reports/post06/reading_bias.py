@@ -101,11 +101,21 @@ def stability_summary(retest: Retest | None, probes: pd.DataFrame | None, temper
 
 
 def honest_reading(data: AuditData, words: GraderWords, accuracy: pd.DataFrame | None,
-                   paired: pd.DataFrame, contrasts: pd.DataFrame, target: float) -> str:
-    """The closing bullet list: what was checked, by whom, what it shows, and its limits."""
+                   paired: pd.DataFrame, contrasts: pd.DataFrame, target: float,
+                   agreement: pd.DataFrame | None = None) -> str:
+    """The closing bullet list: what was checked, by whom, every judge's population-weighted
+    kappa (``agreement``: :func:`chunklab_core.reports.post06.tables.agreement_table`), the
+    accuracy by the grades, the judge-only figures, and the limits."""
     graders = sorted(set(data.grades["grader"]))
     lines = [PROSE.fill("honest.checked", graded=len(data.graded), items=len(data.population),
                         who=words.who)]
+    if agreement is not None:
+        against = "adjudicated" if "adjudicated" in set(agreement["against"]) else agreement["against"].iloc[0]
+        binary = agreement[(agreement["scale"] == "binary") & (agreement["against"] == against)]
+        judges = "; ".join(PROSE.fill("honest.agreement_judge", judge=r["judge"], kappa=ci(
+            r["weighted kappa"], r["weighted kappa low"], r["weighted kappa high"]))
+            for _, r in binary.iterrows())
+        lines.append(PROSE.fill("honest.agreement", grades=words.grades, judges=judges))
     if accuracy is not None:
         rows = accuracy[accuracy["variant"] == STRICT]
         grades = rows[rows["estimator"] == GRADES].iloc[0]
