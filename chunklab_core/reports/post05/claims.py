@@ -29,6 +29,7 @@ from chunklab_core.answers.verdicts import REFERENCE_NAME, grader_name, sentence
 from chunklab_core.reports.post05.tables import clusters, cost_columns, generation_metrics_row, per_strategy_cost
 from chunklab_core.stats.clustered import clustered_bootstrap_ci
 from chunklab_core.core import numbers
+from chunklab_core.reports.samples import sample_label
 
 PROBES = {"plain_pass": "passes a plain correct answer", "padded_flip": "changes its verdict when padded",
           "wrong_figure_caught": "catches a wrong figure", "retest_changed": "changes on a retest"}
@@ -176,7 +177,7 @@ def corpus_reading(corpus: str, answers: pd.DataFrame, differences: pd.DataFrame
     leader = part.loc[part["share"].idxmax()]
     words = [claims.pair_verdict(a, b, lo, hi) for a, b, lo, hi in
              zip(pairs["strategy A"], pairs["strategy B"], pairs["low"], pairs["high"])]
-    text = (f"- **{corpus}** ({n} questions, {int(part['documents'].iloc[0])} documents): the {measure} passes "
+    text = (f"- **{sample_label(corpus, n, int(part['documents'].iloc[0]))}**: the {measure} passes "
             f"{_pct(leader['share'])} [{_pct(leader['low'])}, {_pct(leader['high'])}] of {leader['strategy']}'s answers. ")
     separated = [w for w in words if w != claims.NOT_TOLD_APART]
     if separated:
