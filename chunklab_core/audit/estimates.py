@@ -77,6 +77,7 @@ def _agreement_rows(data: AuditData, against: str, resamples: int, seed: int,
                     confidence: float) -> list[dict]:
     grade = data.graded["grade"].to_numpy(dtype=object)
     units = question_clusters(data.graded)
+    weights = data.graded["graded_weight"].to_numpy(dtype=float)
     rows = []
     for column in data.judge_columns:
         verdicts = data.graded[column].to_numpy(dtype=object)
@@ -87,23 +88,33 @@ def _agreement_rows(data: AuditData, against: str, resamples: int, seed: int,
             agree = judge == grader
             kappa = kappa_ci(judge, grader, resamples=resamples, seed=seed,
                              confidence=confidence, labels=labels, clusters=units)
+            weighted = kappa_ci(judge, grader, resamples=resamples, seed=seed,
+                                confidence=confidence, labels=labels, clusters=units,
+                                weights=weights)
             share, low, high = _weighted_share(data, agree, confidence)
             rows.append({"judge": grader_name(column), "against": against, "scale": scale,
                          "graded": len(agree), "matches": int(agree.sum()),
                          "agreement": float(agree.mean()), "kappa": kappa.kappa,
                          "kappa low": kappa.low, "kappa high": kappa.high,
                          "kappa undefined share": kappa.undefined_share,
-                         "weighted agreement": share, "weighted low": low, "weighted high": high})
+                         "weighted agreement": share, "weighted low": low, "weighted high": high,
+                         "weighted kappa": weighted.kappa, "weighted kappa low": weighted.low,
+                         "weighted kappa high": weighted.high})
     return rows
 
 
 def agreement_table(data: AuditData, resamples: int = 10_000, seed: int = 0,
                     confidence: float = 0.95) -> pd.DataFrame:
     """Per judge, reference (each grader; ``adjudicated`` with several) and scale: graded,
-    matches, agreement, kappa [interval], weighted agreement [interval].
+    matches, agreement, kappa [interval] on the graded items; weighted agreement [interval]
+    and weighted kappa [interval] for the population.
 
-    Kappa intervals resample questions (:func:`question_clusters`); the weighted agreement
-    uses the stratified estimator of ``stats.stratified``.
+    ``kappa`` is the sample's: the graded items over-represent the disagreement strata, so it
+    describes the sample, not post 05's answers, and is not comparable with post 05's kappa
+    on all items. ``weighted kappa`` weighs every graded item by its design weight ``N_h /
+    n_h`` (:func:`chunklab_core.stats.agreement.design_weighted_kappa`), an estimate for the
+    population. Kappa intervals resample questions (:func:`question_clusters`), keeping the
+    weights; the weighted agreement uses the stratified estimator of ``stats.stratified``.
     """
     rows = []
     for against, view in references(data).items():
