@@ -37,9 +37,12 @@ def recording_costs() -> None:
     cells = defaultdict(lambda: {"cells": 0, "seconds": 0.0, "bytes": 0, "chunks": 0})
     for path in store.cells():
         meta = store.load(path).meta
-        cell = meta.get("cell", {})
-        model = cell.get("model") or "— (BM25)"
-        row = cells[(cell.get("corpus", path.parts[-3]), model if cell.get("retriever") != "bm25" else "— (BM25)")]
+        if "kind" in meta:  # a keyed record: post 07's re-scorer scores or timings
+            row = cells[(f"({meta['kind']})", str(meta.get("key", {}).get("model", "")))]
+        else:
+            cell = meta.get("cell", {})
+            model = cell.get("model") if cell.get("retriever") != "bm25" else "— (BM25)"
+            row = cells[(cell.get("corpus", path.parts[-3]), model or "— (BM25)")]
         row["cells"] += 1
         row["seconds"] += float(meta.get("seconds") or 0.0)
         row["bytes"] += path.stat().st_size
