@@ -7,7 +7,7 @@ heading model shared by every document format), ``textmatch`` (fuzzy gold matchi
 ``atomic_files`` (write-then-rename), ``hashing`` (a file's sha256), ``snapshot`` (what changed under a folder),
 ``versions`` (library versions shown in every post), ``cli_errors`` (a command's user errors as
 their message alone, no traceback), ``signals`` (SIGTERM and SIGHUP handled like Ctrl-C, children
-stopped the same way).
+stopped the same way), ``html_safety`` (data shown as text on every page the project writes).
 
 Holds nothing that knows about a data set, a chunker, a retriever, a metric or a report;
 imports no other stage.
