@@ -154,3 +154,20 @@ def test_run_child_passes_the_interrupt_on_as_sigint_and_waits_for_the_child(tmp
     finally:
         killer.wait(timeout=30)
     assert (tmp_path / "done").read_text() == "cleaned up"
+
+
+def test_the_per_run_temporary_name_does_not_make_the_post_private(tmp_path, monkeypatch):
+    source = sleeping_notebook(tmp_path / "src.ipynb", tmp_path)
+    output = tmp_path / "post.ipynb"
+    output.write_text("old", encoding="utf-8")
+    os.chmod(output, 0o644)
+
+    def papermill(command):
+        if "papermill" in command:
+            with open(command[-1], "w", encoding="utf-8") as handle:  # as papermill does: into the file
+                handle.write("new")
+        return 0
+
+    monkeypatch.setattr(notebook_run, "run_child", papermill)
+    assert run_notebook(source, output, []) == 0
+    assert output.read_text(encoding="utf-8") == "new" and (output.stat().st_mode & 0o777) == 0o644

@@ -47,6 +47,7 @@ from pathlib import Path
 import yaml
 
 from chunklab_core.core import paths
+from chunklab_core.core.atomic_files import file_mode_for
 from chunklab_core.core.paths import PROJ_ROOT
 from chunklab_core.core.signals import exit_status, run_child, signals_as_interrupt
 from chunklab_core.core.snapshot import compare, describe, snapshot
@@ -134,6 +135,7 @@ def run_notebook(source: str | os.PathLike, output: str | os.PathLike, papermill
     fd, name = tempfile.mkstemp(prefix=f".{output.stem}.tmp-{os.getpid()}-", suffix=".ipynb", dir=output.parent)
     os.close(fd)
     tmp = Path(name)
+    os.chmod(tmp, file_mode_for(output))  # mkstemp's 0600 would follow the post; keep the post's (or umask's) mode
     with signals_as_interrupt():
         return _run(source, output, tmp, papermill_args, kernel, keep_failed)
 
