@@ -82,11 +82,9 @@ class RecordsFolderMissing(FileNotFoundError):
 def user_error_types() -> tuple[type[BaseException], ...]:
     """The records' and backends' errors a recording command prints as a message alone
     (:func:`chunklab_core.core.cli_errors.user_errors`): each names the file and the fix."""
-    from chunklab_core.data.registry import DataError
     from chunklab_core.llm.base import BackendUnavailable
 
-    return (RecordsError, RecordsFolderMissing, RecordsOfAnotherModel, ReplayMiss, BackendUnavailable,
-            DataError)
+    return (RecordsError, RecordsFolderMissing, RecordsOfAnotherModel, ReplayMiss, BackendUnavailable)
 
 
 def require_folder(folder: str | Path, mode: str) -> None:

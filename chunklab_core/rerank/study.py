@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.core.cli_errors import user_errors
+from chunklab_core.data.registry import DataError
 from chunklab_core.llm.records import user_error_types
 from chunklab_core.core.seeds import DEFAULT_SEED
 from chunklab_core.data.corpora import load_corpus
@@ -204,7 +205,7 @@ def llm_sweep(runs: dict[tuple[str, str], RetrievalRun], scorer, n_questions: in
     return LLMSweep(per_question, calls, pd.DataFrame(coverage), scorer.name)
 
 
-@user_errors(*user_error_types())
+@user_errors(DataError, *user_error_types())
 def main(argv: list[str] | None = None) -> int:
     """Record the LLM reranking of post 07 (resumable: recorded calls are skipped)."""
     parser = argparse.ArgumentParser(description=main.__doc__)
