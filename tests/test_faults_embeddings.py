@@ -153,3 +153,53 @@ def test_kill_9_at_random_points_of_a_minilm_encode(tmp_path):
     assert resumed.cache_hits > 0 and resumed.cache_hits + resumed.encoded_count == 300
     fresh = DenseRetriever("all-MiniLM-L6-v2", cache=False, num_threads=1, batch_size=8).embed(texts)
     np.testing.assert_allclose(vectors, fresh, atol=1e-5)
+
+
+# ---- a cache that cannot be used (issue 30) -------------------------------------------------
+def test_a_garbage_index_names_the_cache_folder_and_the_fix(tmp_path):
+    from chunklab_core.retrieval.embedding_cache import CacheUnusable, EmbeddingCache
+
+    folder = tmp_path / "model-abc"
+    folder.mkdir()
+    (folder / "index.sqlite3").write_bytes(b"this is not a database, " * 100)
+    with pytest.raises(CacheUnusable) as err:
+        EmbeddingCache(tmp_path, "model-abc")
+    message = str(err.value)
+    assert str(folder) in message and "Delete that folder" in message and "CHUNKLAB_CACHE" in message
+
+
+def test_a_read_only_cache_names_the_folder_and_the_fix(tmp_path, monkeypatch):
+    import sqlite3
+
+    from chunklab_core.retrieval import embedding_cache
+    from chunklab_core.retrieval.embedding_cache import CacheUnusable, EmbeddingCache
+
+    cache = EmbeddingCache(tmp_path, "model-abc")
+    cache.get_or_compute(["one"], lambda texts: np.ones((len(texts), 3)))
+    cache.close()
+    if os.geteuid() == 0:  # root opens any file: refuse as sqlite does for a read-only folder
+        def connect(*args, **kwargs):
+            raise sqlite3.OperationalError("unable to open database file")
+        monkeypatch.setattr(embedding_cache.sqlite3, "connect", connect)
+    os.chmod(tmp_path / "model-abc", 0o555)
+    try:
+        with pytest.raises(CacheUnusable, match="unable to open database file") as err:
+            EmbeddingCache(tmp_path, "model-abc")
+    finally:
+        os.chmod(tmp_path / "model-abc", 0o755)
+    assert str(tmp_path / "model-abc") in str(err.value)
+
+
+def test_a_full_disk_while_storing_is_named_with_the_cache_folder(tmp_path, monkeypatch):
+    import errno
+
+    from chunklab_core.retrieval import embedding_cache
+    from chunklab_core.retrieval.embedding_cache import CacheUnusable, EmbeddingCache
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    cache = EmbeddingCache(tmp_path, "model-abc")
+    monkeypatch.setattr(embedding_cache, "atomic_write", full)
+    with pytest.raises(CacheUnusable, match="No space left on device"):
+        cache.get_or_compute(["one"], lambda texts: np.ones((len(texts), 3)))

@@ -80,7 +80,7 @@ def test_a_run_failing_midway_leaves_the_output_as_it_was(tmp_path, monkeypatch)
             return 1
         raise AssertionError("the cleaner must not run after a failure")
 
-    monkeypatch.setattr(notebook_run.subprocess, "call", fake_papermill)
+    monkeypatch.setattr(notebook_run, "run_child", fake_papermill)
     output = tmp_path / "02_retrievers.ipynb"
     output.write_text("the committed 864 KB post", encoding="utf-8")
     source = tiny_notebook(tmp_path / "src.ipynb", "pass")

@@ -28,8 +28,10 @@ def test_example_folder_loads_all_five_formats():
     # the only message: advice that lens-year's gold (two phrasings, on purpose) is in two documents
     assert [w.category for w in caught] == [GoldAdvice]
     assert str(caught[0].message).splitlines()[1:] == [
-        "lens-year: its gold is found in 2 documents (handbook.md, history.pdf); add `doc: handbook.md` "
-        "(or the right one) so only that document counts"]
+        "lens-year: its gold is found in 2 documents (handbook.md, history.pdf), so a chunk of any of them "
+        "scores; if only one is right, quote more of its wording so the gold is found there alone (`doc: "
+        "handbook.md` or the right one records the document and validate checks the gold is in it, but scoring "
+        "does not read `doc`)"]
     assert [d.doc_id for d in corpus.documents] == [
         "archive/maintenance_log.txt", "handbook.md", "history.pdf", "inventory.docx", "visitors.html"]
     assert {d.meta["format"] for d in corpus.documents} == {"txt", "md", "pdf", "docx", "html"}

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import pytest
 
 from chunklab_core.chunking import STRATEGIES, document_spans
@@ -110,7 +113,8 @@ def test_the_documented_example_config_is_valid():
 
 
 def test_a_local_model_folder_is_accepted(tmp_path):
-    folder = tmp_path / "my-model"
-    folder.mkdir()
-    (folder / "config.json").write_text("{}", encoding="utf-8")
+    from chunklab_core.retrieval.model_assembly import minilm_path
+
+    folder = tmp_path / "my-model"  # a copy of the shipped MiniLM folder (its files linked)
+    shutil.copytree(minilm_path(), folder, copy_function=os.symlink)
     assert parse_config({"models": [str(folder)]}).models == [str(folder)]

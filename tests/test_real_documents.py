@@ -190,8 +190,9 @@ def test_gold_in_several_documents_suggests_doc():
     questions = [Question("q1", "Which book?", "", (("handbook",),)),
                  Question("q2", "Which book?", "a.md", (("handbook",),))]
     assert multi_document_advice(questions, DOCS) == [
-        "q1: its gold is found in 2 documents (a.md, b.md); add `doc: a.md` (or the right one) so only that "
-        "document counts"]
+        "q1: its gold is found in 2 documents (a.md, b.md), so a chunk of any of them scores; if only one is "
+        "right, quote more of its wording so the gold is found there alone (`doc: a.md` or the right one records "
+        "the document and validate checks the gold is in it, but scoring does not read `doc`)"]
 
 
 def test_approximate_match_quotes_the_documents_own_text():

@@ -29,6 +29,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from chunklab_core.core.cli_errors import user_errors
+from chunklab_core.data.registry import DataError
+from chunklab_core.llm.records import user_error_types
 from chunklab_core.answers.reference_grader import reference_grade
 from chunklab_core.core.corpus import Corpus
 from chunklab_core.core.seeds import DEFAULT_SEED
@@ -244,6 +247,7 @@ def _study_from(planned: dict, strategies: Sequence[str], models: dict, yes_no_j
                       pd.DataFrame(list(calls.values()), columns=["stage", "tokens_in", "tokens_out", "seconds"]))
 
 
+@user_errors(DataError, *user_error_types())
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Record post 05's answers and verdicts (resumable).")
     parser.add_argument("--corpus", choices=("squad", "nq"), default="squad")

@@ -26,6 +26,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from chunklab_core.core.cli_errors import user_errors
+from chunklab_core.data.registry import DataError
+from chunklab_core.llm.records import user_error_types
+from chunklab_core.audit.loading import audit_error_types
 from chunklab_core.core.corpus import Corpus, Question
 from chunklab_core.core.paths import AUDIT_DIR
 from chunklab_core.core.seeds import DEFAULT_SEED
@@ -90,6 +94,7 @@ def _pilot_variances(out: Path, pilot: str) -> dict[bool, float] | None:
                               grades["stratum"].to_numpy(), grades["disagreement"].to_numpy())
 
 
+@user_errors(DataError, *user_error_types(), *audit_error_types())
 def main(argv: list[str] | None = None) -> int:
     from chunklab_core.answers.study import DEFAULT_STRATEGIES, load_study
     from chunklab_core.data.corpora import load_corpus

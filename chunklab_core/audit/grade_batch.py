@@ -12,7 +12,9 @@ lock: atomically (a failed write leaves the previous sheet), never while another
 it open, never over a version changed on disk meanwhile, and keeping unknown cells and
 columns, the BOM, line endings and file mode.
 
-CLI: ``chunklab-grade-batch SHEET BATCH --grader ID --grader-kind KIND``.
+CLI: ``chunklab-grade-batch SHEET BATCH --grader ID --grader-kind KIND``; every problem
+(a missing or non-UTF-8 file, a read-only sheet, bad rows, a full disk) is printed alone, with
+no traceback, and exits non-zero (2 bad input, 3 locked or changed, 5 save failed).
 
 Not handled: grading itself (a person uses ``chunklab-grade``), changing a
 grade (edit the sheet by hand, on purpose).
@@ -22,10 +24,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from chunklab_core.audit.sheet_file import SheetChanged, SheetFile, SheetLock, SheetLocked
+from chunklab_core.audit.sheet_file import (SheetChanged, SheetFile, SheetLock, SheetLocked, SheetUnreadable,
+                                            sheet_access_problem)
 from chunklab_core.audit.sheets import (GRADE_COLUMNS, SheetError, grader_kind_problem, normalize_label, read_sheet, sheet_problems)
 
 
@@ -37,6 +41,9 @@ def apply_grades(sheet_path: str | os.PathLike, batch: list[dict[str, str]], gra
     (unknown or repeated ids, items already graded, bad labels, a missing grader or a bad
     kind); nothing is written then. ``SheetLocked`` while a grader has the sheet open.
     """
+    problem = sheet_access_problem(sheet_path)
+    if problem:
+        raise SheetUnreadable(problem)
     with SheetLock(sheet_path):
         return _apply_locked(sheet_path, batch, grader, grader_kind, now)
 
@@ -93,12 +100,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grader-kind", required=True,
                         help="'human' for a person, 'model:<name>' for a model or script")
     args = parser.parse_args(argv)
-    _, batch = read_sheet(args.batch)
+    try:
+        _, batch = read_sheet(args.batch)
+    except SheetUnreadable as err:  # missing, not UTF-8, a column twice: the message alone
+        print(f"batch: {err}", file=sys.stderr)
+        return 2
     try:
         written = apply_grades(args.sheet, batch, args.grader, args.grader_kind)
     except (SheetLocked, SheetChanged) as err:
-        print(err)
+        print(err, file=sys.stderr)
         return 3
+    except (SheetError, SheetUnreadable) as err:
+        print(f"{err}\nnothing was written.", file=sys.stderr)
+        return 2
+    except OSError as err:  # a full disk: the atomic save left the sheet as it was
+        print(f"{args.sheet} could not be saved ({err.strerror or err}); the sheet is unchanged and "
+              f"the batch {args.batch} still holds every grade: free the space and run again.",
+              file=sys.stderr)
+        return 5
     _, rows = read_sheet(args.sheet)
     done = sum(normalize_label(r.get("grade")) is not None for r in rows)
     print(f"{written} grades written to {args.sheet}: {done}/{len(rows)} graded")

@@ -48,6 +48,14 @@ YESNO_COLUMNS = ("judge_qwen15_yesno",)
 REQUIRED_POPULATION = ("item_id", "question", "reference", "answer")
 
 
+def audit_error_types() -> tuple[type[BaseException], ...]:
+    """The audit's errors a command prints as a message alone (they name the file and the fix)."""
+    from chunklab_core.audit.sheet_file import SheetUnreadable
+    from chunklab_core.audit.sheets import SheetError
+
+    return (AuditError, SheetError, SheetUnreadable)
+
+
 class AuditError(ValueError):
     """Audit files that do not fit together; ``problems`` lists every one."""
 

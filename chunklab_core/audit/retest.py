@@ -31,6 +31,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from chunklab_core.core.cli_errors import user_errors
+from chunklab_core.data.registry import DataError
+from chunklab_core.llm.records import user_error_types
+from chunklab_core.audit.loading import audit_error_types
 from chunklab_core.answers.verdicts import UNPARSED, binary_labels
 from chunklab_core.audit.loading import resolve_path
 from chunklab_core.audit.topup import WAVE
@@ -149,6 +153,7 @@ def retest_summary(verdicts: pd.DataFrame, items: pd.DataFrame, resamples: int =
     return pd.DataFrame(rows)
 
 
+@user_errors(DataError, *user_error_types(), *audit_error_types())
 def main(argv: list[str] | None = None) -> int:
     from chunklab_core.audit.sheets import read_key
 

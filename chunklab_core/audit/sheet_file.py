@@ -18,6 +18,14 @@ sheet in place:
   cleared with a message; a live holder, or one on another host that cannot be checked, is
   refused with a message saying who holds it and how to clear it by hand.
 
+* **Refused before any work** (:func:`sheet_access_problem`, :class:`SheetUnreadable`): a
+  missing sheet, a read-only one (it would be replaced anyway by a rename), a folder where the
+  lock and the temporary file cannot be written, a sheet that is not UTF-8 (a Windows-1252
+  "CSV" from an older Excel: the message says how to convert it) and a header that names a
+  column twice (one of the two columns' text would be lost on the first save).
+* **Symbolic links**: a sheet reached through a link is locked and saved at the link's
+  target (the link stays a link, the real file gets the grades).
+
 Saving goes through :func:`chunklab_core.core.atomic_files.atomic_write` (temporary file, fsync,
 ``os.replace``), so a crash leaves the old or the new sheet, never a torn one.
 
@@ -53,6 +61,59 @@ class SheetLocked(RuntimeError):
     """Another grader holds the sheet's lock."""
 
 
+class SheetUnreadable(ValueError):
+    """A sheet that cannot be graded safely (missing, read-only, not UTF-8, a column named twice)."""
+
+
+def sheet_access_problem(path: str | os.PathLike) -> str | None:
+    """Why grades cannot be saved into ``path`` (message naming the file and the fix), or None.
+
+    Checked before a grading session starts, so no grade is typed into a sheet that cannot
+    take it: the sheet must exist and be a writable file, and its folder (of the link's target,
+    for a link) must be writable, for the lock file and the temporary file of each save.
+    """
+    path = Path(path)
+    real = Path(os.path.realpath(path))
+    if not real.exists():
+        return f"{path}: no such sheet" + (f" (the link points to {real}, which does not exist)"
+                                           if path.is_symlink() else "")
+    if not real.is_file():
+        return f"{path}: not a file"
+    mode = real.stat().st_mode & 0o777
+    if not os.access(real, os.W_OK) or not mode & 0o222:  # 0444 is read-only for root too
+        return (f"{path}: the sheet is read-only (mode {mode:04o}); grades could not be saved into it. "
+                f"Make it writable (chmod u+w {path}) or grade a copy")
+    if not os.access(real.parent, os.W_OK | os.X_OK):
+        return (f"{path}: its folder {real.parent} is not writable; the grader needs to write the lock "
+                "file and each save's temporary file there. Make the folder writable or grade a copy "
+                "in a folder of yours")
+    return None
+
+
+def decode_sheet(path: str | os.PathLike, data: bytes) -> str:
+    """The text of a sheet's bytes (UTF-8, optional BOM); :class:`SheetUnreadable` otherwise."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[:err.start].count(b"\n") + 1
+        raise SheetUnreadable(
+            f"{path}: line {line}: not UTF-8 (byte 0x{data[err.start]:02x}); probably saved as "
+            "Windows-1252 by a spreadsheet. Save it as 'CSV UTF-8', or convert it: "
+            f"iconv -f cp1252 -t utf-8 {path} > fixed.csv") from None
+
+
+def duplicate_columns_problem(path: str | os.PathLike, header: Sequence[str]) -> str | None:
+    """A message naming every column the header gives more than once, or None."""
+    counts: dict[str, int] = {}
+    for name in header:
+        counts[name] = counts.get(name, 0) + 1
+    twice = [name for name, n in counts.items() if n > 1]
+    if not twice:
+        return None
+    return (f"{path}: row 1: the header names column(s) {twice} more than once; a save would keep "
+            "only one of them. Rename or merge the repeated columns, then run again")
+
+
 def _fingerprint(path: Path) -> tuple[int, int, str]:
     """``(mtime_ns, size, sha256)`` of a file as it is now."""
     data = path.read_bytes()
@@ -82,11 +143,14 @@ class SheetFile:
         data = path.read_bytes()
         stat = path.stat()
         bom = data.startswith(codecs.BOM_UTF8)
-        text = data.decode("utf-8-sig")
+        text = decode_sheet(path, data)
         first_end = text.find("\n")
         newline = "\r\n" if first_end > 0 and text[first_end - 1] == "\r" else "\n"
         records = list(csv.reader(io.StringIO(text, newline="")))
         header = records[0] if records else []
+        problem = duplicate_columns_problem(path, header)
+        if problem:
+            raise SheetUnreadable(problem)
         rows, extras, widths = [], [], []
         for cells in records[1:]:
             if not cells:  # a blank line: csv.DictReader skips it too
@@ -176,7 +240,7 @@ class SheetLock:
     """``<sheet>.lock`` held while one grader has the sheet open (a context manager)."""
 
     def __init__(self, sheet: str | os.PathLike):
-        self.sheet = Path(sheet)
+        self.sheet = Path(os.path.realpath(sheet))  # through a link: the file that is saved
         self.path = self.sheet.with_name(self.sheet.name + ".lock")
         self.cleared: dict | None = None  # the stale holder cleared on acquire, if any
         self._mine: str | None = None

@@ -39,6 +39,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from chunklab_core.answers.verdicts import GRADE_LABELS
+from chunklab_core.audit.sheet_file import SheetUnreadable, decode_sheet, duplicate_columns_problem
 from chunklab_core.core.atomic_files import atomic_write_text  # noqa: F401  (re-exported: the grader saves with it)
 
 if TYPE_CHECKING:
@@ -105,10 +106,16 @@ def is_human(kind: str) -> bool:
 def read_sheet(path: str | os.PathLike) -> tuple[list[str], list[dict[str, str]]]:
     """``(fieldnames, rows)`` of a sheet CSV, every cell a string (missing cells ``''``)."""
     csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))  # long passages
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        fieldnames = list(reader.fieldnames or [])
-        rows = [{name: (row.get(name) or "") for name in fieldnames} for row in reader]
+    try:
+        data = open(path, "rb").read()
+    except FileNotFoundError:
+        raise SheetUnreadable(f"{path}: no such file") from None
+    reader = csv.DictReader(io.StringIO(decode_sheet(path, data), newline=""))
+    fieldnames = list(reader.fieldnames or [])
+    problem = duplicate_columns_problem(path, fieldnames)
+    if problem:
+        raise SheetUnreadable(problem)
+    rows = [{name: (row.get(name) or "") for name in fieldnames} for row in reader]
     return fieldnames, rows
 
 

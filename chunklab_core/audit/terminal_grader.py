@@ -33,6 +33,11 @@ any other is refused, exit status 3); a save never overwrites a sheet that chang
 since it was read (e.g. saved from a spreadsheet meanwhile): the grader stops with exit status
 4, writes what it held to ``<sheet>.unsaved-<time>.csv`` next to it and asks for a re-run;
 columns and cells it does not know, the BOM, line endings and file mode are kept as they were.
+A save that fails for any other reason (a full disk, the folder made read-only meanwhile)
+stops the grader the same way (exit status 5), the session's rows kept aside, or, when the
+disk cannot take that file either, printed (item, grade, note) so that nothing typed is lost.
+A sheet that cannot take grades (missing, read-only, in a read-only folder, not UTF-8, a column
+named twice) is refused before the first item is shown (exit status 2).
 ``n`` writes a note on the current item (the ``note`` column; Enter alone keeps the old note,
 ``-`` clears it).
 
@@ -56,7 +61,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
-from chunklab_core.audit.sheet_file import SheetChanged, SheetFile, SheetLock, SheetLocked
+from chunklab_core.audit.sheet_file import (SheetChanged, SheetFile, SheetLock, SheetLocked, SheetUnreadable,
+                                            sheet_access_problem)
 from chunklab_core.audit.sheets import GRADE_COLUMNS, LETTERS, normalize_label, sheet_problems
 
 try:
@@ -144,6 +150,10 @@ def wrap(text: str, width: int, indent: str = "  ") -> str:
     return "\n".join(lines)
 
 
+class SaveFailed(RuntimeError):
+    """A save failed (not a conflict: a full disk, a permission taken away); rows were kept aside."""
+
+
 class Session:
     """The grading loop over one sheet; every verdict is saved before the next item."""
 
@@ -193,6 +203,29 @@ class Session:
             raise SheetChanged(f"{err}.\nThis session's grades and notes are kept in {aside}; "
                                "run the grader again to reload the sheet, and copy over what is "
                                "missing from that file.") from None
+        except OSError as err:
+            raise SaveFailed(f"{self.path} could not be saved ({err.strerror or err}); "
+                             f"{self.keep_aside()}") from None
+
+    def keep_aside(self) -> str:
+        """Write the rows beside the sheet, else print this session's grades; says where they are."""
+        try:
+            aside = self.sheet.save_aside()
+            return (f"this session's grades and notes are kept in {aside}. Free the space (or fix "
+                    "the permission), run the grader again, and copy over what is missing from that file.")
+        except OSError:
+            on_disk = {}
+            try:
+                on_disk = {row.get("item_id"): row for row in SheetFile.read(self.path).rows}
+            except (OSError, ValueError):
+                pass
+            lines = [f"  {row['item_id']}: {row.get('grade') or '(no grade)'}"
+                     + (f" -- note: {row['note']}" if row.get("note") else "")
+                     for row in self.rows
+                     if any(row.get(c, "") != on_disk.get(row["item_id"], {}).get(c, "")
+                            for c in ("grade", "note"))]
+            return ("nor could a copy be written beside it. Not saved, copy them by hand:\n"
+                    + "\n".join(lines or ["  (nothing beyond what the sheet holds)"]))
 
     def note(self, i: int) -> None:
         """Ask for a note on item ``i`` and save it (Enter keeps the old note, '-' clears it)."""
@@ -284,9 +317,14 @@ def resolve_grader(name: str | None, rows: list[dict[str, str]], keys: KeyReader
 
 def grade_sheet(path: str | os.PathLike, grader: str | None = None, start: int | None = None,
                 stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    """Run the grader on ``path``; returns the exit status (0 ok, 2 bad sheet, 3 sheet locked by
-    another grader, 4 sheet changed on disk (this session's rows kept aside), 130 Ctrl-C)."""
+    """Run the grader on ``path``; returns the exit status (0 ok, 2 bad or unwritable sheet, 3 sheet
+    locked by another grader, 4 sheet changed on disk (this session's rows kept aside), 5 a save
+    failed (full disk; rows kept aside or printed), 130 Ctrl-C)."""
     path, out = Path(path), stdout or sys.stdout
+    problem = sheet_access_problem(path)
+    if problem:
+        out.write(f"{problem}\n")
+        return 2
     lock = SheetLock(path)
     try:
         lock.acquire()
@@ -304,7 +342,11 @@ def grade_sheet(path: str | os.PathLike, grader: str | None = None, start: int |
 
 def _grade_locked(path: Path, grader: str | None, start: int | None, keys: KeyReader,
                   out: TextIO) -> int:
-    sheet = SheetFile.read(path)
+    try:
+        sheet = SheetFile.read(path)
+    except SheetUnreadable as err:
+        out.write(f"{err}\n")
+        return 2
     fieldnames, rows = sheet.fieldnames, sheet.rows
     absent = [c for c in REQUIRED if c not in fieldnames]
     problems = ([f"row 1: the header lacks column(s) {absent}"] if absent else
@@ -337,6 +379,9 @@ def _grade_locked(path: Path, grader: str | None, start: int | None, keys: KeyRe
     except SheetChanged as err:
         out.write(f"\nnot saved: {err}\n")
         status = 4
+    except SaveFailed as err:
+        out.write(f"\nnot saved: {err}\n")
+        status = 5
     out.write(session.summary() + "\n")
     out.flush()
     return status
@@ -356,8 +401,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--start", type=int, metavar="N",
                         help="open item N (1-based) instead of the first ungraded one")
     args = parser.parse_args(argv)
-    if not args.sheet.is_file():
-        parser.error(f"no such sheet: {args.sheet}")
     for name in ("SIGTERM", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), _exit_on_signal)

@@ -184,7 +184,8 @@ STRATEGIES: Mapping[str, StrategySpec] = MappingProxyType(_REGISTRY)
 
 def register_variant(name: str, base: str, params: Mapping[str, Any], label: str, **extra: Any) -> str:
     """Register ``name`` as strategy ``base`` with ``params`` replacing its defaults (for a user's
-    sizes, e.g. ``fixed_chars_800_o200``); return ``name``.
+    sizes, e.g. ``fixed_chars_800_o200``); return ``name``. The variant inherits ``uses_headings``
+    from its base (unless ``extra`` sets it), so a sized structure strategy cuts at headings.
 
     Registering the same name again with the same function and parameters is a no-op; a
     different definition under a taken name raises ``ValueError``. The parameters are checked
@@ -194,6 +195,7 @@ def register_variant(name: str, base: str, params: Mapping[str, Any], label: str
     unknown = sorted(set(params) - set(spec.params))
     if unknown:
         raise ValueError(f"strategy {base!r} has no parameter(s) {unknown}; it takes: {sorted(spec.params)}")
+    extra.setdefault("uses_headings", spec.uses_headings)  # a sized structure strategy still reads headings
     variant = _spec(name, spec.func, {**spec.params, **params}, label, False,
                     tiles=spec.tiles and not params.get("overlap", 0), **extra)
     if name in _REGISTRY:

@@ -7,7 +7,8 @@ Handles two kinds of markup, chosen per document:
   ``<Th_colspan="2">`` or HTML attributes are accepted, case-insensitively). Only top-level
   blocks count: a list inside a table cell is part of the table.
 - Otherwise Markdown-ish lines: ATX headings (``# `` to ``###### ``), fenced code, tables
-  (lines starting with ``|``), lists (``-``, ``*``, ``+``, ``1.``); blocks are separated by
+  (lines starting with ``|``, or holding the ``" | "`` cell delimiter the loaders write for
+  .docx and HTML rows: ``a | b``), lists (``-``, ``*``, ``+``, ``1.``); blocks are separated by
   blank lines, or by line breaks when the text has no blank line at all (plain text then
   falls back to paragraphs, or lines).
 
@@ -53,7 +54,7 @@ HTML_BLOCK_TAG = re.compile(r"<(/?)(H[1-6]|P|Table|Ul|Ol|Dl)(?:[\s_][^>]*)?>", r
 _HTML_KINDS = {"table": "table", "ul": "list", "ol": "list", "dl": "list", "p": "paragraph"}
 _FENCE = re.compile(r" {0,3}(```|~~~)")
 _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
-_TABLE_ROW = re.compile(r"\s*\|")
+_TABLE_ROW = re.compile(r"\s*\||[^\n]*\S \| \S")  # "| a | b |" (Markdown) or "a | b" (.docx, HTML rows)
 _LIST_ITEM = re.compile(r"\s*(?:[-*+]|\d{1,9}[.)])\s")
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n")

@@ -5,6 +5,9 @@ is fsynced, renamed over the target with ``os.replace`` -- atomic on POSIX and W
 and the folder is fsynced so the rename itself is durable) and :func:`atomic_write_text`.
 A process killed mid-write leaves the old file intact and at most a hidden
 ``.NAME.*<suffix>`` temporary file; any other failure removes the temporary file.
+Permissions: a new file gets what ``open()`` would give it (``0o666`` less the umask, so a
+``umask 077`` keeps an audit key private); a replaced file keeps its mode. A target that is a
+symbolic link is written through: its final target is replaced, the link stays a link.
 Not handled: appends (``llm.records`` appends with one ``os.write`` + ``fsync`` per record),
 verify-then-rename flows that need the temporary file after writing (``llm.models``).
 """
@@ -30,21 +33,52 @@ def _fsync_path(path: Path, flags: int) -> None:
         os.close(fd)
 
 
+def current_umask() -> int:
+    """The process's umask, read without changing it where ``/proc`` tells it (Linux)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    old = os.umask(0o022)  # elsewhere: set and restore (not thread-safe, but brief)
+    os.umask(old)
+    return old
+
+
+def resolved_target(target: str | os.PathLike) -> Path:
+    """``target``, or the file a symbolic link (chain) at ``target`` finally points to."""
+    target = Path(target)
+    return Path(os.path.realpath(target)) if target.is_symlink() else target
+
+
+def file_mode_for(target: Path) -> int:
+    """Permission bits for a write to ``target``: its own if it exists, else 0o666 less the umask."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        return 0o666 & ~current_umask()
+
+
 def atomic_write(target: str | os.PathLike, write: Callable[[Path], None], suffix: str = ".tmp",
                  mode: int | None = None) -> None:
     """Call ``write(tmp_path)``, then durably replace ``target`` with what it wrote.
 
-    The result gets permission bits ``mode`` (default ``0o644``, an ordinary readable file);
-    pass the old file's mode to keep e.g. a private ``0o600`` sheet private.
+    The result gets permission bits ``mode``; by default (None) those of the file it replaces,
+    or, for a new file, ``0o666 & ~umask`` as ``open()`` would give. A symbolic link at
+    ``target`` is followed: the file it points to is replaced, the link kept.
     """
-    target = Path(target)
+    target = resolved_target(target)
     target.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        mode = file_mode_for(target)
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
     os.close(fd)
     tmp = Path(name)
     try:
         write(tmp)
-        os.chmod(tmp, 0o644 if mode is None else mode)  # mkstemp creates 0600
+        os.chmod(tmp, mode)  # mkstemp creates 0600
         _fsync_path(tmp, os.O_RDONLY)
         os.replace(tmp, target)
     except BaseException:

@@ -165,11 +165,15 @@ def locate_titles(text: str, titles: Iterable[tuple[str, int, str]],
 
 def with_weak_levels(strong: Sequence[Heading], weak: Sequence[Heading]) -> list[Heading]:
     """Strong headings plus the weak ones outside them, the weak at the level below the
-    deepest strong one."""
+    deepest strong one. Weak cues that overlap (a bold ALL-CAPS line is both ``bold`` and
+    ``caps``) are one heading: the first given is kept."""
     level = min(6, max((h.level for h in strong), default=0) + 1)
     spans = [(h.start, h.end) for h in strong]
-    kept = [h._replace(level=level) for h in weak
-            if not any(a < h.end and h.start < b for a, b in spans)]
+    kept = []
+    for h in weak:
+        if not any(a < h.end and h.start < b for a, b in spans):
+            kept.append(h._replace(level=level))
+            spans.append((h.start, h.end))
     return sorted([*strong, *kept])
 
 

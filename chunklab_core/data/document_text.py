@@ -25,12 +25,16 @@ by size, largest first); Markdown/text by ``headings.text_headings``; ALL-CAPS s
 (weak) in every format. Each heading is a span of the extracted text; the text is the same
 as ``extract_text`` gives.
 
+A file whose text is more than 10% control characters (NUL padding, a binary file named .txt) is
+refused as not a document (:func:`control_share`).
+
 Not handled: OCR, other encodings than UTF-8, .doc/.odt/.rtf, scanning folders (``loaders``).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from pathlib import Path
 
 from bs4 import BeautifulSoup, NavigableString
@@ -306,4 +310,21 @@ def extract_document(path: Path) -> tuple[str, list[Heading]]:
         raise ValueError(f"unsupported file type {suffix!r}")
     if not text.strip():
         raise ValueError("has no text")
+    share = control_share(text)
+    if share > MAX_CONTROL_SHARE:
+        raise ValueError(f"{share:.0%} of its characters are control characters (NUL and the like): a binary "
+                         "file, not a text document; remove it from the folder or convert it to text")
     return text, headings
+
+
+MAX_CONTROL_SHARE = 0.10  # of a document's characters; printed text has next to none
+_LAYOUT_CONTROLS = frozenset("\n\t\r\f\v")
+
+
+def control_share(text: str) -> float:
+    """Share of ``text``'s characters that are control characters (Unicode category Cc), tab,
+    line and page breaks excepted: 0 for written text, near 1 for a binary file or NUL padding."""
+    if not text:
+        return 0.0
+    controls = sum(1 for c in text if c not in _LAYOUT_CONTROLS and unicodedata.category(c) == "Cc")
+    return controls / len(text)

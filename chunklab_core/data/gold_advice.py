@@ -10,8 +10,9 @@ and ``loaders.load_user_corpus`` can warn with them (:class:`GoldAdvice` warning
   :data:`SHORT_WORD_CHARS` characters) or a bare number ("Handbook", "30", "$1,000") is found
   wherever that word or number appears, so it lifts every strategy; the advice quotes the
   words around its first occurrence as a longer snippet to use.
-* :func:`multi_document_advice`: gold of a question without ``doc`` found in several
-  documents; the advice names them and suggests ``doc:``.
+* :func:`multi_document_advice`: gold of a question without ``doc`` found whole (every slot)
+  in several documents; the advice names them, says that a chunk of any of them scores (scoring
+  does not read ``doc``) and how to make the gold point at one document.
 * :func:`document_quote`: for a gold found only approximately, the document's *own* text of
   the matched region (``textmatch`` matches on lower-cased text without thousands separators
   or currency signs; this maps the region back to the raw characters), ready to paste.
@@ -84,17 +85,23 @@ def short_gold_advice(questions: Sequence[Question], documents: Sequence[Documen
 
 def multi_document_advice(questions: Sequence[Question], documents: Sequence[Document],
                           threshold: float = 0.90) -> list[str]:
-    """One line per question without ``doc`` whose gold is found in several documents."""
+    """One line per question without ``doc`` whose whole gold (every slot) is found in several
+    documents, saying what is true: a chunk of any of them scores; ``doc`` is checked by
+    validation but not read by scoring. A question whose slots lie in different documents (no
+    document holds them all) gets no line: ``doc:`` would not fit it."""
     lines = []
     for question in questions:
         if question.doc_id:
             continue
         holders = [d.doc_id for d in documents
-                   if any(match_gold(d.text, alt, threshold).found for alt in _alternatives(question))]
+                   if all(any(match_gold(d.text, alt, threshold).found for alt in slot)
+                          for slot in question.gold_slots)]
         if len(holders) > 1:
             shown = ", ".join(holders[:5]) + (f" and {len(holders) - 5} more" if len(holders) > 5 else "")
-            lines.append(f"{question.qid}: its gold is found in {len(holders)} documents ({shown}); add "
-                         f"`doc: {holders[0]}` (or the right one) so only that document counts")
+            lines.append(f"{question.qid}: its gold is found in {len(holders)} documents ({shown}), so a chunk "
+                         "of any of them scores; if only one is right, quote more of its wording so the gold is "
+                         f"found there alone (`doc: {holders[0]}` or the right one records the document and "
+                         "validate checks the gold is in it, but scoring does not read `doc`)")
     return lines
 
 

@@ -10,6 +10,14 @@ object, duplicate keys reported); :func:`raw_id_problem` (what is wrong with an 
 a quoting hint, or None). A plain decimal integer id (``id: 12``) reads back as written and
 stays accepted (it becomes the string ``"12"``).
 
+Hostile or odd YAML (the questions file and the own-documents config both read through
+:func:`parse_yaml`): nesting deeper than :data:`MAX_DEPTH` levels and aliases that expand to more
+than :data:`MAX_EXPANDED_NODES` values (an "alias bomb" of a few hundred bytes would otherwise
+take minutes and end in ``MemoryError``), or an alias that contains itself, are refused as a
+``yaml.YAMLError`` naming the line; merge keys (``<<: *defaults``) are accepted, and a key given
+after a merge overrides the merged one without counting as given twice. A JSON line nested too
+deeply is a ``json.JSONDecodeError``, not a ``RecursionError``.
+
 Not handled: the fields' meaning and the gold snippets (``loaders``).
 """
 
@@ -22,6 +30,50 @@ from typing import Any
 import yaml
 
 QUOTE_HINT = "quote it in YAML (id: \"{text}\") or write it as a JSON string"
+MAX_DEPTH = 100  # nested lists/mappings; a questions file needs 4
+MAX_EXPANDED_NODES = 1_000_000  # values after expanding every alias
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _children(node) -> list:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
+
+def check_expansion(root, limit: int = MAX_EXPANDED_NODES) -> None:
+    """Raise ``yaml.YAMLError`` when the composed ``root`` expands (every alias copied out) to
+    more than ``limit`` nodes, or holds an alias to a node that contains it.
+
+    Each distinct node is visited once (sizes are memoised), so the check is linear in the
+    file, whatever the expansion: size(node) = 1 + the sizes of its children.
+    """
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack = [(root, False)]
+    while stack:
+        node, leaving = stack.pop()
+        key = id(node)
+        if leaving:
+            on_path.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
+            if sizes[key] > limit:
+                raise yaml.YAMLError(f"line {node.start_mark.line + 1}: its aliases expand to more than "
+                                     f"{limit:,} values (an 'alias bomb'); write the values out or use "
+                                     "fewer aliases")
+            continue
+        if key in sizes:
+            continue
+        on_path.add(key)
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in on_path:
+                raise yaml.YAMLError(f"line {child.start_mark.line + 1}: an alias refers to a value that "
+                                     "contains it (a value without end)")
+            if id(child) not in sizes:
+                stack.append((child, False))
 
 
 @dataclass(frozen=True)
@@ -41,10 +93,31 @@ class _StrictLoader(yaml.SafeLoader):
     def __init__(self, stream):
         super().__init__(stream)
         self.duplicates: list[str] = []
+        self._depth = 0
+
+    def compose_node(self, parent, index):
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise yaml.YAMLError(f"line {mark.line + 1}: nested more than {MAX_DEPTH} levels deep; a "
+                                     "questions file or config needs a few")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def get_single_data(self):
+        node = self.get_single_node()
+        if node is None:
+            return None
+        check_expansion(node)
+        return self.construct_document(node)
 
     def construct_mapping(self, node, deep=False):
         seen: dict[Any, int] = {}
         for key_node, value_node in node.value:
+            if key_node.tag == MERGE_TAG:  # <<: *anchor, merged by flatten_mapping below
+                continue
             key = self.construct_object(key_node, deep=True)
             line = key_node.start_mark.line + 1
             try:
@@ -56,6 +129,7 @@ class _StrictLoader(yaml.SafeLoader):
                                        f"line {first}); YAML would keep only the last value")
             else:
                 seen[key] = line
+        self.flatten_mapping(node)  # merged keys first, so the entry's own keys override them
         mapping = super().construct_mapping(node, deep=deep)
         for key_node, value_node in node.value:
             if (isinstance(key_node, yaml.ScalarNode) and key_node.value == "id"
@@ -91,7 +165,10 @@ def parse_json_line(line: str) -> tuple[Any, list[str]]:
             seen.add(key)
         return dict(items)
 
-    return json.loads(line, object_pairs_hook=pairs), duplicates
+    try:
+        return json.loads(line, object_pairs_hook=pairs), duplicates
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", line, 0) from None
 
 
 def raw_id_problem(qid: Any) -> str | None:

@@ -25,6 +25,7 @@ import os
 import shutil
 import sys
 import urllib.request
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,8 +136,8 @@ def content_sha256(path: Path, gzipped: bool) -> str:
         with opener(path, "rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise DataError(f"{path}: cannot be read ({exc})") from exc
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:  # zlib.error: a changed byte in the stream
+        raise DataError(f"{path}: cannot be read ({type(exc).__name__}: {exc})") from exc
     return digest.hexdigest()
 
 

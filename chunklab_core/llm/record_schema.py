@@ -14,6 +14,11 @@ record is written with one ``write``, the newline last). It is counted and repor
 call it held counts as not recorded. A bad line anywhere else, or a complete last line that
 does not parse, is not something a kill can produce and is an error.
 
+A JSON object that gives one field twice (``"output"`` twice: ``json`` would silently keep the
+last) is an error naming the line and the field. Two complete records with the same key but a
+different output are not an error (re-recording in ``mode="record"`` appends, and the last
+wins) but are reported: :func:`conflicting_keys` lists them and the store warns once per file.
+
 Messages say what happens in the current mode: in ``replay`` nothing is ever called, so a call
 is never "made again"; in the recording modes the run stops before calling any model.
 
@@ -82,6 +87,41 @@ class RecordsError(ValueError):
         super().__init__(f"{path}: {len(self.problems)} bad recorded call(s):\n{shown}{more}\n{advice}")
 
 
+class _RepeatedField(ValueError):
+    pass
+
+
+def _no_repeated_fields(pairs: list[tuple[str, Any]]) -> dict:
+    """``object_pairs_hook`` for :func:`json.loads`: an object naming a field twice is an error."""
+    seen: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in seen:
+            raise _RepeatedField(f"field {name!r} is given twice in one record (JSON would keep only "
+                                 "the last; which one is meant cannot be told)")
+        seen[name] = value
+    return seen
+
+
+def conflicting_keys(records: list[tuple[int, dict]]) -> list[tuple[str, list[int]]]:
+    """``[(key, [line numbers])]`` of keys recorded more than once with different outputs."""
+    lines: dict[str, list[int]] = {}
+    outputs: dict[str, set[str]] = {}
+    for number, record in records:
+        lines.setdefault(record["key"], []).append(number)
+        outputs.setdefault(record["key"], set()).add(record["output"])
+    return [(key, lines[key]) for key in lines if len(outputs[key]) > 1]
+
+
+def conflict_message(path: Path, conflicts: list[tuple[str, list[int]]]) -> str:
+    """The warning for keys recorded with different outputs (the last record is served)."""
+    shown = "; ".join(f"key {key[:12]}... on lines {', '.join(map(str, numbers))}"
+                      for key, numbers in conflicts[:5])
+    more = f" and {len(conflicts) - 5} more" if len(conflicts) > 5 else ""
+    return (f"{path}: {len(conflicts)} call(s) recorded more than once with different outputs "
+            f"({shown}{more}); the last record of each is served. If the file was not re-recorded "
+            "on purpose (mode='record'), it was edited or two files were joined: check `git diff`")
+
+
 def record_problems(record: Any) -> list[str]:
     """Every problem of one parsed record, each starting with the field it concerns."""
     if not isinstance(record, dict):
@@ -128,9 +168,12 @@ def read_records(path: str | Path, mode: str | None = None) -> tuple[list[tuple[
         if not raw.strip():  # a blank line holds nothing to lose
             continue
         try:
-            record = json.loads(raw.decode("utf-8"))
+            record = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_repeated_fields)
         except UnicodeDecodeError as exc:
             problems.append(f"line {number}: not UTF-8 (byte offset {exc.start} in the line)")
+            continue
+        except _RepeatedField as exc:
+            problems.append(f"line {number}: {exc}")
             continue
         except ValueError as exc:
             if number == len(lines) and last_unterminated:

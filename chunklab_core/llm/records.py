@@ -21,7 +21,10 @@ runtime (library version, host...), and for a server backend what the server rep
 the call (``served``: the model in its response, ``system_fingerprint``, retries made). The
 prompt itself is not stored, only its hash (the key): the tables that use the calls hold the
 questions and contexts. When a key is recorded more
-than once (``mode="record"`` re-records), the last record wins.
+than once (``mode="record"`` re-records), the last record wins; when the outputs differ, loading
+warns, naming the lines. A stage file that holds only other models' records (a 0.5B judge's file
+under the 1.5B judge's name) is :class:`RecordsOfAnotherModel` naming both, at the first call
+that is not recorded, never a "not recorded" miss or a missing runtime.
 
 A records folder that does not exist is an error in every mode (a mistyped folder would
 otherwise replay nothing, or record hours of calls somewhere unexpected); create it to record
@@ -53,8 +56,8 @@ from typing import Any, Callable
 
 from chunklab_core.core import paths
 from chunklab_core.llm.base import LLM, Completion, IdentityUnavailable, Request, canonical_json
-from chunklab_core.llm.record_schema import (RecordsError, read_records, record_problems,  # noqa: F401
-                                             torn_message)
+from chunklab_core.llm.record_schema import (RecordsError, conflict_message, conflicting_keys,  # noqa: F401
+                                             read_records, record_problems, torn_message)
 
 try:
     import fcntl
@@ -68,8 +71,20 @@ class ReplayMiss(LookupError):
     """A replay-only call whose key is not in the store."""
 
 
+class RecordsOfAnotherModel(ValueError):
+    """A stage file that holds only records of other models than the one asked for (not a miss)."""
+
+
 class RecordsFolderMissing(FileNotFoundError):
     """The folder that should hold the records does not exist."""
+
+
+def user_error_types() -> tuple[type[BaseException], ...]:
+    """The records' and backends' errors a recording command prints as a message alone
+    (:func:`chunklab_core.core.cli_errors.user_errors`): each names the file and the fix."""
+    from chunklab_core.llm.base import BackendUnavailable
+
+    return (RecordsError, RecordsFolderMissing, RecordsOfAnotherModel, ReplayMiss, BackendUnavailable)
 
 
 def require_folder(folder: str | Path, mode: str) -> None:
@@ -113,6 +128,7 @@ class CallStore:
         self.mode: str | None = None  # set by RecordedLLM; words the messages
         self.torn_lines = 0  # torn last lines seen on load (0 or 1)
         self._index: dict[str, dict] | None = None
+        self._models: tuple[int, set[str]] | None = None  # (records counted, their models)
         self._append_lock = threading.Lock()
 
     @classmethod
@@ -135,6 +151,9 @@ class CallStore:
                 records, torn = read_records(self.path, self.mode)
                 for _, record in records:
                     index[record["key"]] = record
+                conflicts = conflicting_keys(records)
+                if conflicts:
+                    warnings.warn(conflict_message(self.path, conflicts), RuntimeWarning, stacklevel=3)
                 if torn is not None:
                     self.torn_lines = 1
                     warnings.warn(torn_message(self.path, torn, self.mode), RuntimeWarning, stacklevel=3)
@@ -216,6 +235,19 @@ class CallStore:
         warnings.warn(f"{self.path}: moved a torn last line ({len(tail)} bytes, a run killed while "
                       f"writing it) to {aside} before appending", RuntimeWarning, stacklevel=3)
 
+    def other_models_message(self, model: str) -> str | None:
+        """Why this file cannot hold ``model``'s calls: it holds only other models', or None."""
+        index = self._load()
+        if self._models is None or self._models[0] != len(index):  # recounted when records are added
+            self._models = (len(index), {r.get("model") for r in index.values()} - {None})
+        if not self._models[1] or model in self._models[1]:
+            return None
+        models = sorted(self._models[1])
+        return (f"{self.path} (stage {self.stage!r}) holds {len(self._index)} records, all of model(s) "
+                f"{models}, none of {model!r}, the model asked for: the file is another model's "
+                "records (copied or renamed?). Put the right file back (`git checkout -- "
+                f"{self.path}` for a committed one) or point the records folder at this model's records")
+
     def miss_message(self, key: str) -> str:
         hint = (f"`make {self.make_target}`" if self.make_target else
                 f"the make target that records stage {self.stage!r} (see `make help`)")
@@ -280,6 +312,9 @@ class RecordedLLM:
                 known = self.store.identities(self.backend.backend_name, self.backend.model)
                 if self.mode == "record" or len(known) > 1:
                     raise
+                mismatch = self.store.other_models_message(self.backend.model)
+                if not known and mismatch:
+                    raise RecordsOfAnotherModel(mismatch) from None
                 if not known and self.mode == "replay":
                     raise ReplayMiss(f"{self.backend!r} cannot tell its model identity and stage "
                                      f"{self.store.stage!r} ({self.store.path}) holds no record of "
@@ -302,6 +337,9 @@ class RecordedLLM:
                     return Completion(record["output"], record.get("prompt_tokens"),
                                       record.get("completion_tokens"), record.get("latency_s"),
                                       key=key, replayed=True)
+                mismatch = self.store.other_models_message(identity["model"])
+                if mismatch:  # every call would miss: not a partial run but the wrong file
+                    raise RecordsOfAnotherModel(mismatch)
                 if self.mode == "replay":
                     raise ReplayMiss(self.store.miss_message(key))
                 waiting = self._in_flight.get(key)

@@ -18,9 +18,13 @@ prints the recommendation box first, then one block per scope; box, JSON and pag
 ``notebooks/src/own_documents.ipynb`` with papermill (``report.ipynb``; slower: a kernel start).
 Output folder (default ``own_results`` in the current folder). Everything is written into a
 temporary folder beside it and moved into place only when the whole run succeeded, so a failed
-run leaves no partial output; an existing output folder of an earlier run is replaced, any other
-non-empty folder is refused. An output folder holding files tracked by git is refused, so a
-run never writes a tracked file. Progress (cells, encoding) is shown unless ``CI`` is set.
+run leaves no partial output. An existing output folder is replaced only when it holds nothing
+but an earlier run's outputs: the marker file ``.chunklab-own`` lists every file a run wrote, and
+a folder holding any other file (a ``notes.md`` of yours) or no marker is refused, naming the
+files. An output folder inside DOCS is refused (the next run would read this run's report as a
+document), and so is one holding files tracked by git, so a run never writes a tracked file.
+SIGTERM and SIGHUP stop a run as Ctrl-C does: the kernel is shut down, the temporary folder
+removed, the earlier output left as it was (:mod:`chunklab_core.core.signals`). Progress (cells, encoding) is shown unless ``CI`` is set.
 
 Not handled: running several corpora at once (run once per folder), remote models.
 """
@@ -39,6 +43,7 @@ from pathlib import Path
 
 from chunklab_core.stats import claims
 from chunklab_core.core import paths
+from chunklab_core.core.signals import exit_status, signals_as_interrupt
 
 REPORT_SOURCE = paths.NOTEBOOKS_DIR / "src" / "own_documents.ipynb"
 DEFAULT_OUT = "own_results"
@@ -90,14 +95,44 @@ def _tracked_files(folder: Path) -> list[str]:
     return result.stdout.split() if result.returncode == 0 else []
 
 
-def check_output_folder(out: Path) -> str | None:
-    """A problem with ``out`` as the output folder, or ``None``."""
+def _written_files(folder: Path) -> list[str]:
+    """Every file under ``folder``, relative, sorted (what the marker lists)."""
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if not p.is_dir() and p.name != MARKER)
+
+
+def write_marker(folder: Path) -> None:
+    """The marker of a finished run: a header line, then one written file per line."""
+    files = _written_files(folder)
+    (folder / MARKER).write_text("output of chunklab-own run; replaced by the next run into this folder:\n"
+                                 + "".join(f"{name}\n" for name in files), encoding="utf-8")
+
+
+def foreign_files(out: Path) -> list[str]:
+    """Files in ``out`` that no earlier run wrote (all of them when there is no marker)."""
+    try:
+        listed = set((out / MARKER).read_text(encoding="utf-8").splitlines()[1:])
+    except (OSError, UnicodeDecodeError):
+        listed = set()
+    return [name for name in _written_files(out) if name not in listed]
+
+
+def check_output_folder(out: Path, docs: Path | None = None) -> str | None:
+    """A problem with ``out`` as the output folder (for documents in ``docs``), or ``None``."""
     if out.exists() and not out.is_dir():
         return f"{out}: exists and is not a folder"
+    if docs is not None and (out.resolve() == docs.resolve() or docs.resolve() in out.resolve().parents):
+        return (f"{out}: the output folder is inside the documents folder {docs}; the next run would read this "
+                "run's report as one of your documents. Choose an --out outside it")
     if _tracked_files(out):
         return f"{out}: holds files tracked by git; choose an output folder outside the repository's tracked files"
-    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
-        return f"{out}: a non-empty folder that is not the output of an earlier run; choose another --out"
+    if out.is_dir() and any(out.iterdir()):
+        if not (out / MARKER).is_file():
+            return f"{out}: a non-empty folder that is not the output of an earlier run; choose another --out"
+        foreign = foreign_files(out)
+        if foreign:
+            shown = ", ".join(foreign[:10]) + (f" and {len(foreign) - 10} more" if len(foreign) > 10 else "")
+            return (f"{out}: holds file(s) that no earlier run wrote ({shown}); a new run would replace the "
+                    "folder and delete them. Move them out, or choose another --out")
     return None
 
 
@@ -195,17 +230,22 @@ def run(docs: str | Path, questions: str | Path, config: str | Path | None = Non
     config = Path(config).resolve() if config else None
     out = Path(out).resolve()
     problems, approximate, other = validate(docs, questions, config)
-    folder_problem = check_output_folder(out)
+    folder_problem = check_output_folder(out, docs)
     problems += [folder_problem] if folder_problem else []
     _print_validation(problems, approximate, other)
     if problems:
         raise SystemExit(1)
     progress = (not os.environ.get("CI")) if progress is None else progress
     out.parent.mkdir(parents=True, exist_ok=True)
+    with signals_as_interrupt():  # SIGTERM/SIGHUP: the clean-up of Ctrl-C below
+        return _run_into(docs, questions, config, out, resamples, progress)
+
+
+def _run_into(docs: Path, questions: Path, config: Path | None, out: Path, resamples: int, progress: bool) -> dict:
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
         _execute(docs, questions, config, work, resamples, progress, notebook)
-        (work / MARKER).write_text("output of chunklab-own run; safe to replace\n", encoding="utf-8")
+        write_marker(work)
         record = json.loads((work / "recommendation.json").read_text(encoding="utf-8"))
         old = None
         if out.exists():
@@ -259,6 +299,10 @@ def main(argv: list[str] | None = None) -> int:
                      progress=False if args.no_progress else None, notebook=args.notebook)
     except SystemExit as exc:
         return int(exc.code or 0)
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: the temporary folder is gone
+        print(f"chunklab-own: interrupted ({exc or 'Ctrl-C'}); {Path(args.out).resolve()} was left as it was",
+              file=sys.stderr)
+        return exit_status(exc)
     print(console_table(record))
     print(f"Report: {Path(args.out).resolve() / 'report.html'} (also CSV tables, recommendation.json, figures"
           f"{', report.ipynb' if args.notebook else ''})")

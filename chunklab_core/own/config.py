@@ -33,6 +33,13 @@ sentences whose distance to the next exceeds that percentile); ``tokens`` only f
 ``structure`` (packs sections up to ``max``) and ``structure_sections`` (one chunk per
 section, split only when longer than ``max``). Overlap must be below the size.
 
+Read strictly (:func:`chunklab_core.data.question_file.parse_yaml`, the questions file's loader):
+a key given twice (``k: 10`` then ``k: 1``) is an error naming both lines, merge keys
+(``<<: *base``) work, deep nesting and alias bombs are refused; a file that is not UTF-8 text (a
+PNG given as the config) is refused as such. A model folder must look like one
+(:func:`model_folder_problem`: a ``config.json`` whose ``model_type`` transformers knows, weights
+and a tokenizer) before anything runs.
+
 Not handled: per-strategy retrievers, parameters of the retrievers (BM25's k1/b, RRF's k),
 models that need a network download (folders only).
 """
@@ -48,6 +55,7 @@ import yaml
 from chunklab_core.core.seeds import DEFAULT_SEED
 from chunklab_core.chunking import STRATEGIES, register_variant, strategy_label
 from chunklab_core.data.loaders import ValidationError
+from chunklab_core.data.question_file import parse_yaml
 from chunklab_core.evaluation.measures import KS
 
 DEFAULT_STRATEGIES = ("fixed_500", "fixed_500_o125", "recursive_500", "sentence_window_2", "semantic_tfidf",
@@ -234,7 +242,45 @@ def _models(value: Any, problems: list[str], name: str) -> list[str]:
         if not folder.is_dir() or not ((folder / "config.json").is_file() or (folder / "modules.json").is_file()):
             problems.append(f"{name}: model {model!r} is neither a shipped model ({', '.join(MODEL_ALIASES)}) "
                             "nor a local sentence-transformers folder (with config.json)")
+            continue
+        problem = model_folder_problem(folder)
+        if problem:
+            problems.append(f"{name}: model {model!r}: {problem}")
     return value
+
+
+WEIGHT_FILES = ("*.safetensors", "pytorch_model.bin", "onnx/*.onnx", "*.onnx")
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model",
+                   "tokenizer.model")
+
+
+def model_folder_problem(folder: Path) -> str | None:
+    """Why ``folder`` is not a loadable sentence-transformers (transformers) model, or None.
+
+    Checks, without loading it: ``config.json`` is a JSON object whose ``model_type`` is one that
+    transformers knows, a weights file and a tokenizer file are present.
+    """
+    import json
+
+    config = folder / "config.json"
+    try:
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return f"{config} is missing (every transformers model has one)"
+    except (OSError, ValueError) as exc:
+        return f"{config} is not readable JSON ({exc})"
+    if not isinstance(data, dict) or not isinstance(data.get("model_type"), str):
+        return f"{config} names no model_type; this folder is not a transformers model"
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    if data["model_type"] not in CONFIG_MAPPING_NAMES:
+        return (f"{config} names model_type {data['model_type']!r}, which the installed transformers does "
+                "not know; this folder is not a model it can load")
+    if not any(next(folder.glob(pattern), None) for pattern in WEIGHT_FILES):
+        return f"no weights in {folder} (model.safetensors, pytorch_model.bin or an .onnx file)"
+    if not any((folder / name).is_file() for name in TOKENIZER_FILES):
+        return f"no tokenizer in {folder} ({', '.join(TOKENIZER_FILES[:3])} ...)"
+    return None
 
 
 def parse_config(data: Any, name: str = "config") -> OwnConfig:
@@ -302,11 +348,20 @@ def load_config(path: str | Path | None) -> OwnConfig:
         return OwnConfig()
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except OSError as exc:
         raise ValidationError([f"{path}: cannot be read ({exc.strerror})"]) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValidationError([f"{path}: not a text file (byte 0x{raw[exc.start]:02x} at offset {exc.start} is not "
+                               "UTF-8); the config is a YAML text file (see examples/own_config.yaml)"]) from None
+    try:
+        data, duplicates = parse_yaml(text)
     except yaml.YAMLError as exc:
         raise ValidationError([f"{path.name}: invalid YAML ({' '.join(str(exc).split())})"]) from None
+    if duplicates:
+        raise ValidationError([f"{path.name}: {d}" for d in duplicates])
     return parse_config(data, path.name)
 
 

@@ -32,6 +32,9 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from chunklab_core.core.cli_errors import user_errors
+from chunklab_core.data.registry import DataError
+from chunklab_core.llm.records import user_error_types
 from chunklab_core.core.seeds import DEFAULT_SEED
 from chunklab_core.llm.base import ChatModel
 from chunklab_core.llm.judges import strip_fence
@@ -178,6 +181,7 @@ def load_passages(n_squad: int | None = DEFAULT_SQUAD_PASSAGES, n_nq: int | None
     return {"squad": squad, "nq": nq}, passages
 
 
+@user_errors(DataError, *user_error_types())
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Record post 04's generated questions (resumable).")
     parser.add_argument("--squad", type=int, default=DEFAULT_SQUAD_PASSAGES, help="SQuAD passages")

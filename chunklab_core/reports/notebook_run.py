@@ -10,9 +10,12 @@ Handles: :func:`notebook_parameters` (the names assigned in the source notebook'
 ``-p``/``-r``/``-y``/``-f``/``-b`` and their long forms), :func:`check_parameters` (every
 unknown name at once, with the closest known name as a hint: papermill itself only warns
 and runs the post on its defaults) and :func:`run_notebook`: papermill writes a hidden
-temporary file next to OUTPUT (``.OUTPUT.tmp.ipynb``), ``scripts/clean_notebook.py`` strips
-its volatile metadata, and only then is it moved over OUTPUT with ``os.replace``. A failed
-run (bad data, a bug, Ctrl-C) leaves OUTPUT as it was and removes the temporary file; the
+temporary file next to OUTPUT, named for this run alone (``.OUTPUT.tmp-<pid>-<random>.ipynb``,
+so two runs into one output never share one), ``scripts/clean_notebook.py`` strips
+its volatile metadata, and only then is it moved over OUTPUT with ``os.replace`` (atomic). A failed
+run (bad data, a bug, Ctrl-C, SIGTERM, SIGHUP) leaves OUTPUT as it was and removes the temporary
+file; on a signal papermill is stopped as by Ctrl-C, so its kernel is shut down
+(:func:`chunklab_core.core.signals.run_child`), and the exit status is 128 + the signal. The
 failed notebook can be kept for reading with ``--keep-failed PATH``.
 
 The irreplaceable folders (``paths.IRREPLACEABLE_DIRS``: the recorded LLM calls in
@@ -36,14 +39,17 @@ import difflib
 import json
 import os
 import shutil
-import subprocess
+import subprocess  # noqa: F401  (tests replace subprocess.call through this module)
 import sys
+import tempfile
 from pathlib import Path
 
 import yaml
 
 from chunklab_core.core import paths
+from chunklab_core.core.atomic_files import file_mode_for
 from chunklab_core.core.paths import PROJ_ROOT
+from chunklab_core.core.signals import exit_status, run_child, signals_as_interrupt
 from chunklab_core.core.snapshot import compare, describe, snapshot
 
 _PAIR_OPTIONS = ("-p", "--parameters", "-r", "--parameters_raw")
@@ -125,16 +131,25 @@ def run_notebook(source: str | os.PathLike, output: str | os.PathLike, papermill
     :data:`IRREPLACEABLE_WRITTEN`."""
     check_parameters(source, papermill_parameter_names(papermill_args))
     output = Path(output)
-    tmp = output.with_name(f".{output.stem}.tmp.ipynb")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{output.stem}.tmp-{os.getpid()}-", suffix=".ipynb", dir=output.parent)
+    os.close(fd)
+    tmp = Path(name)
+    os.chmod(tmp, file_mode_for(output))  # mkstemp's 0600 would follow the post; keep the post's (or umask's) mode
+    with signals_as_interrupt():
+        return _run(source, output, tmp, papermill_args, kernel, keep_failed)
+
+
+def _run(source, output: Path, tmp: Path, papermill_args: list[str], kernel: str, keep_failed) -> int:
     progress = "--no-progress-bar" if os.environ.get("CI") else "--progress-bar"  # off under CI only
     command = [sys.executable, "-m", "papermill", "--kernel", kernel, progress,
                str(source), str(tmp), *papermill_args]
     guarded = tuple(paths.IRREPLACEABLE_DIRS)  # read at call time (tests point it elsewhere)
     before = snapshot(guarded)
     try:
-        status = subprocess.call(command)
+        status = run_child(command)
         if status == 0:
-            status = subprocess.call([sys.executable, str(PROJ_ROOT / "scripts" / "clean_notebook.py"), str(tmp)])
+            status = run_child([sys.executable, str(PROJ_ROOT / "scripts" / "clean_notebook.py"), str(tmp)])
         written = compare(before, snapshot(guarded))
         if written:
             print(f"notebook_run: {source} WROTE INTO THE IRREPLACEABLE FOLDERS "
@@ -185,6 +200,10 @@ def main(argv: list[str] | None = None) -> int:
     except ParameterError as err:
         print(err, file=sys.stderr)
         return 2
+    except KeyboardInterrupt as err:  # Ctrl-C, SIGTERM, SIGHUP: papermill stopped, temporary file removed
+        print(f"notebook_run: {args.source} interrupted ({err or 'Ctrl-C'}); {args.output} was left as it "
+              "was", file=sys.stderr)
+        return exit_status(err)
 
 
 if __name__ == "__main__":

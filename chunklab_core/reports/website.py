@@ -19,6 +19,13 @@ moved into place only when complete, so a failed build leaves the previous site 
 Built on nbconvert (its ``basic`` template renders cells and outputs; the page frame, the
 index and the navigation are this module's, because nbconvert has no multi-page site).
 
+What data puts on a page is shown as text (:mod:`chunklab_core.core.html_safety`): Markdown,
+in cells and in outputs (prose a post builds from questions, answers, file names), has its raw
+HTML made literal before rendering (the posts use Markdown, not HTML, so they render the same),
+every page body is stripped of anything that can run (scripts, event attributes,
+``javascript:`` links), and titles, page names and figure paths are escaped where this module
+writes them.
+
 Not handled: executing notebooks (``make notebooks`` does), math typesetting (the posts use
 none), interactive outputs (JavaScript widgets), unexecuted notebooks (rendered as they are).
 
@@ -28,7 +35,6 @@ CLI: ``python -m chunklab_core.reports.website --out site [notebooks/01_x.ipynb 
 from __future__ import annotations
 
 import argparse
-import html
 import os
 import re
 import shutil
@@ -39,6 +45,8 @@ from pathlib import Path
 import copy
 
 import nbformat
+
+from chunklab_core.core.html_safety import attr, escape_markdown_html, strip_active_content, text, url
 
 from chunklab_core.core.paths import PROJ_ROOT
 from chunklab_core.reports.site_tables import tidy_tables
@@ -129,7 +137,7 @@ def discover_posts(folder: Path | None = None) -> list[Path]:
 def _markdown_to_html(text: str) -> str:
     from nbconvert.filters.markdown import markdown2html
 
-    return markdown2html(text)
+    return strip_active_content(markdown2html(escape_markdown_html(text)))
 
 
 def subtitle(paragraph: str) -> str:
@@ -172,11 +180,20 @@ def read_post(path: Path) -> tuple[Post, nbformat.NotebookNode]:
 
 
 def _drop_noise(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Drop stderr streams (warnings, progress bars); errors and printed output stay visible."""
+    """Drop stderr streams (warnings, progress bars); errors and printed output stay visible.
+    Markdown cells and outputs get their raw HTML made literal."""
     for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            cell.source = escape_markdown_html(cell.source)
         if cell.cell_type == "code":
             cell.outputs = [o for o in cell.outputs
                             if not (o.get("output_type") == "stream" and o.get("name") == "stderr")]
+            for output in cell.outputs:
+                data = output.get("data", {})
+                if "text/markdown" in data:
+                    source = data["text/markdown"]
+                    data["text/markdown"] = escape_markdown_html("".join(source) if isinstance(source, list)
+                                                                 else source)
     return notebook
 
 
@@ -249,7 +266,7 @@ def render_body(notebook: nbformat.NotebookNode, image_prefix: str) -> tuple[str
     body = tidy_tables(body)
     files = {name: data if isinstance(data, bytes) else data.encode("utf-8")
              for name, data in resources.get("outputs", {}).items()}
-    return body, files
+    return strip_active_content(body), files
 
 
 def _nav(posts: list[Post], index: int | None) -> str:
@@ -257,9 +274,9 @@ def _nav(posts: list[Post], index: int | None) -> str:
     home = '<a href="index.html">All posts</a>'
     if index is None:
         return f"<span><strong>chunklab</strong> · a research series on retrieval for RAG</span>{home}"
-    prev_link = (f'<a rel="prev" href="{posts[index - 1].page}">&larr; {html.escape(posts[index - 1].title)}</a>'
+    prev_link = (f'<a rel="prev" href="{url(posts[index - 1].page)}">&larr; {text(posts[index - 1].title)}</a>'
                  if index > 0 else "<span></span>")
-    next_link = (f'<a rel="next" href="{posts[index + 1].page}">{html.escape(posts[index + 1].title)} &rarr;</a>'
+    next_link = (f'<a rel="next" href="{url(posts[index + 1].page)}">{text(posts[index + 1].title)} &rarr;</a>'
                  if index + 1 < len(posts) else "<span></span>")
     return f"{prev_link}{home}{next_link}"
 
@@ -267,9 +284,9 @@ def _nav(posts: list[Post], index: int | None) -> str:
 def _index_body(posts: list[Post]) -> str:
     items = []
     for post in posts:
-        figure = (f'<img src="{post.lead_figure}" alt="Lead figure of {html.escape(post.title)}">'
+        figure = (f'<img src="{url(post.lead_figure)}" alt="Lead figure of {attr(post.title)}">'
                   if post.lead_figure else "")
-        items.append(f'<li><div class="text"><h2><a href="{post.page}">{html.escape(post.title)}</a></h2>'
+        items.append(f'<li><div class="text"><h2><a href="{url(post.page)}">{text(post.title)}</a></h2>'
                      f"{post.question_html}</div>{figure}</li>")
     return ("<h1>chunklab</h1>\n<p>How should you chunk and retrieve your documents for RAG, and are the "
             "answers built on that retrieval right? Each post below is a notebook executed end to end; "
@@ -299,7 +316,7 @@ def build_site(out: Path, notebooks: list[Path] | None = None) -> list[Path]:
             for name, data in files.items():
                 (build / name).write_bytes(data)
             post.lead_figure = next(iter(files), None)  # extracted in cell order: the first figure
-            page = PAGE.format(title=html.escape(post.title), style=STYLE, nav=_nav(posts, number), body=body)
+            page = PAGE.format(title=text(post.title), style=STYLE, nav=_nav(posts, number), body=body)
             (build / post.page).write_text(page, encoding="utf-8")
             pages.append(out / post.page)
         index = PAGE.format(title="chunklab · the series", style=STYLE, nav=_nav(posts, None),

@@ -29,6 +29,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from chunklab_core.core.cli_errors import user_errors
+from chunklab_core.data.registry import DataError
+from chunklab_core.llm.records import user_error_types
 from chunklab_core.core.seeds import DEFAULT_SEED
 from chunklab_core.data.corpora import load_corpus
 from chunklab_core.core.corpus import Corpus
@@ -208,6 +211,7 @@ def llm_sweep(runs: dict[tuple[str, str], RetrievalRun], scorer, n_questions: in
     return LLMSweep(per_question, calls, pd.DataFrame(coverage), scorer.name)
 
 
+@user_errors(DataError, *user_error_types())
 def main(argv: list[str] | None = None) -> int:
     """Record the LLM reranking of post 07 (resumable: recorded calls are skipped)."""
     parser = argparse.ArgumentParser(description=main.__doc__)

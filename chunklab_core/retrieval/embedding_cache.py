@@ -31,12 +31,18 @@ files are hashed once per file version: the digests are remembered in
 ``<cache root>/file-sha256.json`` by path, size and modification time, so later loads cost
 a stat per file. Another backend (e.g. ONNX) passes its own ``libraries`` and ``extra``.
 
+A cache that cannot be used -- a read-only folder, an ``index.sqlite3`` that is not a database
+(garbage, a truncated copy), a full disk -- is :class:`CacheUnusable`, naming the folder and the
+fix (delete the folder: only cached vectors are lost, they are encoded again; or point
+``CHUNKLAB_CACHE`` at a writable folder), never a bare ``sqlite3`` error without a path.
+
 Not handled: eviction (delete a model's folder to drop it), sharing between machines, vectors
 that are not float32.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -135,6 +141,18 @@ def distinct_in_order(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
     return list(first), inverse
 
 
+class CacheUnusable(RuntimeError):
+    """The embedding cache's folder or index cannot be used; the message names both and the fix."""
+
+
+def _unusable(folder: Path, exc: BaseException) -> CacheUnusable:
+    reason = getattr(exc, "strerror", None) or str(exc)
+    return CacheUnusable(
+        f"the embedding cache {folder} cannot be used ({type(exc).__name__}: {reason}; index "
+        f"{folder / 'index.sqlite3'}). Delete that folder (only cached vectors are lost; they are encoded "
+        "again), or make it writable, or set CHUNKLAB_CACHE to a writable folder")
+
+
 class EmbeddingCache:
     """Embeddings of one model, cached on disk (``root`` given) or in memory (``root=None``).
 
@@ -156,6 +174,15 @@ class EmbeddingCache:
             self._memory = {}
             return
         self.folder = Path(root) / identity
+        try:
+            self._open()
+        except (sqlite3.Error, OSError) as exc:
+            if self._db is not None:
+                self._db.close()
+            raise _unusable(self.folder, exc) from None
+
+    def _open(self) -> None:
+        self._db = None
         self.folder.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.folder / "index.sqlite3", timeout=120)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -278,6 +305,16 @@ class EmbeddingCache:
             self._db.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?, ?, ?)",
                                  [(s, prefix, shard, i) for i, s in enumerate(shas)])
 
+    @contextlib.contextmanager
+    def _disk(self):
+        """Index and shard errors (a full disk, a folder made read-only meanwhile) as :class:`CacheUnusable`."""
+        try:
+            yield
+        except (sqlite3.Error, OSError) as exc:
+            if self.folder is None or isinstance(exc, FileNotFoundError):
+                raise
+            raise _unusable(self.folder, exc) from None
+
     # ---- the one public operation --------------------------------------------------------
     def get_or_compute(self, texts: Sequence[str], encode: Callable[[list[str]], np.ndarray],
                        prefix: str = "") -> np.ndarray:
@@ -292,7 +329,8 @@ class EmbeddingCache:
             raise TypeError("texts must be a sequence of strings, not one string; wrap it in a list")
         distinct, inverse = distinct_in_order(texts)
         shas = [text_sha256(t) for t in distinct]
-        found = self._lookup(shas, prefix)
+        with self._disk():
+            found = self._lookup(shas, prefix)
         missing = sorted((i for i, s in enumerate(shas) if s not in found), key=lambda i: -len(distinct[i]))
         self.requested_count += len(texts)
         self.distinct_count += len(distinct)
@@ -303,7 +341,8 @@ class EmbeddingCache:
             if vectors.ndim != 2 or vectors.shape[0] != len(block) or not np.isfinite(vectors).all():
                 raise ValueError(f"encode returned shape {vectors.shape} (or non-finite values) for {len(block)} texts")
             block_shas = [shas[i] for i in block]
-            self._store(block_shas, vectors, prefix)
+            with self._disk():
+                self._store(block_shas, vectors, prefix)
             found.update(zip(block_shas, vectors))
             self.encoded_count += len(block)
         if not distinct:
