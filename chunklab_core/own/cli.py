@@ -238,10 +238,11 @@ def run(docs: str | Path, questions: str | Path, config: str | Path | None = Non
     progress = (not os.environ.get("CI")) if progress is None else progress
     out.parent.mkdir(parents=True, exist_ok=True)
     with signals_as_interrupt():  # SIGTERM/SIGHUP: the clean-up of Ctrl-C below
-        return _run_into(docs, questions, config, out, resamples, progress)
+        return _run_into(docs, questions, config, out, resamples, progress, notebook)
 
 
-def _run_into(docs: Path, questions: Path, config: Path | None, out: Path, resamples: int, progress: bool) -> dict:
+def _run_into(docs: Path, questions: Path, config: Path | None, out: Path, resamples: int, progress: bool,
+              notebook: bool = False) -> dict:
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
         _execute(docs, questions, config, work, resamples, progress, notebook)

@@ -93,7 +93,13 @@ def _inputs(meta: dict, chunks_store: RunStore):
     if not source:
         raise RunStoreError(f"cell {meta['cell']} records no corpus source; it cannot be rebuilt")
     name = source.pop("name")
-    corpus = load_corpus(name, **{k: v for k, v in source.items() if v is not None or k == "n_documents"})
+    rerank = source.pop("rerank_corpus", None)
+    if rerank is not None:  # post 07's corpora: a seeded question order (and NQ's verbatim gold only)
+        from chunklab_core.rerank.study import rerank_corpus
+
+        corpus = rerank_corpus(name, **rerank)
+    else:
+        corpus = load_corpus(name, **{k: v for k, v in source.items() if v is not None or k == "n_documents"})
     if corpus_sample_label(corpus) != meta["cell"]["corpus"]:
         raise RunStoreError(f"the corpus rebuilt from {meta['corpus_source']} is sample "
                             f"{corpus_sample_label(corpus)}, not {meta['cell']['corpus']}")

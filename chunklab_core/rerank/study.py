@@ -61,7 +61,10 @@ def rerank_corpus(name: str, n_questions: int | None = None, seed: int = SEED, n
     n = len(order) if n_questions is None else int(n_questions)
     if not 1 <= n <= len(order):
         raise ValueError(f"{name}: asked for {n_questions} questions, {len(order)} available")
-    return Corpus(name, corpus.documents, [corpus.questions[i] for i in order[:n]], source=corpus.source)
+    source = {**(corpus.source or {}), "rerank_corpus": {"n_questions": n_questions, "seed": seed,
+                                                        "n_documents": n_documents, "articles": articles,
+                                                        "squad_questions": squad_questions}}
+    return Corpus(name, corpus.documents, [corpus.questions[i] for i in order[:n]], source=source)
 
 
 def first_stage_engine(first_stage: str):
