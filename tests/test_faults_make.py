@@ -8,6 +8,7 @@ import base64
 import gzip
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -152,3 +153,58 @@ def test_without_a_mirror_the_advice_is_to_download(tmp_path, two_fake_files, mo
         datasets.fetch_all(["fake-a", "fake-b"])
     message = str(err.value)
     assert message.count("cannot download") == 2 and f"set {datasets.MIRROR_ENV}" in message
+
+
+def test_a_failed_run_puts_back_the_tables_and_figures_it_wrote(tmp_path, monkeypatch):
+    """A post writes its tables as it runs; a run failing (or killed) after some of them leaves
+    every table and figure as it was before the run: replaced ones restored, new ones removed."""
+    from chunklab_core.reports import notebook_run
+
+    tables, figures = tmp_path / "data", tmp_path / "figures"
+    tables.mkdir(), figures.mkdir()
+    (tables / "02_matrix.csv").write_text("committed matrix\n", encoding="utf-8")
+    (tables / "01_results.csv").write_text("another post's table\n", encoding="utf-8")
+    (figures / "02_matrix.png").write_bytes(b"committed figure")
+    monkeypatch.setattr(notebook_run.paths, "TABLES_DIR", tables)
+    monkeypatch.setattr(notebook_run.paths, "FIGURES_DIR", figures)
+
+    def half_a_run(command):
+        if "papermill" in command:  # the post replaces two outputs and adds one, then fails
+            for path, text in ((tables / "02_matrix.csv", "half-written matrix\n"),
+                               (tables / "02_new.csv", "new table\n")):
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(text, encoding="utf-8")
+                os.replace(tmp, path)
+            (figures / "02_matrix.png").write_bytes(b"half a figure")  # written in place
+            return 1
+        raise AssertionError("the cleaner must not run after a failure")
+
+    monkeypatch.setattr(notebook_run, "run_child", half_a_run)
+    output = tmp_path / "02_retrievers.ipynb"
+    output.write_text("the committed post", encoding="utf-8")
+    assert run_notebook(tiny_notebook(tmp_path / "src.ipynb", "pass"), output, []) == 1
+    assert (tables / "02_matrix.csv").read_text(encoding="utf-8") == "committed matrix\n"
+    assert (tables / "01_results.csv").read_text(encoding="utf-8") == "another post's table\n"
+    assert not (tables / "02_new.csv").exists()
+    assert (figures / "02_matrix.png").read_bytes() == b"committed figure"
+    assert not [p for p in tmp_path.rglob(".outputs-backup-*")]
+
+
+def test_a_successful_run_keeps_what_it_wrote(tmp_path, monkeypatch):
+    from chunklab_core.reports import notebook_run
+
+    tables = tmp_path / "data"
+    tables.mkdir()
+    (tables / "02_matrix.csv").write_text("old\n", encoding="utf-8")
+    monkeypatch.setattr(notebook_run.paths, "TABLES_DIR", tables)
+    monkeypatch.setattr(notebook_run.paths, "FIGURES_DIR", tmp_path / "no-figures")
+
+    def a_run(command):
+        if "papermill" in command:
+            (tables / "02_matrix.csv").write_text("new\n", encoding="utf-8")
+        return 0
+
+    monkeypatch.setattr(notebook_run, "run_child", a_run)
+    output = tmp_path / "02_retrievers.ipynb"
+    assert run_notebook(tiny_notebook(tmp_path / "src.ipynb", "pass"), output, []) == 0
+    assert (tables / "02_matrix.csv").read_text(encoding="utf-8") == "new\n"

@@ -90,7 +90,7 @@ def test_sigterm_stops_chunklab_own_run_like_ctrl_c(tmp_path):
         metadata={"kernelspec": {"name": "chunklab", "display_name": "chunklab", "language": "python"}}), report)
     out = tmp_path / "results"
     script = (f"import sys\nfrom chunklab_core.own import cli\ncli.REPORT_SOURCE = {str(report)!r}\n"
-              f"sys.exit(cli.main(['run', {str(docs)!r}, {str(questions)!r}, '--out', {str(out)!r}, '--no-progress']))")
+              f"sys.exit(cli.main(['run', {str(docs)!r}, {str(questions)!r}, '--out', {str(out)!r}, '--no-progress', '--notebook']))")
     process = subprocess.Popen([sys.executable, "-c", script], env=ENV, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True)
     try:

@@ -53,6 +53,7 @@ from chunklab_core.answers.reference_grader import reference_grade
 from chunklab_core.answers.study import AnswerItem, judge_columns, process_item
 from chunklab_core.answers.verdicts import CORRECT, PARTIAL, WRONG
 from chunklab_core.core.corpus import Corpus
+from chunklab_core.retrieval.registry import needs_model
 
 DEFAULT_OUT = "own_answers"
 DEFAULT_ANSWERER = ("qwen05", "qwen-0.5b")
@@ -164,7 +165,7 @@ def build_items(corpus: Corpus, cells: Sequence[Cell], k: int, n_questions: int 
     runs = {}
     for cell in cells:
         strategy, retriever, model = cell
-        options = {} if retriever == "bm25" else {"model": model, "show_progress": progress, "backend": backend}
+        options = {} if not needs_model(retriever) else {"model": model, "show_progress": progress, "backend": backend}
         runs[cell] = run_cell(sub, strategy, retriever, k_max=k, retriever_options=options,
                               strategy_options=_strategy_options(strategy, embed_model, backend))
     found = {cell: score_slots(run, [k], threshold=threshold)[column("recall", k)].to_numpy() >= 1.0 - 1e-12

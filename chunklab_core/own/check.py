@@ -38,6 +38,7 @@ import pandas as pd
 from chunklab_core.evaluation.measures import parse
 from chunklab_core.stats.bootstrap import paired_difference_ci
 from chunklab_core.stats.claims import NOT_TOLD_APART, interval_side
+from chunklab_core.retrieval.registry import NO_MODEL, model_column, needs_model, uses_no_model
 
 WORSE, BETTER = "worse", "better"
 EXIT = {WORSE: 1, BETTER: 0, NOT_TOLD_APART: 0}
@@ -94,7 +95,7 @@ class CheckResult:
 def cell_name(cell: tuple[str, str, str]) -> str:
     """``strategy / retriever`` (bm25) or ``strategy / retriever / model``."""
     strategy, retriever, model = cell
-    return f"{strategy} / {retriever}" if retriever == "bm25" or model in ("", "—") else \
+    return f"{strategy} / {retriever}" if not needs_model(retriever) or uses_no_model(model) else \
         f"{strategy} / {retriever} / {model}"
 
 
@@ -104,8 +105,8 @@ def parse_cell(text: str) -> tuple[str, str, str]:
     if len(parts) not in (2, 3) or not all(parts):
         raise CheckError(f"--cell {text!r}: write strategy/retriever or strategy/retriever/model")
     strategy, retriever = parts[:2]
-    model = parts[2] if len(parts) == 3 else "—"
-    return strategy, retriever, "—" if retriever == "bm25" else model
+    model = parts[2] if len(parts) == 3 else NO_MODEL
+    return strategy, retriever, model_column(retriever, model)
 
 
 def leader_cell(recommendation: dict, source: Path) -> tuple[str, str, str]:
@@ -157,9 +158,9 @@ def cell_scores(table: pd.DataFrame, cell: tuple[str, str, str], measure: str, s
     if measure not in table.columns:
         raise CheckError(f"{source}: no column {measure!r}; measures there: "
                          f"{[c for c in table.columns if '@' in c][:12]}")
-    model = table["model"].replace({"": "—"})
+    model = table["model"].replace({"": NO_MODEL})
     rows = table[(table["strategy"] == cell[0]) & (table["retriever"] == cell[1])
-                 & ((model == cell[2]) | (cell[1] == "bm25"))]
+                 & ((model == cell[2]) | (not needs_model(cell[1])))]
     if rows.empty:
         cells = sorted({cell_name(c) for c in zip(table["strategy"], table["retriever"], model)})
         raise CheckError(f"{source}: no rows for {cell_name(cell)}; cells there: {cells}")

@@ -30,6 +30,7 @@ from chunklab_core.own import config as own_config
 from chunklab_core.own import recommendation as own_recommendation
 from chunklab_core.own import report as own_report
 from chunklab_core.stats import bootstrap
+from chunklab_core.retrieval.registry import needs_model
 
 KEYS = ["corpus", "model", "strategy", "retriever"]
 
@@ -124,7 +125,7 @@ def budget_table(runs: dict, budgets, model: str) -> pd.DataFrame:
     """Mean slot recall at each token budget (``evaluation.budget.recall_at_budget``), one row
     per strategy, one column per (retriever, budget); dense and hybrid under ``model``."""
     frames = [recall_at_budget(run, budgets) for (_, run_model, _, retriever), run in runs.items()
-              if run_model == model or retriever == "bm25"]
+              if run_model == model or not needs_model(retriever)]
     tidy = pd.concat(frames, ignore_index=True)
     means = tidy.groupby(["strategy", "retriever", "budget"], sort=False)["recall"].mean().reset_index()
     means["strategy"] = means["strategy"].map(strategy_label)

@@ -24,7 +24,9 @@ file under them is snapshotted (path, size, sha256, :mod:`chunklab_core.core.sna
 the notebook runs and compared after; a file added, changed or removed fails the run
 (exit status :data:`IRREPLACEABLE_WRITTEN`) with every such file named, and OUTPUT is left as
 it was. Notebooks read those folders; only the recorders and the grading tools a person runs
-write there.
+write there. The tables and figures a post writes as it runs (``data/NN_*``, ``figures/NN_*``)
+are put back as they were when the run fails or is interrupted (:class:`RegeneratedOutputs`), so
+a failed run leaves no partial output.
 
 Not handled: checking parameter *values* (the notebook's own validation does that), papermill
 options other than the parameter ones (passed through untouched).
@@ -146,6 +148,8 @@ def _run(source, output: Path, tmp: Path, papermill_args: list[str], kernel: str
                str(source), str(tmp), *papermill_args]
     guarded = tuple(paths.IRREPLACEABLE_DIRS)  # read at call time (tests point it elsewhere)
     before = snapshot(guarded)
+    outputs = RegeneratedOutputs((paths.TABLES_DIR, paths.FIGURES_DIR))
+    status = 1
     try:
         status = run_child(command)
         if status == 0:
@@ -161,6 +165,7 @@ def _run(source, output: Path, tmp: Path, papermill_args: list[str], kernel: str
             status = IRREPLACEABLE_WRITTEN
         if status == 0:
             os.replace(tmp, output)
+            outputs.keep()
             return 0
         if keep_failed and tmp.exists():
             shutil.move(str(tmp), str(keep_failed))
@@ -169,6 +174,57 @@ def _run(source, output: Path, tmp: Path, papermill_args: list[str], kernel: str
         return status
     finally:
         tmp.unlink(missing_ok=True)
+        outputs.restore_unless_kept()
+
+
+class RegeneratedOutputs:
+    """The tables and figures a post writes (files at the top of ``data/`` and in ``figures/``),
+    put back as they were when its run fails or is interrupted.
+
+    Before the run every such file is copied into a hidden backup folder (a few MB: copies, not
+    hard links, so a writer that rewrites a file in place cannot change the backup too); after a
+    failed run a file the run changed gets its original back, a file it created is removed, and
+    the backup is deleted. After a successful run the backup is only deleted.
+    """
+
+    def __init__(self, folders) -> None:
+        self.folders = [Path(f) for f in folders if Path(f).is_dir()]
+        self.backup = Path(tempfile.mkdtemp(prefix=".outputs-backup-", dir=paths.CACHE_DIR if paths.CACHE_DIR.is_dir()
+                                            else None))
+        self.saved: dict[Path, Path] = {}
+        self.kept = False
+        for index, folder in enumerate(self.folders):
+            for file in sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")):
+                copy = self.backup / str(index) / file.name
+                copy.parent.mkdir(exist_ok=True)
+                shutil.copy2(file, copy)
+                self.saved[file] = copy
+
+    def keep(self) -> None:
+        self.kept = True
+
+    def restore_unless_kept(self) -> None:
+        try:
+            if not self.kept:
+                restored, removed = [], []
+                for folder in self.folders:
+                    for file in sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")):
+                        copy = self.saved.get(file)
+                        if copy is None:
+                            file.unlink(missing_ok=True)
+                            removed.append(file.name)
+                        elif file.read_bytes() != copy.read_bytes():
+                            os.replace(copy, file)
+                            restored.append(file.name)
+                for file, copy in self.saved.items():
+                    if not file.exists() and copy.exists():
+                        os.replace(copy, file)
+                        restored.append(file.name)
+                if restored or removed:
+                    print(f"notebook_run: the failed run's tables and figures were undone "
+                          f"({len(restored)} restored, {len(removed)} removed)", file=sys.stderr)
+        finally:
+            shutil.rmtree(self.backup, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,6 +37,7 @@ from chunklab_core.evaluation.chroma_metrics import chroma_scores
 from chunklab_core.stats.bootstrap import bootstrap_ci, paired_difference_ci
 from chunklab_core.stats.claims import candidate_verdicts, pair_verdict
 from chunklab_core.stats.clustered import clustered_bootstrap_ci
+from chunklab_core.retrieval.registry import model_column
 
 PUBLISHED_CSV = DATA_DIR / "reference" / "chroma_published.csv"
 PUBLISHED_COLUMNS = ("model", "chroma_chunker", "size", "overlap", "retrieved", "metric", "mean", "sd",
@@ -90,7 +91,7 @@ def chroma_per_question(result, ks: Sequence[int]) -> pd.DataFrame:
     frames = []
     for (corpus, model, strategy, retriever), run in result.runs.items():
         frame = chroma_scores(run, ks)
-        frame.insert(1, "model", model if retriever != "bm25" else "—")
+        frame.insert(1, "model", model_column(retriever, model))
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
 
