@@ -10,6 +10,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from chunklab_core.stats.agreement import (
     cohen_kappa,
+    design_weighted_kappa,
     confusion_table,
     kappa_ci,
     percent_agreement,
@@ -123,3 +124,45 @@ def test_ppi_covers_the_truth_and_removes_the_judge_bias():
     assert covered / 300 >= 0.9
     assert abs(np.mean(ppi) - true_rate) < 0.01
     assert np.mean(naive) - true_rate > 0.05 and naive_covered / 300 < 0.1
+
+
+def test_design_weighted_kappa_by_hand():
+    # Items a/b: (y,y) w=1, (y,n) w=3, (n,n) w=2, (n,n) w=2. Weighted shares (total 8):
+    # p_yy = 1/8, p_yn = 3/8, p_nn = 4/8; p_o = 5/8; a: y 4/8, n 4/8; b: y 1/8, n 7/8;
+    # p_e = 4/8 * 1/8 + 4/8 * 7/8 = 1/2; kappa = (5/8 - 1/2) / (1/2) = 1/4.
+    # Unweighted: p_o = 3/4, p_e = 1/2 * 1/4 + 1/2 * 3/4 = 1/2, kappa = 1/2.
+    a, b, w = ["y", "y", "n", "n"], ["y", "n", "n", "n"], [1, 3, 2, 2]
+    assert design_weighted_kappa(a, b, w) == pytest.approx(0.25, abs=1e-12)
+    assert cohen_kappa(a, b) == pytest.approx(0.5)
+    assert design_weighted_kappa(a, b, [5, 5, 5, 5]) == pytest.approx(cohen_kappa(a, b))
+    with pytest.raises(ValueError, match="one design weight per item"):
+        design_weighted_kappa(a, b, [1, 2, 3])
+    with pytest.raises(ValueError, match="finite and > 0"):
+        design_weighted_kappa(a, b, [1, 0, 2, 2])
+
+
+@pytest.mark.parametrize("name", [n for n in FIXTURES if n != "both constant, undefined"])
+def test_design_weighted_kappa_equals_scikit_learn(name):
+    a, b = FIXTURES[name]
+    weights = np.random.default_rng(len(name)).uniform(0.5, 9.0, len(a))
+    expected = cohen_kappa_score(a, b, sample_weight=weights)
+    assert design_weighted_kappa(a, b, weights) == pytest.approx(expected, abs=1e-12)
+
+
+def test_weighted_kappa_ci_keeps_weights_in_every_resample():
+    rng = np.random.default_rng(5)
+    truth = rng.random(200) < 0.5
+    judge = np.where(rng.random(200) < 0.8, truth, ~truth)
+    groups = np.repeat(np.arange(100), 2)
+    # equal weights: the same interval as without weights (same resamples, same tables)
+    plain = kappa_ci(truth, judge, resamples=2_000, seed=4, clusters=groups)
+    equal = kappa_ci(truth, judge, resamples=2_000, seed=4, clusters=groups, weights=np.full(200, 3.0))
+    assert equal.kappa == pytest.approx(plain.kappa)
+    assert (equal.low, equal.high) == pytest.approx((plain.low, plain.high))
+    # items where the raters disagree weigh 4 times more: a lower kappa, equal to scikit-learn's
+    weights = np.where(truth != judge, 4.0, 1.0)
+    weighted = kappa_ci(truth, judge, resamples=2_000, seed=4, clusters=groups, weights=weights)
+    assert weighted.kappa == pytest.approx(cohen_kappa_score(truth, judge, sample_weight=weights))
+    assert weighted.kappa < plain.kappa and weighted.low < weighted.kappa < weighted.high
+    # the resampled tables are weighted too: the interval lies wholly below the unweighted one
+    assert weighted.high < plain.low

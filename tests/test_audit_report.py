@@ -226,6 +226,35 @@ def test_agreement_kappa_equals_scikit_learn(synthetic):
         else:
             assert "three-way" not in rows.index
     assert table["weighted agreement"].between(0, 1).all()
+    weights = audit.graded["graded_weight"].to_numpy(dtype=float)
+    for column in DEFAULT_JUDGE_COLUMNS:
+        binary = table[(table["judge"] == ar.grader_name(column)) & (table["scale"] == "binary")].iloc[0]
+        judge = binary_labels(audit.graded[column].to_numpy(dtype=object))
+        expected = cohen_kappa_score(judge, binary_labels(human), sample_weight=weights)
+        assert binary["weighted kappa"] == pytest.approx(expected, abs=1e-12)
+        assert binary["weighted kappa low"] <= binary["weighted kappa"] <= binary["weighted kappa high"]
+
+
+def test_weighted_kappa_estimates_the_population_kappa_where_the_sample_kappa_does_not():
+    """Synthetic populations with a hidden true grade: over 30 seeded audit draws (stratified by
+    the judges' verdicts, disagreement strata over-sampled, as post 06 draws), the mean design-
+    weighted kappa of a judge against the true grade on the graded items is within 0.03 of the
+    kappa on all items; the unweighted kappa of the same items is off by more than 0.1."""
+    from chunklab_core.audit.synthetic import simulate_population
+    from chunklab_core.stats.agreement import cohen_kappa, design_weighted_kappa
+
+    column, gaps_weighted, gaps_plain = "judge_qwen05_3way", [], []
+    for seed in range(30):
+        population = simulate_population(1500, seed=seed)
+        truth = binary_labels(population["true_grade"].to_numpy(dtype=object))
+        judge = binary_labels(population[column].to_numpy(dtype=object))
+        everyone = cohen_kappa_score(judge, truth)
+        sheet, key = draw_audit_sample(population, n=150, seed=seed + 100, scale="pass/fail")
+        rows = key["source_row"].to_numpy()
+        gaps_weighted.append(design_weighted_kappa(judge[rows], truth[rows], key["weight"]) - everyone)
+        gaps_plain.append(cohen_kappa(judge[rows], truth[rows]) - everyone)
+    assert abs(np.mean(gaps_weighted)) < 0.03, np.mean(gaps_weighted)
+    assert abs(np.mean(gaps_plain)) > 0.1, np.mean(gaps_plain)
 
 
 def test_judge_pairs_use_the_whole_population(synthetic):
@@ -410,14 +439,17 @@ def test_prose_states_the_computed_numbers(synthetic):
     binary = agreement[agreement["scale"] == "binary"]
     text = reading.agreement_summary(agreement, contrasts, words)
     for _, row in binary.iterrows():
-        assert f"{row['judge']} κ = {row['kappa']:.2f}" in text
+        assert f"{row['judge']} κ = {row['kappa']:.2f} [{row['kappa low']:.2f}" in text
+        assert f"{row['judge']} κ = {row['weighted kappa']:.2f} [{row['weighted kappa low']:.2f}" in text
+    assert text.index("for the population") < text.index("unweighted") < text.index("not comparable")
     assert "agrees best" not in text  # judges are not ranked by a point estimate
     accuracy = ar.corrected_accuracy(audit)
     differences = paired.paired_differences(audit, resamples=300, seed=1)
     grades = accuracy[(accuracy["variant"] == "strict")
                       & (accuracy["estimator"] == "grades only")].iloc[0]
     summary = reading.accuracy_summary(accuracy, differences, words, 0.07)
-    assert f"{grades['accuracy']:.1%} of the answers are correct" in summary
+    share = reading.ci(grades["accuracy"], grades["low"], grades["high"], True)
+    assert f"{share} of the answers are correct" in summary and f"{grades['accuracy']:.1%} [" in share
     assert "Every PPI estimate equals the grades-only one" in summary
     design = ar.sampling_design(audit)
     who = ar.graders(audit)
@@ -494,4 +526,32 @@ def test_ordered_pairs_read_with_articles():
                      "low": -0.18, "high": -0.07, "bias a - bias b": -0.12})
     text = reading._ordered(row, "passes more answers than", False, "bias a - bias b")
     assert text == ("the rule-based reference grader passes more answers than the 1.5B YES/NO judge "
-                    "(+12.0 points, 95% interval +7.0 to +18.0 points)")
+                    "(+12.0 points [+7.0, +18.0])")
+
+
+def test_readable_sample_shows_every_erring_judge_and_keeps_item_order():
+    items = pd.DataFrame({"item": ["A005", "A001", "A003", "A002", "A004"],
+                          "judges": ["x: correct", "x: correct; y: YES", "x: correct", "z: correct",
+                                     "y: YES"]})
+    # rounds by judge in first-appearance order (x, y, z; by item id): x -> A001, y -> A004
+    # (A001 is taken), z -> A002; then x -> A003
+    assert ar.readable_sample(items, 3)["item"].tolist() == ["A001", "A002", "A004"]
+    assert ar.readable_sample(items, 4)["item"].tolist() == ["A001", "A002", "A003", "A004"]
+    assert ar.readable_sample(items, 9) is items
+    with pytest.raises(ValueError, match="at least 1"):
+        ar.readable_sample(items, 0)
+
+
+def test_honest_reading_reports_every_judges_population_kappa(synthetic):
+    audit, _ = synthetic
+    words = graders.grader_words(ar.graders(audit))
+    agreement = ar.agreement_table(audit, resamples=200, seed=1)
+    accuracy = ar.corrected_accuracy(audit)
+    differences = paired.paired_differences(audit, resamples=200, seed=1)
+    text = reading_bias.honest_reading(audit, words, accuracy, differences,
+                                       paired.judge_contrasts(audit, resamples=200), 0.07, agreement)
+    binary = agreement[agreement["scale"] == "binary"]
+    assert len(binary) == len(audit.judge_columns)
+    for _, row in binary.iterrows():  # every judge, not a selection
+        assert f"{row['judge']} {reading.ci(row['weighted kappa'], row['weighted kappa low'], row['weighted kappa high'])}" in text
+    assert "corrected" not in text and "independent grad" not in text

@@ -15,6 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "notebooks" / "src").glob("*.ipynb"))
+# Prose templates the report layer fills (chunklab_core.reports.templates): the same rule.
+TEMPLATES = sorted((ROOT / "chunklab_core" / "reports").rglob("*.md"))
 NUMBER = re.compile(r"(?<![\w.@])[-+−]?\d+(?:,\d{3})*(?:\.\d+)?%?")
 
 # Cited constants allowed in every post: post numbers, section numbers, the confidence level.
@@ -43,6 +45,7 @@ CITED = {
     "04": {"10": "k", "1.5": "model size (1.5B)", "1.0": "a ratio's reference value"},
     "05": {"1.5": "model size (1.5B)", "0.5": "model size (0.5B)"},
     "06": {"2023": "citation year (Angelopoulos et al.)", "120": "minimum audit sample size (design)",
+           "97.5%": "level of the one-sided exact bound when nothing is observed (a design constant)",
            "1.5": "model size (1.5B)", "0.5": "model size (0.5B)"},
     "07": {"50": "first-stage depth N (parameter)", "1.5": "model size (1.5B)", "768": "mpnet's dimensions (model fact)",
            "8": "bytes per posting (index-size formula)", "250": "child size (parameter)"},
@@ -50,16 +53,22 @@ CITED = {
 }
 
 
+def typed_numbers(text: str):
+    """The numbers of a Markdown text, code spans, link targets and ``{placeholders}`` left out."""
+    text = re.sub(r"`[^`]*`", "", text)  # code spans name parameters and functions
+    text = re.sub(r"\]\([^)]*\)", "]", text)  # link targets
+    text = re.sub(r"\{[A-Za-z_]\w*\}", "", text)  # a template's placeholders (filled by code)
+    text = re.sub(r"<!--[^>]*-->", "", text)  # a template's name
+    return [number.lstrip("+-−") for number in NUMBER.findall(text)]
+
+
 def markdown_numbers(path: Path):
     notebook = json.loads(path.read_text(encoding="utf-8"))
     for index, cell in enumerate(notebook["cells"]):
         if cell["cell_type"] != "markdown":
             continue
-        text = "".join(cell["source"])
-        text = re.sub(r"`[^`]*`", "", text)  # code spans name parameters and functions
-        text = re.sub(r"\]\([^)]*\)", "]", text)  # link targets
-        for number in NUMBER.findall(text):
-            yield index, number.lstrip("+-−")
+        for number in typed_numbers("".join(cell["source"])):
+            yield index, number
 
 
 def test_the_check_catches_a_typed_number(tmp_path):
@@ -74,3 +83,25 @@ def test_no_measured_number_in_markdown(path):
     typed = [f"cell {i}: {n}" for i, n in markdown_numbers(path) if n not in allowed]
     assert not typed, (f"{path.relative_to(ROOT)} states numbers in markdown that are not cited constants "
                        f"(compute them in a code cell, or add a constant to CITED with its reason): {typed}")
+
+
+def template_post(path: Path) -> str:
+    """The post a template belongs to: ``reports/post06/reading.md`` -> ``06``."""
+    match = re.search(r"post(\d\d)", str(path.relative_to(ROOT)))
+    return match.group(1) if match else ""
+
+
+def test_the_check_catches_a_typed_number_in_a_template():
+    assert typed_numbers("<!-- a.b -->\nκ = {kappa} on {n} items, 0.41 at most.") == ["0.41"]
+
+
+def test_templates_exist():
+    assert TEMPLATES, "no prose template found under chunklab_core/reports"
+
+
+@pytest.mark.parametrize("path", TEMPLATES, ids=[str(p.relative_to(ROOT / "chunklab_core" / "reports")) for p in TEMPLATES])
+def test_no_measured_number_in_templates(path):
+    allowed = {**EVERYWHERE, **CITED.get(template_post(path), {})}
+    typed = [n for n in typed_numbers(path.read_text(encoding="utf-8")) if n not in allowed]
+    assert not typed, (f"{path.relative_to(ROOT)} states numbers that are not cited constants (pass them "
+                       f"as values from the report, or add a constant to CITED with its reason): {typed}")

@@ -42,3 +42,33 @@ def test_scorer_comparison_uses_only_the_questions_of_the_first_scorer():
     out = post07.slice_comparisons(pd.concat([llm, emb]), 500, 3)
     assert out[["a", "b", "questions"]].values.tolist() == [["llm", "emb", 3]]
     assert out["difference"].tolist() == [1.0] and out["verdict"].tolist() == ["llm ahead"]
+
+
+def test_footprint_figure_names_strategies_legibly():
+    """07_footprint.png: strategy names (not ids) on the y axis, tick labels of at least 8 points,
+    compact x tick labels (no overlap), from the same table."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from chunklab_core.chunking import strategy_label
+    from chunklab_core.reports.post07 import plot_footprint
+
+    rows = []
+    for corpus in ("squad", "nq"):
+        for i, strategy in enumerate(("fixed_500", "fixed_1000", "parent_doc_250_1000")):
+            rows.append({"corpus": corpus, "strategy": strategy, "chunks": 1200 * (i + 1),
+                         "indexed_tokens": 350_000 * (i + 1), "duplication": 1.0 + 0.1 * i,
+                         "bm25_MB": 2.5 * (i + 1), "vectors_MB_all-mpnet-base-v2": 3.7 * (i + 1)})
+    fig = plot_footprint(pd.DataFrame(rows))
+    first = fig.axes[0]
+    fig.canvas.draw()
+    assert [t.get_text() for t in first.get_yticklabels()] == [strategy_label(s) for s in
+                                                               ("fixed_500", "fixed_1000", "parent_doc_250_1000")]
+    assert all(t.get_fontsize() >= 8 for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels())
+    tokens = fig.axes[1]
+    labels = [t.get_text() for t in tokens.get_xticklabels() if t.get_text()]
+    assert labels and all(len(label) <= 5 for label in labels), labels  # "500k", "1M": no overlap
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        boxes = [t.get_window_extent(renderer) for t in ax.get_xticklabels() if t.get_text()]
+        assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])

@@ -56,3 +56,12 @@ def test_two_sample_band_adds_both_samples_noise():
     se_ours, se_ref = 0.02 / z, math.sqrt(0.8725 * 0.1275 / 800)
     assert table["two-sample band (±)"].iloc[0] == pytest.approx(z * math.hypot(se_ours, se_ref))
     assert table["verdict"].iloc[0] == "cannot be told apart"  # 0.025 < band ≈ 0.031, outside our own ±0.02
+
+
+def test_the_reference_is_cited_as_the_published_benchmark_with_its_sample():
+    from chunklab_core.reports.reference_results import REFERENCE_SOURCE, citation
+
+    assert citation() == ("the published ChunkLab SQuAD benchmark (its README's results table; "
+                          "SQuAD v1.1, 800 questions from 40 articles, seed 20260729)")
+    assert citation(True).startswith("The published ChunkLab SQuAD benchmark")
+    assert REFERENCE_SOURCE["questions"] == rr.REFERENCE["post01_questions"]

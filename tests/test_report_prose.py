@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 
 import matplotlib
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -140,7 +141,16 @@ def test_post03_held_out_and_design_text():
                "most_frequent_winner": "Fixed 500", "most_frequent_winner_share": 0.6}
     assert post03_prose.held_out_text(summary, 50) == (
         "Over 50 splits the pick scored 0.800 on its selection half and 0.750 on the untouched half: a winner's-curse "
-        "gap of +0.0500. The most frequent pick was Fixed 500 (60% of splits).")
+        "gap of +0.0500 (no interval computed). The most frequent pick was Fixed 500 (60% of splits).")
+    from chunklab_core.stats.holdout import GapInterval
+
+    gap = GapInterval(0.05, 0.01, 0.09, 1000, 0.95)
+    assert post03_prose.held_out_text(summary, 50, gap) == (
+        "Over 50 splits the pick scored 0.800 on its selection half and 0.750 on the untouched half: a winner's-curse "
+        "gap of +0.0500 [+0.0100, +0.0900] (95% interval from 1,000 resamples of the questions, each split 50 times; "
+        "above 0: the curse is measurable on these questions). The most frequent pick was Fixed 500 (60% of splits).")
+    assert "containing 0: these questions cannot show a curse" in post03_prose.held_out_text(
+        summary, 50, GapInterval(0.05, -0.01, 0.09, 1000, 0.95))
     design = pd.DataFrame({"width_ratio": [1.2, 1.4], "effective_questions": [500, 300]})
     assert post03_prose.design_text(design, 800) == (
         "Clustered intervals are on average 1.30× as wide as the plain ones; the 800 questions are worth about "
@@ -165,35 +175,69 @@ def test_post03_figures_draw_their_tables():
 def test_post01_sentences():
     from chunklab_core.reports import post01
 
-    results = pd.DataFrame({"label": ["A", "B", "C"], "hit@10": [0.9, 0.8, 0.5], "hit@10_low": [0.85, 0.7, 0.4],
-                            "hit@10_high": [0.95, 0.86, 0.6], "ndcg@10": [0.6, 0.7, 0.3],
-                            "context_cost_tokens": [float("nan"), 900.0, 400.0], "cost_k": [float("nan"), 5, 10]})
-    assert post01.results_reading(results, 800) == (
-        "**A** has the highest recall@10, 0.900 [0.850, 0.950]; **C** the lowest, 0.500. By nDCG@10 the first is "
-        "**B** (0.700). 2 of 3 strategies have a recall@10 interval that reaches the leader's lower bound, so the "
-        "ranking among them is not settled by 800 questions alone; post 03 does the paired comparison.")
-    assert post01.context_cost_text(results, [1, 10]) == (
-        "The cheapest way past 90% recall is **C**: 400 tokens on average at k = 10. 1 strategies never pass 0.90 "
-        "within k ≤ 10.")
-    none = results.assign(context_cost_tokens=float("nan"))
-    assert post01.context_cost_text(none, [1, 10]) == "No strategy passes 90% recall within k ≤ 10."
+    results = pd.DataFrame({
+        "label": ["A", "B", "C"], "strategy": ["a", "b", "c"],
+        "hit@1": [0.95, 0.5, 0.4], "hit@1_low": [0.91, 0.45, 0.35], "hit@1_high": [0.97, 0.55, 0.45],
+        "hit@10": [0.97, 0.92, 0.8], "hit@10_low": [0.95, 0.89, 0.7], "hit@10_high": [0.99, 0.95, 0.86],
+        "tokens@1": [100.0, 50.0, 60.0], "tokens@10": [1000.0, 500.0, 600.0],
+        "ndcg@10": [0.6, 0.7, 0.3], "ndcg@10_low": [0.5, 0.65, 0.2], "ndcg@10_high": [0.7, 0.75, 0.4]})
+    verdicts = pd.DataFrame({"strategy": ["a", "b", "c"],
+                             "verdict": ["cannot be ruled out", "cannot be ruled out", "ruled out"]})
+    assert post01.results_reading(results, verdicts, "S, 3 questions") == (
+        "On S, 3 questions, **A** has the highest recall@10, 0.970 [0.950, 0.990]; by the paired intervals "
+        "(leader − strategy, the same question resamples) it is not the winner: 1 strategy cannot be ruled out "
+        "(B), 1 strategy is ruled out (C). The highest nDCG@10 point estimate is **B**'s (0.700 [0.650, 0.750]); "
+        "post 03 compares every metric paired.")
+    winner = verdicts.assign(verdict=["winner", "ruled out", "ruled out"])
+    assert "it is the **winner**: every other strategy is ruled out." in post01.results_reading(results, winner, "S")
+    # A lies above 0.90 from k = 1; B's interval at k = 10 holds 0.90; C's lies below it
+    assert post01.threshold_reading(results, [1, 10]) == (
+        "Recall@k lies above 0.90 by its whole 95% interval for 1 strategy, fewest tokens first: A from k = 1 "
+        "(100 tokens returned on average). At k = 10, 1 interval contains 0.90, so the sample cannot say on which "
+        "side of it the strategy lies: B 0.920 [0.890, 0.950]. Wholly below 0.90 at k = 10: C 0.800 [0.700, 0.860]. "
+        "The token counts are descriptive means without an interval; the table's context cost column reads the "
+        "first k whose point estimate exceeds 0.90 and is not a verdict.")
+    low = results.assign(**{"hit@1_low": 0.1, "hit@10_low": 0.1})
+    assert post01.threshold_reading(low, [1, 10]).startswith(
+        "No strategy's recall@k interval lies wholly above 0.90 within k ≤ 10. At k = 10, 2 intervals contain 0.90")
+    for text in (post01.threshold_reading(results, [1, 10]), post01.results_reading(results, verdicts, "S")):
+        assert "cheapest" not in text and "past" not in text and "reach" not in text
     assert post01.sample_text({"documents": 40, "characters": 123456, "questions": 800}, 7) == (
         "The sample holds **40 articles** (123,456 characters) and **800 questions** (seed 7).")
+    assert post01.sample_text({"characters": 123456}, 7, "SQuAD v1.1, 800 questions from 40 articles") == (
+        "The sample is **SQuAD v1.1, 800 questions from 40 articles** (123,456 characters, seed 7); every table "
+        "and finding below is on it.")
     assert post01.cut_example_text({"question": "Who?", "answer": "Ann", "excerpt": "by Ann"}) == (
         "**Q:** Who?  \n**A:** Ann  \n> …by Ann…")
-
 
 
 def test_post01_reading_follows_the_tables_depth():
     """A table whose largest k is 5 is read at 5 (no hard-coded @10 columns, no KeyError)."""
     from chunklab_core.reports import post01
 
-    results = pd.DataFrame({"label": ["A", "B"], "hit@1": [0.4, 0.5], "hit@5": [0.8, 0.6],
+    results = pd.DataFrame({"label": ["A", "B"], "strategy": ["a", "b"], "hit@1": [0.4, 0.5], "hit@5": [0.8, 0.6],
                             "hit@5_low": [0.7, 0.5], "hit@5_high": [0.9, 0.72], "ndcg@5": [0.5, 0.55]})
-    assert post01.results_reading(results, 50) == (
-        "**A** has the highest recall@5, 0.800 [0.700, 0.900]; **B** the lowest, 0.600. By nDCG@5 the first is "
-        "**B** (0.550). 2 of 2 strategies have a recall@5 interval that reaches the leader's lower bound, so the "
-        "ranking among them is not settled by 50 questions alone; post 03 does the paired comparison.")
+    verdicts = pd.DataFrame({"strategy": ["a", "b"], "verdict": ["winner", "ruled out"]})
+    assert post01.results_reading(results, verdicts, "S") == (
+        "On S, **A** has the highest recall@5, 0.800 [0.700, 0.900]; by the paired intervals (leader − strategy, "
+        "the same question resamples) it is the **winner**: every other strategy is ruled out. The highest nDCG@5 "
+        "point estimate is **B**'s (0.550); post 03 compares every metric paired.")
+
+
+def test_post01_recall_verdicts_are_the_leader_rule_on_the_per_question_hits():
+    from types import SimpleNamespace
+
+    from chunklab_core.reports import post01
+    from chunklab_core.reports.verdict_tables import leader_verdicts
+
+    rng = np.random.default_rng(0)
+    per_question = pd.DataFrame({"qid": np.repeat(np.arange(60), 2), "strategy": ["a", "b"] * 60,
+                                 "hit@10": (rng.random(120) < np.tile([0.9, 0.4], 60)).astype(float)})
+    table = post01.recall_verdicts(SimpleNamespace(per_question=per_question), 10, 500, 1)
+    wide = per_question.pivot(index="qid", columns="strategy", values="hit@10")
+    pd.testing.assert_frame_equal(table, leader_verdicts(wide, "hit@10", 500, 1))
+    assert table["verdict"].tolist() == ["winner", "ruled out"]
+
 
 def test_own_config_text():
     from types import SimpleNamespace

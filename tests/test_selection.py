@@ -188,3 +188,28 @@ def test_leader_probability_grows_with_questions():
     curve = leader_probability_curve(ns=(20, 1600), repetitions=40, resamples=1_000, seed=0)
     low, high = curve["mean_probability_best"]
     assert 0.5 < low < 0.8 and high > 0.95
+
+
+def test_held_out_gap_interval_against_scipy_bootstrap():
+    """The gap's interval resamples questions: the same percentile bootstrap as scipy's, whose own
+    resamples give an interval within Monte Carlo noise of ours; equal candidates give a gap whose
+    interval lies above 0 (the curse is real), a dominant one a gap whose interval holds 0."""
+    from scipy.stats import bootstrap
+
+    from chunklab_core.stats.holdout import held_out_gap_ci
+
+    rng = np.random.default_rng(11)
+    equal = (rng.random((200, 5)) < 0.6).astype(float)
+    mine = held_out_gap_ci(equal, seed=3, n_splits=20, resamples=400)
+    assert mine.gap == pytest.approx(held_out_selection(equal, seed=3, n_splits=20).summary["mean_gap"])
+    assert mine.low < mine.gap < mine.high and mine.low > 0
+    reference = bootstrap((np.arange(200),), lambda rows: held_out_selection(
+        equal[rows.astype(int)], seed=3, n_splits=20).summary["mean_gap"], n_resamples=400,
+        method="percentile", vectorized=False, random_state=5).confidence_interval
+    assert mine.low == pytest.approx(reference.low, abs=0.01)
+    assert mine.high == pytest.approx(reference.high, abs=0.01)
+    assert held_out_gap_ci(equal, seed=3, n_splits=20, resamples=400) == mine  # seeded
+    dominant = equal.copy()
+    dominant[:, 0] = (rng.random(200) < 0.95).astype(float)
+    clear = held_out_gap_ci(dominant, seed=3, n_splits=20, resamples=400)
+    assert clear.low <= 0 <= clear.high

@@ -101,3 +101,48 @@ def test_the_series_site_passes_the_browser_check(tmp_path):
     assert any("broken.html: image img/missing.png did not render" in p for p in problems)
     assert any("broken.html: horizontal scroll" in p for p in problems)
     assert any("broken.html: link to a missing file img/missing.png" in p for p in problems)
+
+
+def test_pages_open_with_key_findings_end_with_versions_and_tables_read_as_tables(tmp_path):
+    import pandas as pd
+
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    table = pd.DataFrame({"strategy": ["Fixed 500", "Fixed 1000"], "recall": [0.9104, 0.8951],
+                          "recall low": [0.8899, 0.87], "recall high": [0.9295, 0.92], "n": [800, 800]})
+    versions = pd.DataFrame({"package": ["numpy"], "version": ["2.0"]})
+    cells = [new_markdown_cell("# 03 — Third post\n\nA whole paragraph. With a second sentence."),
+             new_code_cell("start_post()", outputs=[new_output(
+                 "display_data", data={"text/html": versions.to_html(), "text/plain": "v"})]),
+             new_markdown_cell("## Results"),
+             new_code_cell("table", outputs=[new_output(
+                 "execute_result", data={"text/html": table.to_html(), "text/plain": "t"}, execution_count=1)]),
+             new_markdown_cell("## 7. What this run supports\n\nThe finding, in words.")]
+    nbformat.write(new_notebook(cells=cells), folder / "03_third.ipynb")
+    build_site(tmp_path / "site", discover_posts(folder))
+    page = (tmp_path / "site" / "03_third.html").read_text()
+    # key findings first, versions last
+    assert page.index("Key findings") < page.index("The finding, in words.") < page.index("Results")
+    assert page.count("The finding, in words.") == 2
+    assert page.index("What this run supports") < page.index("Versions") < page.index("numpy")
+    # no row numbers, text left and numbers right, estimate and interval in one cell
+    assert "<th>0</th>" not in page and "<th>1</th>" not in page
+    assert '<td class="num">0.9104 [0.8899, 0.9295]</td>' in page
+    assert "recall low" not in page and "recall [95% interval]" in page
+    assert "<td>Fixed 500</td>" in page and '<td class="num">800</td>' in page
+    # one form for every index entry: an italic subtitle, the first sentence when there is none
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert "<em>A whole paragraph.</em>" in index and "second sentence" not in index
+
+
+def test_site_tables_by_hand():
+    from chunklab_core.reports.site_tables import interval_pairs, is_number_text, tidy_tables
+
+    assert is_number_text("0.910 [0.890, 0.929]") and is_number_text("12.5%") and is_number_text("-3")
+    assert is_number_text("1,234") and is_number_text("NaN") and not is_number_text("Fixed 500")
+    assert interval_pairs(["a", "kappa", "kappa low", "kappa high", "d", "low", "high"]) == {1: (2, 3), 4: (5, 6)}
+    assert interval_pairs(["low", "high"]) == {}  # bounds without an estimate stay as they are
+    named = ('<table class="dataframe"><thead><tr><th></th><th>x</th></tr><tr><th>judge</th><th></th></tr>'
+             '</thead><tbody><tr><th>a</th><td>1</td></tr></tbody></table>')
+    assert "<th>a</th>" in tidy_tables(named)  # a meaningful index is kept
+    assert tidy_tables("<p>no table</p>") == "<p>no table</p>"

@@ -8,7 +8,7 @@ items a precision target needs), ``topup`` (a second wave after the population g
 ``synthetic`` (an audit with a known truth, for tests and trying post 06), ``loading`` (reading a
 graded sheet, its key and population, cross-checked; ``chunklab-blank-sheet``), ``graders``
 (who graded: identity, adjudication, grader-vs-grader agreement, the words),
-``paired`` (judge-only minus corrected accuracy, paired), ``bias`` (reference-grader advantage,
+``paired`` (judge-only minus the accuracy by the grades, paired), ``bias`` (reference-grader advantage,
 self-preference), ``retest`` (the judges again at temperature above 0, ``chunklab-judge-retest``).
 
 Not held: post 06's tables and figures (``reports.post06``).

@@ -10,7 +10,7 @@ Handles:
   both the sampling of questions and the unequal weights (Davison & Hinkley 1997, sec. 3.8;
   the ratio estimator is the Hajek estimator, Sarndal, Swensson & Wretman 1992, sec. 5.7).
 * :func:`paired_differences`: per judge and variant (strict, lenient), the paired difference
-  ``judge-only accuracy - grader-corrected accuracy`` estimated as the weighted mean of
+  ``judge-only accuracy - accuracy by the grades`` estimated as the weighted mean of
   ``d_i = f_i - y_i`` on the same graded items (``f``: the judge passes the answer, ``y``: the
   grader does). Because the population mean of ``f`` minus that of ``y`` is the population
   mean of ``d``, this is the paired estimate of the judge's bias; its interval is the one
@@ -90,7 +90,7 @@ def _per_item_difference(data: AuditData, column: str, lenient: bool) -> np.ndar
 def paired_differences(data: AuditData, resamples: int = 10_000, seed: int = 0,
                        confidence: float = 0.95,
                        variants: Sequence[str] = ("strict", "lenient")) -> pd.DataFrame:
-    """Per judge and variant: judge-only minus grader-corrected accuracy, paired (module docstring)."""
+    """Per judge and variant: judge-only minus the accuracy by the grades, paired (module docstring)."""
     weights = data.graded["graded_weight"].to_numpy(dtype=float)
     units = _units(data.graded)
     rows = []

@@ -5,7 +5,8 @@ one default seed), ``text`` and ``sentence_split`` (normalisation, sentences of 
 ``tokens`` (cl100k_base counts), ``corpus`` (documents, questions, chunks), ``headings`` (the
 heading model shared by every document format), ``textmatch`` (fuzzy gold matching),
 ``atomic_files`` (write-then-rename), ``hashing`` (a file's sha256), ``snapshot`` (what changed under a folder),
-``versions`` (library versions shown in every post).
+``versions`` (library versions shown in every post), ``numbers`` (the one way the series writes an
+estimate with its interval, a count, a range).
 
 Holds nothing that knows about a data set, a chunker, a retriever, a metric or a report;
 imports no other stage.

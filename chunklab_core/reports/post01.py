@@ -3,9 +3,10 @@
 Handles: loading the seeded SQuAD sample, running every strategy under one retriever,
 the results table with 95% percentile-bootstrap intervals (questions resampled, the same
 resamples for every strategy), chunk statistics, answers cut by chunk boundaries, and the
-side-by-side with the reference run quoted in the issue, and the post's sentences built from
-those tables (:func:`sample_text`, :func:`results_reading`, :func:`context_cost_text`,
-:func:`cut_example_text`). Not handled: the computations
+side-by-side with the published ChunkLab SQuAD benchmark (:mod:`chunklab_core.reports.reference_results`),
+and the post's sentences built from those tables (:func:`sample_text`, :func:`results_reading`
+by paired intervals, :func:`threshold_reading`: recall against 0.90 by its interval, never by a
+point estimate; :func:`cut_example_text`). Not handled: the computations
 themselves (``evaluation.scoring``, ``evaluation.ranking_metrics``, ``stats``), which this module only sequences.
 """
 
@@ -24,9 +25,13 @@ from chunklab_core.evaluation.measures import KS, column, columns, depth_columns
 from chunklab_core.evaluation.scoring import evaluate, summarize
 from chunklab_core.retrieval.run import RetrievalRun
 from chunklab_core.data.corpora import load_corpus
+from chunklab_core.core import numbers
+from chunklab_core.reports.verdict_tables import leader_verdicts
+from chunklab_core.stats import claims
 
-# Quoted from the issue "Foundation and post 01": an independent run of the same design on a
-# different 800-question sample. Shown beside our numbers; never used in any computation.
+# Quoted from the published ChunkLab SQuAD benchmark, its README's results table (SQuAD v1.1
+# dev, 800 questions from 40 articles, seed 20260729; reference_results.REFERENCE_SOURCE).
+# Shown beside our numbers; never used in any computation.
 REFERENCE_RUN = {
     "fixed_1000": {column("hit", 10): 0.931, column("rr", 10): 0.792, column("ndcg", 10): 0.615},
     "fixed_500": {column("hit", 10): 0.885},
@@ -135,7 +140,7 @@ def display_table(summary: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
         out[f"P@{ks[-1]}"] = f"{row[column('p', ks[-1])]:.3f}"
         out[f"tokens@{ks[-1]}"] = f"{row[column('tokens', ks[-1])]:.0f}"
         cost = row["context_cost_tokens"]
-        out["context cost"] = "n/a" if pd.isna(cost) else f"{cost:.0f} (k={int(row['cost_k'])})"
+        out["context cost (point estimate)"] = "n/a" if pd.isna(cost) else f"{cost:.0f} (k={int(row['cost_k'])})"
         rows.append(out)
     return pd.DataFrame(rows)
 
@@ -215,41 +220,106 @@ def reference_comparison(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def sample_text(summary: dict, seed: int) -> str:
-    """How many articles, characters and questions the sample holds (``Corpus.summary()``)."""
+def sample_text(summary: dict, seed: int, label: str | None = None) -> str:
+    """The sample by name (``label``: :func:`chunklab_core.reports.samples.corpus_sample_label`),
+    its characters and seed; without a label, its articles and questions (``Corpus.summary()``)."""
+    if label is not None:
+        return (f"The sample is **{label}** ({summary['characters']:,} characters, seed {seed}); "
+                "every table and finding below is on it.")
     return (f"The sample holds **{summary['documents']} articles** ({summary['characters']:,} characters) "
             f"and **{summary['questions']} questions** (seed {seed}).")
 
 
-def results_reading(results: pd.DataFrame, n_questions: int) -> str:
-    """Highest and lowest recall@k, the nDCG@k leader, and how many intervals reach the leader's lower bound.
+def results_reading(results: pd.DataFrame, verdicts: pd.DataFrame, sample: str) -> str:
+    """The recall@k leader and what its paired intervals say (:func:`chunklab_core.reports.verdict_tables.leader_verdicts`).
 
-    k is the table's largest k (the depth): 10 in the post (``measures.largest_k``).
+    ``verdicts`` is the leader-verdict table of recall@k per question (leader first); k is the
+    table's largest k (the depth): 10 in the post (``measures.largest_k``). Nothing is read from
+    overlapping intervals or from point estimates: the words are the series' one rule on the
+    paired intervals leader - strategy.
     """
     k = largest_k(results.columns)
     hit, ndcg = column("hit", k), column("ndcg", k)
     low, high = interval_columns(hit)
-    best = results.sort_values(hit, ascending=False).iloc[0]
-    worst = results.sort_values(hit).iloc[0]
+    by_strategy = results.set_index("strategy")
+    leader = by_strategy.loc[verdicts["strategy"].iloc[0]]
+    open_ = verdicts.iloc[1:][verdicts["verdict"].iloc[1:] != claims.RULED_OUT]
+    ruled = verdicts.iloc[1:][verdicts["verdict"].iloc[1:] == claims.RULED_OUT]
+    labels = lambda rows: ", ".join(by_strategy.loc[name, "label"] for name in rows["strategy"])
+    winner = verdicts["verdict"].iloc[0] == claims.WINNER
+    text = (f"On {sample}, **{leader['label']}** has the highest recall@{k}, "
+            f"{numbers.estimate(leader[hit], leader[low], leader[high])}; by the paired intervals "
+            "(leader − strategy, the same question resamples) it is "
+            + ("the **winner**: " if winner else "not the winner: "))
+    if open_.empty:
+        text += "every other strategy is ruled out."
+    else:
+        text += (f"{numbers.count(len(open_), 'strategy', 'strategies')} cannot be ruled out "
+                 f"({labels(open_)})" + (f", {numbers.count(len(ruled), 'strategy is', 'strategies are')} "
+                                         f"ruled out ({labels(ruled)})." if len(ruled) else "."))
     best_ndcg = results.sort_values(ndcg, ascending=False).iloc[0]
-    overlapping = results[results[high] >= best[low]]
-    return (f"**{best['label']}** has the highest recall@{k}, {best[hit]:.3f} "
-            f"[{best[low]:.3f}, {best[high]:.3f}]; **{worst['label']}** the lowest, "
-            f"{worst[hit]:.3f}. By nDCG@{k} the first is **{best_ndcg['label']}** ({best_ndcg[ndcg]:.3f}). "
-            f"{len(overlapping)} of {len(results)} strategies have a recall@{k} interval that reaches the "
-            f"leader's lower bound, so the ranking among them is not settled by {n_questions} questions "
-            f"alone; post 03 does the paired comparison.")
+    bounds = [best_ndcg.get(name, np.nan) for name in interval_columns(ndcg)]
+    return (text + f" The highest nDCG@{k} point estimate is **{best_ndcg['label']}**'s "
+            f"({numbers.estimate(best_ndcg[ndcg], *bounds)}); post 03 compares every metric paired.")
+
+
+def recall_verdicts(result: BenchmarkResult, k: int, resamples: int, seed: int) -> pd.DataFrame:
+    """The recall@k leader's paired intervals against every other strategy, with verdict words
+    (:func:`chunklab_core.reports.verdict_tables.leader_verdicts` on the questions x strategies hits)."""
+    metric = column("hit", k)
+    wide = result.per_question.pivot(index="qid", columns="strategy", values=metric)
+    return leader_verdicts(wide, metric, resamples, seed)
+
+
+def threshold_reading(results: pd.DataFrame, ks: Sequence[int], target: float = 0.90) -> str:
+    """Where recall@k stands against ``target``, by its 95% interval, never by its point estimate.
+
+    Per strategy, the smallest k whose recall@k interval lies wholly above ``target``
+    (:func:`chunklab_core.stats.claims.interval_side` on ``[low - target, high - target]``);
+    strategies with none are split into those whose interval at the largest k lies wholly below
+    ``target`` and those whose interval contains it (the sample cannot say on which side they
+    are). Tokens are the mean returned tokens at that k, a descriptive figure. The table's
+    ``context_cost_tokens`` column is read from point estimates and is described, not used, here.
+    """
+    above, unsure, below = [], [], []
+    for _, row in results.iterrows():
+        for k in ks:
+            low, high = interval_columns(column("hit", k))
+            if low in row and claims.interval_side(row[low] - target, row[high] - target) == 1:
+                above.append((row[column("tokens", k)], row["label"], k))
+                break
+        else:
+            last = column("hit", ks[-1])
+            low, high = interval_columns(last)
+            side = claims.interval_side(row[low] - target, row[high] - target)
+            (below if side == -1 else unsure).append(
+                f"{row['label']} {numbers.estimate(row[last], row[low], row[high])}")
+    threshold = f"{target:.2f}"
+    parts = []
+    if above:
+        listed = "; ".join(f"{label} from k = {k} ({tokens:.0f} tokens returned on average)"
+                           for tokens, label, k in sorted(above))
+        parts.append(f"Recall@k lies above {threshold} by its whole 95% interval for "
+                     f"{numbers.count(len(above), 'strategy', 'strategies')}, fewest tokens first: "
+                     f"{listed}.")
+    else:
+        parts.append(f"No strategy's recall@k interval lies wholly above {threshold} within "
+                     f"k ≤ {ks[-1]}.")
+    if unsure:
+        parts.append(f"At k = {ks[-1]}, {numbers.count(len(unsure), 'interval contains', 'intervals contain')} "
+                     f"{threshold}, so the sample cannot say on which side of it the strategy lies: "
+                     + "; ".join(unsure) + ".")
+    if below:
+        parts.append(f"Wholly below {threshold} at k = {ks[-1]}: " + "; ".join(below) + ".")
+    parts.append("The token counts are descriptive means without an interval; the table's context "
+                 f"cost column reads the first k whose point estimate exceeds {threshold} and is not "
+                 "a verdict.")
+    return " ".join(parts)
 
 
 def context_cost_text(results: pd.DataFrame, ks: Sequence[int]) -> str:
-    """The cheapest strategy past 90% recall (tokens at its smallest such k), or that none passes."""
-    cheapest = results.dropna(subset=["context_cost_tokens"]).sort_values("context_cost_tokens")
-    if not len(cheapest):
-        return f"No strategy passes 90% recall within k ≤ {ks[-1]}."
-    c = cheapest.iloc[0]
-    return (f"The cheapest way past 90% recall is **{c['label']}**: {c['context_cost_tokens']:.0f} tokens "
-            f"on average at k = {int(c['cost_k'])}. "
-            f"{int(results['context_cost_tokens'].isna().sum())} strategies never pass 0.90 within k ≤ {ks[-1]}.")
+    """Kept for callers of earlier versions: :func:`threshold_reading` at 0.90."""
+    return threshold_reading(results, ks)
 
 
 def cut_example_text(row) -> str:

@@ -28,6 +28,7 @@ from chunklab_core.stats import bootstrap as stats
 
 from chunklab_core.stats.claims import pair_verdict
 from chunklab_core.reports.verdict_tables import design_of, paired_interval
+from chunklab_core.chunking import strategy_label
 
 CELL = ["corpus", "strategy", "first_stage", "scorer", "depth"]
 CORPUS_LABELS = {"squad": "SQuAD v1.1 (post 01 sample)", "nq": "Natural Questions pages"}
@@ -266,22 +267,35 @@ def llm_cost(llm_stage: pd.DataFrame, calls: pd.DataFrame, depth: int) -> pd.Dat
 
 
 def plot_footprint(table: pd.DataFrame):
-    """Chunks, indexed tokens, duplication and index sizes per strategy, one row of panels per corpus."""
+    """Chunks, indexed tokens, duplication and index sizes per strategy, one row of panels per corpus.
+
+    Strategies are named (:func:`chunklab_core.chunking.strategy_label`), not by id, on every
+    panel's axis in a legible size; the x tick labels are compact (``1.2k``, ``3M``) so they
+    never overlap.
+    """
+    from matplotlib.ticker import EngFormatter, MaxNLocator
+
     corpora = list(table["corpus"].unique())
     columns = [("chunks", "chunks"), ("indexed_tokens", "indexed tokens (cl100k)"), ("duplication", "duplication"),
                ("bm25_MB", "BM25 postings, MB"), ("vectors_MB_all-mpnet-base-v2", "mpnet vectors, MB")]
-    fig, axes = plt.subplots(len(corpora), len(columns), figsize=(3.0 * len(columns), 2.6 * len(corpora)),
+    strategies = max(table.groupby("corpus").size().max(), 1)
+    fig, axes = plt.subplots(len(corpora), len(columns),
+                             figsize=(2.9 * len(columns) + 1.6, (0.32 * strategies + 1.1) * len(corpora)),
                              squeeze=False)
     for r, corpus in enumerate(corpora):
         rows = table[table["corpus"] == corpus]
+        names = [strategy_label(s) for s in rows["strategy"]]
         for c, (column, title) in enumerate(columns):
             ax = axes[r][c]
-            ax.barh(rows["strategy"], rows[column], color="#4c72b0")
+            ax.barh(names, rows[column], color="#4c72b0")
             ax.invert_yaxis()
-            ax.set_title(f"{title}\n{CORPUS_LABELS.get(corpus, corpus)}", fontsize=8)
+            ax.set_title(f"{title}\n{CORPUS_LABELS.get(corpus, corpus)}", fontsize=9)
             if c:
                 ax.set_yticklabels([])
-            ax.tick_params(labelsize=7)
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=3, min_n_ticks=2))
+            ax.xaxis.set_major_formatter(EngFormatter(sep=""))
+            ax.tick_params(axis="y", labelsize=9)
+            ax.tick_params(axis="x", labelsize=8)
     fig.tight_layout()
     return fig
 

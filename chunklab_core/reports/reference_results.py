@@ -1,7 +1,8 @@
 """Reference results the series quotes, and the series' own figure for each, computed.
 
-The reference values are *cited constants* (an independent reference run quoted in the
-project's issues 3 and 14, not measured here); each function puts the series' own number beside
+The reference values are *cited constants* from the published ChunkLab SQuAD benchmark (its
+README's results table; SQuAD v1.1 dev, 800 questions from 40 articles, seed 20260729:
+:data:`REFERENCE_SOURCE`, cited by :func:`citation`), not measured here; each function puts the series' own number beside
 one of them, computed from the series' data, so a reader sees whether the reference is
 reproduced, and if not, why:
 
@@ -25,9 +26,26 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from chunklab_core.core import numbers
 from chunklab_core.stats import bootstrap as stats
 from chunklab_core.chunking import strategy_label
 from chunklab_core.evaluation.measures import column, interval_columns, parse
+from chunklab_core.reports.samples import sample_label
+
+# Where every REFERENCE value is published: the benchmark's README, its results table.
+REFERENCE_SOURCE = {"name": "the published ChunkLab SQuAD benchmark",
+                    "where": "its README's results table", "corpus": "squad",
+                    "questions": 800, "articles": 40, "seed": 20260729}
+
+
+def citation(capital: bool = False) -> str:
+    """``the published ChunkLab SQuAD benchmark (its README's results table; SQuAD v1.1, 800
+    questions from 40 articles, seed 20260729)``, from :data:`REFERENCE_SOURCE`."""
+    source = REFERENCE_SOURCE
+    text = (f"{source['name']} ({source['where']}; "
+            f"{sample_label(source['corpus'], source['questions'], source['articles'])}, "
+            f"seed {source['seed']})")
+    return text[0].upper() + text[1:] if capital else text
 
 REFERENCE = {
     "half_width_at_80": 0.09,        # "±9 points at n = 80"
@@ -58,7 +76,8 @@ def width_text(table: pd.DataFrame) -> str:
     low, high = table.loc[table["half-width"].idxmin()], table.loc[table["half-width"].idxmax()]
     return (f"At n = {int(table['questions'].iloc[0])} a 95% interval is ±{100 * low['half-width']:.1f} points for "
             f"{low['base rate of']} (rate {low['rate']:.2f}) and ±{100 * high['half-width']:.1f} points for "
-            f"{high['base rate of']} (rate {high['rate']:.2f}); the reference's ±{100 * REFERENCE['half_width_at_80']:.0f} "
+            f"{high['base rate of']} (rate {high['rate']:.2f}); the ±{100 * REFERENCE['half_width_at_80']:.0f} "
+            f"points quoted by {citation()} "
             f"points holds for a rate of {rate_for_half_width(REFERENCE['half_width_at_80'], 80):.2f} (or one minus it) "
             "— the width depends on the base rate, so quote it with the rate.")
 
@@ -85,10 +104,10 @@ def mrr_contrast(per_question: pd.DataFrame, resamples: int, seed: int, k: int =
 
 def mrr_text(contrast: dict) -> str:
     ref_a, ref_b = REFERENCE["mrr_pair"]
-    return (f"The reference reported MRR {ref_a:.3f} against {ref_b:.3f} (a gap of {contrast['reference_gap']:.3f}). "
+    return (f"{citation(True)} reports MRR {ref_a:.3f} against {ref_b:.3f} (a gap of {contrast['reference_gap']:.3f}). "
             f"On these {contrast['questions']} questions the largest MRR@10 gap is {contrast['best']} "
             f"({contrast['best_mrr']:.3f}) − {contrast['worst']} ({contrast['worst_mrr']:.3f}) = "
-            f"{contrast['difference']:+.3f} [{contrast['low']:+.3f}, {contrast['high']:+.3f}] (paired 95%); the reference "
+            f"{numbers.estimate(contrast['difference'], contrast['low'], contrast['high'], signed=True)} (paired 95%); the benchmark "
             "does not say which pair it compared, so only the size of the gap can be set beside ours.")
 
 
@@ -106,12 +125,12 @@ def calibration_against_reference(calibration: pd.DataFrame) -> pd.DataFrame:
 def calibration_text(table: pd.DataFrame) -> str:
     top = table[table["band"] == table["band"].iloc[-1]]
     inside = top[top["reference inside our interval"]]
-    text = (f"The reference found picks in the {top['band'].iloc[0]} band right {REFERENCE['calibration_top_band']:.0%} "
+    text = (f"{citation(True)} found picks in the {top['band'].iloc[0]} band right {REFERENCE['calibration_top_band']:.0%} "
             "of the time. Our simulation gives " + ", ".join(
                 f"{r['share_correct']:.0%} [{r['ci_low']:.0%}, {r['ci_high']:.0%}] at spread {r['rate spread']:g}"
                 for _, r in top.iterrows()) + ". ")
     if len(inside):
-        text += (f"The reference's figure is reproduced only at spread {', '.join(f'{s:g}' for s in inside['rate spread'])}: "
+        text += (f"The benchmark's figure is reproduced only at spread {', '.join(f'{s:g}' for s in inside['rate spread'])}: "
                  "when the true rates are well apart; with near-ties, probability of being best is overconfident.")
     else:
         text += ("No spread reproduces it: in this simulation probability of being best is overconfident whatever "
@@ -122,10 +141,11 @@ def calibration_text(table: pd.DataFrame) -> str:
 def leader_curve_text(curve: pd.DataFrame) -> str:
     (n_small, p_small), (n_large, p_large) = REFERENCE["leader_probability"]
     ours = curve.set_index("n_questions")["mean_probability_best"]
-    parts = [f"{ours[n]:.0%} at n = {n:,} (reference {p:.0%})" for n, p in ((n_small, p_small), (n_large, p_large))
+    parts = [f"{ours[n]:.0%} at n = {n:,} (benchmark {p:.0%})" for n, p in ((n_small, p_small), (n_large, p_large))
              if n in ours.index]
     return ("With a true gap of 0.60 against 0.55 the better candidate's mean probability of being best is "
-            + " and ".join(parts) + ".") if parts else "The curve does not reach the reference's question counts."
+            + " and ".join(parts) + f"; the benchmark figures are quoted from {citation()}.") if parts else \
+        f"The curve does not reach the question counts of {citation()}."
 
 
 def two_sample_reference(results: pd.DataFrame, reference_run: dict, n_reference: int = REFERENCE["post01_questions"],
@@ -162,8 +182,8 @@ def two_sample_reference(results: pd.DataFrame, reference_run: dict, n_reference
 
 def two_sample_text(table: pd.DataFrame) -> str:
     apart = table[table["verdict"] != "cannot be told apart"]
-    text = (f"{len(table) - len(apart)} of {len(table)} reference values cannot be told apart from ours once both "
-            "samples' noise is counted")
+    text = (f"{len(table) - len(apart)} of {len(table)} values quoted from {citation()} cannot be told apart "
+            "from ours once both samples' noise is counted")
     if len(apart):
         text += ("; beyond the two-sample band: " + "; ".join(
             f"{r['strategy']} {r['metric']} (ours {r['ours']:.3f}, reference {r['reference']:.3f}, "
@@ -187,7 +207,7 @@ def overlap_text(measures: pd.DataFrame) -> str:
         parts.append(f"{corpus}: content words {g['content words']:.2f} against {h['content words']:.2f} "
                      f"(ratio {g['content words'] / h['content words']:.2f}), bigrams {g['bigrams']:.2f} against "
                      f"{h['bigrams']:.2f} (ratio {g['bigrams'] / h['bigrams']:.2f})")
-    return (f"The reference reports generated questions overlapping their passage {100 * generated_ref:.1f}% "
+    return (f"{citation(True)} reports generated questions overlapping their passage {100 * generated_ref:.1f}% "
             f"against {100 * human_ref:.1f}% for human ones (ratio {generated_ref / human_ref:.2f}), without the exact "
             "definition of its measure, so its levels cannot be reproduced here. The series' content-word overlap "
             "counts topic words, which human questions share with their passage too; bigram overlap counts copied "

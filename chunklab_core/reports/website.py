@@ -3,9 +3,15 @@
 Handles: every executed post ``notebooks/NN_*.ipynb`` (found by glob, so posts added later
 appear without a change here). Each page shows the post's prose, tables and figures with the
 code cells left out (their outputs stay), warnings and progress bars (stderr) dropped, and
-links to the index and to the previous and next post. The index lists every post with its
-title (the first markdown heading), its question (the first paragraph under that heading)
-and its lead figure (the first figure the post draws). Figures are written as PNG files
+links to the index and to the previous and next post. A page opens with the post's key
+findings (its closing section, found by its heading: :data:`KEY_SECTIONS`, repeated after the
+introduction without its figures) and ends with the versions of the packages it ran with (the
+output of the post's ``start_post()`` cell, moved from the top); pandas tables are shown as a
+reader expects them (:mod:`chunklab_core.reports.site_tables`: no row numbers, text left,
+numbers right, an estimate and its interval in one cell). The index lists every post in one
+form: its title (the first markdown heading, ``NN · title``), its subtitle (the first
+paragraph under the heading when it is in italics, else that paragraph's first sentence) and
+its lead figure (the first figure the post draws). Figures are written as PNG files
 beside the pages and linked relatively, and the style sheet is inline, so the folder works
 offline, from ``file://`` and on any static host. The folder is built next to the target and
 moved into place only when complete, so a failed build leaves the previous site untouched.
@@ -30,12 +36,20 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import copy
+
 import nbformat
 
 from chunklab_core.core.paths import PROJ_ROOT
+from chunklab_core.reports.site_tables import tidy_tables
 
 POST_GLOB = "[0-9][0-9]_*.ipynb"
 IMAGE_DIR = "img"
+# Headings of a post's closing section (the first that matches), shown first as its key findings.
+KEY_SECTIONS = ("What this shows", "What to take away", "Takeaways", "What this run supports",
+                "An honest reading", "The answer: which chunker?", "The findings")
+VERSIONS_CALL = "start_post("
+SECTION = re.compile(r"^##\s+(?:\d+\.\s+)?(.+?)\s*$", re.MULTILINE)
 
 STYLE = """
 *, *::before, *::after { box-sizing: border-box; }
@@ -52,9 +66,10 @@ h2 { font-size: 1.45em; margin-top: 1.8em; border-bottom: 1px solid #d8dee4; pad
 img { max-width: 100%; height: auto; display: block; margin: 12px auto; }
 table { display: block; width: max-content; max-width: 100%; overflow-x: auto; border-collapse: collapse; font-size: 14px;
         margin: 12px 0; }
-th, td { border: 1px solid #d8dee4; padding: 4px 8px; text-align: right; vertical-align: top; }
+th, td { border: 1px solid #d8dee4; padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; }
-td:first-child, th:first-child { text-align: left; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+
 pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f8fa; padding: 8px 12px;
       font-size: 14px; border-radius: 6px; }
 code { font-size: 0.92em; background: #f6f8fa; padding: 0 3px; border-radius: 3px; overflow-wrap: anywhere; }
@@ -117,6 +132,16 @@ def _markdown_to_html(text: str) -> str:
     return markdown2html(text)
 
 
+def subtitle(paragraph: str) -> str:
+    """The index's one form of a post's subtitle: the paragraph when it is all in italics
+    (``*...*``), else its first sentence set in italics."""
+    text = " ".join(paragraph.split())
+    if re.fullmatch(r"\*[^*].*[^*]\*", text) or re.fullmatch(r"_[^_].*[^_]_", text):
+        return text
+    first = re.split(r"(?<=[.!?])\s+(?=[A-Z*])", text, maxsplit=1)[0]
+    return f"*{first.strip('*')}*"
+
+
 def read_post(path: Path) -> tuple[Post, nbformat.NotebookNode]:
     """The post's title (first markdown heading), question (the paragraph under it), lead figure.
 
@@ -139,7 +164,7 @@ def read_post(path: Path) -> tuple[Post, nbformat.NotebookNode]:
                     break
                 continue
             paragraph.append(line)
-        question = _markdown_to_html("\n".join(paragraph)) if paragraph else ""
+        question = _markdown_to_html(subtitle("\n".join(paragraph))) if paragraph else ""
         break
     if title is None:
         raise ValueError(f"{path}: no markdown heading (the post's title is its first '# ...' line)")
@@ -155,8 +180,59 @@ def _drop_noise(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return notebook
 
 
+def _section_of(notebook: nbformat.NotebookNode, names: tuple[str, ...]) -> tuple[int, int] | None:
+    """``(first, end)`` cell positions of the first ``## `` section whose heading starts with one of ``names``."""
+    starts = [(i, SECTION.search(c.source)) for i, c in enumerate(notebook.cells)
+              if c.cell_type == "markdown" and SECTION.search(c.source)]
+    for position, (i, match) in enumerate(starts):
+        if match.group(1).startswith(names):
+            end = starts[position + 1][0] if position + 1 < len(starts) else len(notebook.cells)
+            return i, end
+    return None
+
+
+def arrange_for_reading(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy of ``notebook`` that opens with its key findings and ends with its versions.
+
+    Key findings: the cells of the closing section (:data:`KEY_SECTIONS`), copied after the
+    first cell under the heading "Key findings", figures left out (they stay in the section).
+    Versions: the outputs of the cell that calls ``start_post(`` move to a last section.
+    """
+    notebook = copy.deepcopy(notebook)
+    cells = notebook.cells
+    versions = []
+    for cell in cells:
+        if cell.cell_type == "code" and VERSIONS_CALL in cell.source and cell.outputs:
+            versions, cell.outputs = cell.outputs, []
+            break
+    found = _section_of(notebook, KEY_SECTIONS)
+    if found is not None and found[0] > 1:
+        first, end = found
+        copies = copy.deepcopy(cells[first:end])
+        heading = SECTION.search(copies[0].source)
+        copies[0].source = (copies[0].source[:heading.start()] + "## Key findings\n\n*From the closing "
+                            f"section, “{heading.group(1)}”; the evidence follows.*"
+                            + copies[0].source[heading.end():])
+        for cell in copies:
+            if cell.cell_type == "code":
+                cell.outputs = [o for o in cell.outputs
+                                if not set(o.get("data", {})) & {"image/png", "image/jpeg", "image/svg+xml"}]
+        cells[1:1] = copies
+    if versions:
+        cells.append(nbformat.v4.new_markdown_cell("## Versions\n\nThe packages this post ran with."))
+        cell = nbformat.v4.new_code_cell("")
+        cell.outputs = versions
+        cells.append(cell)
+    return notebook
+
+
 def render_body(notebook: nbformat.NotebookNode, image_prefix: str) -> tuple[str, dict[str, bytes]]:
-    """The post's HTML body without code cells, and its figures as ``{relative path: bytes}``."""
+    """The post's HTML body without code cells, and its figures as ``{relative path: bytes}``.
+
+    The notebook is first arranged for reading (:func:`arrange_for_reading`) and its pandas
+    tables tidied (:func:`chunklab_core.reports.site_tables.tidy_tables`).
+    """
+    notebook = arrange_for_reading(notebook)
     from nbconvert import HTMLExporter
     from nbconvert.preprocessors import ExtractOutputPreprocessor
 
@@ -168,6 +244,7 @@ def render_body(notebook: nbformat.NotebookNode, image_prefix: str) -> tuple[str
     exporter.register_preprocessor(extract, enabled=True)
     resources = {"output_files_dir": IMAGE_DIR, "unique_key": image_prefix}
     body, resources = exporter.from_notebook_node(_drop_noise(notebook), resources=resources)
+    body = tidy_tables(body)
     files = {name: data if isinstance(data, bytes) else data.encode("utf-8")
              for name, data in resources.get("outputs", {}).items()}
     return body, files

@@ -12,13 +12,28 @@
   groups that are not independent draws (the three strategies' answers to one question, the
   questions of one article), the interval resamples the groups instead of the items
   (``clusters=``; one-stage cluster bootstrap of :mod:`chunklab_core.stats.clustered`).
+* Design-weighted Cohen's kappa (:func:`design_weighted_kappa`, ``kappa_ci(weights=...)``): when
+  the items are a sample drawn with unequal inclusion probabilities ``pi_i`` (post 06's
+  stratified audit: ``pi_h = n_h / N_h``), every cell proportion of the confusion table is
+  replaced by its Hajek estimate ``p_jk = sum_i w_i [a_i = j][b_i = k] / sum_i w_i`` with the
+  design weights ``w_i = 1 / pi_i``, and kappa is computed from those proportions. This is the
+  plug-in (substitution) estimator of a smooth function of population totals (Sarndal,
+  Swensson & Wretman, *Model Assisted Survey Sampling*, 1992, sec. 5.5 and 5.7) applied to
+  Cohen's formula, so it estimates the kappa of the whole population, not of the sample; the
+  unweighted kappa of an over-sampled stratum mix describes the sample only. It equals
+  ``sklearn.metrics.cohen_kappa_score(a, b, sample_weight=w)``. Its interval resamples items
+  (or ``clusters``) keeping each item's weight and recomputes the weighted table (the ratio
+  bootstrap of :func:`chunklab_core.audit.paired.weighted_mean_ci`; Davison & Hinkley 1997,
+  sec. 3.8).
 * Prediction-powered inference for a mean (Angelopoulos, Bates, Fannjiang, Jordan & Zrnic,
   "Prediction-powered inference", Science 382, 2023, eq. for the mean estimand):
   ``theta = mean(judge on all items) + mean(human - judge on the graded sample)``,
   ``se^2 = var(judge_all) / N + var(human - judge) / n``, normal-approximation interval.
   The graded sample must be a uniform random sample of the items.
 
-Not handled: weighted kappa, more than two raters (Fleiss), missing labels (filter them; an
+Not handled: Cohen's *weighted* kappa for ordered labels (partial credit between labels,
+Cohen 1968; the design weights above weigh items, not disagreements), more than two raters
+(Fleiss), missing labels (filter them; an
 ``unparsed`` verdict is a label like any other if you keep it), PPI++ power tuning.
 """
 
@@ -103,6 +118,34 @@ def cohen_kappa(a, b, labels=None) -> float:
     return float(kappa_from_proportions(table / table.sum()))
 
 
+def _design_weights(weights, n_items: int) -> np.ndarray:
+    """The items' design weights as a float vector: one per item, finite and positive."""
+    w = np.asarray(weights, dtype=float)
+    if w.shape != (n_items,):
+        raise ValueError(f"weights must give one design weight per item: got shape {w.shape} for "
+                         f"{n_items} items")
+    if not np.all(np.isfinite(w)) or (w <= 0).any():
+        raise ValueError("design weights must be finite and > 0 (an item of weight 0 was not sampled)")
+    return w
+
+
+def design_weighted_kappa(a, b, weights, labels=None) -> float:
+    """Design-weighted Cohen's kappa: kappa of the Hajek-weighted confusion proportions.
+
+    ``p_jk = sum_i w_i [a_i = j][b_i = k] / sum_i w_i``; ``p_o = sum_j p_jj``; ``p_e = sum_j
+    p_j. p_.j``; ``kappa = (p_o - p_e) / (1 - p_e)`` (Cohen 1960, with the cell shares estimated
+    for the population by the Hajek estimator, Sarndal, Swensson & Wretman 1992, sec. 5.7).
+    ``weights``: each item's design weight ``1 / pi_i`` (post 06: ``N_h / n_h``). Equal weights
+    give :func:`cohen_kappa`; NaN when ``p_e = 1``. Equals scikit-learn's
+    ``cohen_kappa_score(a, b, sample_weight=weights)``.
+    """
+    a_codes, b_codes, labels = _encode(a, b, labels)
+    w = _design_weights(weights, len(a_codes))
+    table = np.zeros((len(labels), len(labels)))
+    np.add.at(table, (a_codes, b_codes), w)
+    return float(kappa_from_proportions(table / table.sum()))
+
+
 class KappaInterval(NamedTuple):
     """Kappa on all items with a bootstrap percentile interval over items."""
 
@@ -113,7 +156,7 @@ class KappaInterval(NamedTuple):
 
 
 def kappa_ci(a, b, resamples: int = 10_000, seed=0, confidence: float = 0.95, labels=None,
-             clusters=None) -> KappaInterval:
+             clusters=None, weights=None) -> KappaInterval:
     """Percentile bootstrap interval for Cohen's kappa, resampling items with replacement.
 
     Each resample's confusion table is the resampled mean of the items' one-hot (label of a,
@@ -123,21 +166,27 @@ def kappa_ci(a, b, resamples: int = 10_000, seed=0, confidence: float = 0.95, la
     then draw whole groups (:func:`chunklab_core.stats.clustered.clustered_resampled_means`:
     a resample's table is the share of its kept items in each cell). With every item its own
     group this is exactly the item bootstrap.
+    ``weights``: design weights (one per item); kappa is then :func:`design_weighted_kappa`
+    and each resample's table is the weighted share of its kept items in each cell (the
+    resampled mean of ``w * one_hot`` over the resampled mean of ``w``), drawn from the same
+    resamples as without weights.
     """
     a_codes, b_codes, labels = _encode(a, b, labels)
     n_labels = len(labels)
     one_hot = np.zeros((len(a_codes), n_labels * n_labels))
     one_hot[np.arange(len(a_codes)), a_codes * n_labels + b_codes] = 1.0
+    w = np.ones(len(a_codes)) if weights is None else _design_weights(weights, len(a_codes))
+    matrix = np.column_stack([one_hot * w[:, None], w])
     if clusters is None:
-        tables = resampled_means(one_hot, resamples, seed)
+        means = resampled_means(matrix, resamples, seed)
     else:
-        tables = clustered_resampled_means(one_hot, clusters, resamples, seed)
-    tables = tables.reshape(-1, n_labels, n_labels)
+        means = clustered_resampled_means(matrix, clusters, resamples, seed)
+    tables = (means[:, :-1] / means[:, -1:]).reshape(-1, n_labels, n_labels)
     kappas = kappa_from_proportions(tables)
     defined = kappas[~np.isnan(kappas)]
     low, high = percentile_interval(defined, confidence) if defined.size else (np.nan, np.nan)
-    return KappaInterval(cohen_kappa(a, b, labels), float(low), float(high),
-                         float(np.isnan(kappas).mean()))
+    estimate = cohen_kappa(a, b, labels) if weights is None else design_weighted_kappa(a, b, w, labels)
+    return KappaInterval(estimate, float(low), float(high), float(np.isnan(kappas).mean()))
 
 
 @dataclass

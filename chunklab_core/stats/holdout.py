@@ -12,6 +12,13 @@ half the questions, so it overstates the curse of selecting on all of them). Wit
 set the two halves of a split are tied by the full-sample mean, so single splits vary a lot;
 the held-out score is unbiased for the pick's true score only on average over data sets.
 
+The mean gap is a statistic of the data set, and its 95% interval (:func:`held_out_gap_ci`)
+comes from resampling the *questions*: a percentile bootstrap (Efron & Tibshirani 1993,
+eq. 13.5) that repeats the whole held-out procedure, with the same splits' seed, on each
+resample of the questions and keeps the middle 95% of the resampled mean gaps. The spread of
+the gap over the splits of one data set is not that interval: the splits share the questions,
+so it measures only the Monte Carlo noise of the splitting.
+
 Ties on the selection half are broken at random (seeded), not by column order. Not handled:
 stratified or document-grouped splits (split by document yourself and pass the matrix of
 document means if questions cluster), nested selection over hyper-parameters.
@@ -96,3 +103,39 @@ def held_out_selection(matrix, names=None, seed=0, n_splits: int = 50,
         "most_frequent_winner_share": picks.iloc[0] / n_splits,
     }, dtype=object)
     return HeldOutResult(splits, summary)
+
+
+@dataclass(frozen=True)
+class GapInterval:
+    """The mean winner's-curse gap on the data with its question-bootstrap percentile interval."""
+
+    gap: float
+    low: float
+    high: float
+    resamples: int
+    confidence: float
+
+
+def held_out_gap_ci(matrix, seed=0, n_splits: int = 50, resamples: int = 1_000,
+                    confidence: float = 0.95, selection_share: float = 0.5) -> GapInterval:
+    """Percentile interval of the mean gap ``selection score - held-out score`` (module docstring).
+
+    ``gap`` is :func:`held_out_selection`'s ``mean_gap`` on ``matrix``; each of ``resamples``
+    bootstrap resamples of the questions (:func:`chunklab_core.stats.bootstrap.iter_resample_indices`,
+    seeded by ``seed``) is put through :func:`held_out_selection` with the same ``seed`` and
+    ``n_splits``, and the interval is the (1 - c)/2 and (1 + c)/2 quantiles of their mean gaps.
+    Cost: ``resamples * n_splits`` selections (a second or so for 1,000 x 50 on 800 x 8).
+    """
+    from chunklab_core.stats.bootstrap import iter_resample_indices, percentile_interval
+
+    scores = as_score_matrix(matrix, "matrix")
+    observed = float(held_out_selection(scores, seed=seed, n_splits=n_splits,
+                                        selection_share=selection_share).summary["mean_gap"])
+    gaps = []
+    for block in iter_resample_indices(scores.shape[0], resamples, seed):
+        for rows in block:
+            result = held_out_selection(scores[rows], seed=seed, n_splits=n_splits,
+                                        selection_share=selection_share)
+            gaps.append(float(result.summary["mean_gap"]))
+    low, high = percentile_interval(np.asarray(gaps), confidence)
+    return GapInterval(observed, float(low), float(high), int(resamples), confidence)

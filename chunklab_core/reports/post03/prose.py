@@ -11,7 +11,9 @@ from __future__ import annotations
 import pandas as pd
 
 from chunklab_core.chunking import strategy_label
+from chunklab_core.core import numbers
 from chunklab_core.reports import reference_results
+from chunklab_core.stats import claims
 
 
 def intervals_text(intervals: pd.DataFrame, n_strategies: int, n_questions: int, metric: str) -> str:
@@ -64,9 +66,18 @@ def design_text(design: pd.DataFrame, n_questions: int) -> str:
             f"the {n_questions} questions are worth about {design['effective_questions'].mean():.0f} independent ones.")
 
 
-def held_out_text(summary, n_splits: int) -> str:
-    """The winner's-curse gap of held-out selection over ``n_splits`` random halves."""
+def held_out_text(summary, n_splits: int, gap=None) -> str:
+    """The winner's-curse gap of held-out selection over ``n_splits`` random halves, with its
+    question-bootstrap interval (``gap``: :func:`chunklab_core.stats.holdout.held_out_gap_ci`)."""
+    if gap is None:
+        worded = f"{summary['mean_gap']:+.4f} (no interval computed)"
+    else:
+        side = {1: "above 0: the curse is measurable on these questions",
+                -1: "below 0", 0: "containing 0: these questions cannot show a curse"}[
+            claims.interval_side(gap.low, gap.high)]
+        worded = (f"{numbers.estimate(gap.gap, gap.low, gap.high, digits=4, signed=True)} (95% interval from "
+                  f"{gap.resamples:,} resamples of the questions, each split {n_splits} times; {side})")
     return (f"Over {n_splits} splits the pick scored {summary['mean_selection_score']:.3f} on its selection half and "
             f"{summary['mean_held_out_score']:.3f} on the untouched half: a winner's-curse gap of "
-            f"{summary['mean_gap']:+.4f}. The most frequent pick was {summary['most_frequent_winner']} "
+            f"{worded}. The most frequent pick was {summary['most_frequent_winner']} "
             f"({summary['most_frequent_winner_share']:.0%} of splits).")

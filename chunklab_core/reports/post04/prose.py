@@ -1,12 +1,16 @@
-"""Post 04's sentences, built from its tables: what was generated, overlap, retrieval, trend, takeaways.
+"""Post 04's sentences: the values its paragraphs need, filled into the Markdown templates of ``prose.md``.
 
 Handles: every paragraph the notebook shows between its tables (the generation counts and call
 options, the per-corpus overlap verdicts, the retrieval comparison per corpus, the overlap →
-BM25-advantage trend, the counts of validity checks, and the takeaways). A paired interval is
-worded by :func:`interval_direction`, which asks :func:`chunklab_core.stats.claims.interval_side`
-(the series' one test of "the interval excludes 0") on which side of 0 it lies, if any. Not handled:
-computing the tables (``post04.study``, ``questions.retrieval_comparison``) or the claims about correlated
-cells and flagged questions (``post04.claims``).
+BM25-advantage trend, the counts of validity checks, and the takeaways). The sentences live
+in ``prose.md`` (:mod:`chunklab_core.reports.templates`); this module computes the values
+(estimates with intervals by :mod:`chunklab_core.core.numbers`) and picks the words. A paired
+interval is worded by :func:`interval_direction`, which asks
+:func:`chunklab_core.stats.claims.interval_side` (the series' one test of "the interval
+excludes 0") on which side of 0 it lies, if any. Corpora are named by the labels the notebook
+passes (:func:`chunklab_core.reports.post04.study.sample_labels`: data set, n and documents).
+Not handled: computing the tables (``post04.study``, ``questions.retrieval_comparison``) or the
+claims about correlated cells and flagged questions (``post04.claims``).
 """
 
 from __future__ import annotations
@@ -15,8 +19,16 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from chunklab_core.core import numbers
 from chunklab_core.reports.markdown import share
+from chunklab_core.reports.templates import Templates
 from chunklab_core.stats import claims
+
+PROSE = Templates(__file__, "prose.md")
+
+
+def _signed(value: float, low: float, high: float) -> str:
+    return numbers.estimate(value, low, high, digits=2, signed=True)
 
 
 def interval_direction(low: float, high: float, above: str, below: str, neither: str) -> str:
@@ -34,17 +46,15 @@ def generation_text(generations: pd.DataFrame, every_nq: bool) -> str:
     """Paragraphs per corpus, and the share of replies still unparsed after the retry."""
     counts = generations.groupby("corpus")["passage_id"].size()
     unparsed = int((generations["status"] != "ok").sum())
-    return (f"{counts.get('squad', 0)} SQuAD paragraphs and {counts.get('nq', 0)} Natural Questions paragraphs"
-            f"{' (every eligible one)' if every_nq else ''}. "
-            f"Unparsed after the retry: {share(unparsed, len(generations))}; those passages keep their human "
-            "question in the counts below but have no generated question to compare.")
+    return PROSE.fill("generation", squad=counts.get("squad", 0), nq=counts.get("nq", 0),
+                      every_nq=(" " + PROSE.fill("generation.every_nq")) if every_nq else "",
+                      unparsed=share(unparsed, len(generations)))
 
 
 def options_text(options: Mapping, system_prompt: str) -> str:
     """The options every generation call ran with, and the system prompt, quoted."""
-    return (f"Options of every call: temperature {options['temperature']}, seed {options['seed']}, at most "
-            f"{options['max_tokens']} tokens. The prompt (system message; the user message is `Passage:` followed by "
-            "the passage):\n\n```text\n" + system_prompt + "\n```")
+    return PROSE.fill("options", temperature=options["temperature"], seed=options["seed"],
+                      max_tokens=options["max_tokens"], prompt=system_prompt)
 
 
 def overlap_text(overlap_summary: pd.DataFrame, overlap_paired: pd.DataFrame, corpus_labels: Mapping,
@@ -57,11 +67,12 @@ def overlap_text(overlap_summary: pd.DataFrame, overlap_paired: pd.DataFrame, co
         verdict = interval_direction(row["low"], row["high"], "generated questions copy more",
                                      "generated questions copy less",
                                      "not separable from the human questions' overlap")
-        lines.append(f"* **{corpus_labels[row['corpus']]}**: {human_labels[row['corpus']]} "
-                     f"{human['mean overlap']:.2f} [{human['low']:.2f}, {human['high']:.2f}], generated "
-                     f"{gen['mean overlap']:.2f} [{gen['low']:.2f}, {gen['high']:.2f}]; paired over {row['passages']} "
-                     f"passages, generated − human = {row['generated − human']:+.2f} [{row['low']:+.2f}, "
-                     f"{row['high']:+.2f}]: {verdict}.")
+        lines.append(PROSE.fill(
+            "overlap.corpus", corpus=corpus_labels[row["corpus"]], human_set=human_labels[row["corpus"]],
+            human=numbers.estimate(human["mean overlap"], human["low"], human["high"], 2),
+            generated=numbers.estimate(gen["mean overlap"], gen["low"], gen["high"], 2),
+            passages=row["passages"], difference=_signed(row["generated − human"], row["low"], row["high"]),
+            verdict=verdict))
     return "\n".join(lines)
 
 
@@ -70,27 +81,29 @@ def retrieval_text(comparison: pd.DataFrame, questions: pd.DataFrame, corpora: M
     """The retrieval set-up, then one bullet per corpus: the range of generated − human and the separated cells."""
     generated = questions[questions["set"] == "generated"]
     fallback = int((generated["relevance"] == "passage overlap").sum())
-    lines = [f"Retrievers: {', '.join(retrievers)} ({dense_model} for dense); haystacks: "
-             + ", ".join(f"{len(c.documents)} {name} documents" for name, c in corpora.items())
-             + f". Relevant: a context holding at least {answer_share:.0%} of an answer occurrence. "
-             f"Generated questions whose answer is not in their passage (lenient relevance): "
-             f"{share(fallback, len(generated))}."]
+    lines = [PROSE.fill("retrieval", retrievers=", ".join(retrievers), dense_model=dense_model,
+                        haystacks=", ".join(f"{len(c.documents)} {name} documents" for name, c in corpora.items()),
+                        answer_share=f"{answer_share:.0%}", fallback=share(fallback, len(generated)))]
     for corpus, group in comparison.groupby("corpus", sort=False):
         up, down = separated_cells(group)
-        lines.append(f"* **{corpus_labels[corpus]}**: generated − human {metric} ranges from "
-                     f"{group['generated − human'].min():+.2f} to {group['generated − human'].max():+.2f} over "
-                     f"{len(group)} cells; the paired interval excludes 0 upwards in {up} and downwards in {down}.")
+        low, high = group["generated − human"].min(), group["generated − human"].max()
+        spread = (f"is {numbers.number(low, 2, True)} in {numbers.count(len(group), 'cell')}"
+                  if numbers.number(low, 2, True) == numbers.number(high, 2, True) else
+                  f"ranges from {numbers.number(low, 2, True)} to {numbers.number(high, 2, True)} over "
+                  f"{numbers.count(len(group), 'cell')}")
+        lines.append(PROSE.fill("retrieval.corpus", corpus=corpus_labels[corpus], metric=metric,
+                                spread=spread, up=up, down=down))
     return "\n".join(lines)
 
 
 def trend_text(trend: pd.DataFrame, corpus_labels: Mapping) -> str:
     """One bullet per corpus (and pooled): the slope of BM25's advantage on overlap, with its verdict."""
-    return "\n".join(
-        f"* **{corpus_labels.get(r.corpus, 'Both corpora pooled')}** ({r.questions} questions, {r.passages} passages): "
-        f"slope {r.slope:+.2f} [{r.low:+.2f}, {r.high:+.2f}]"
-        + interval_direction(r.low, r.high, ": overlap predicts BM25's advantage.",
-                             ": overlap predicts a *dense* advantage.",
-                             ": no trend that this sample can separate from zero.")
+    return "\n".join(PROSE.fill(
+        "trend.corpus", corpus=corpus_labels.get(r.corpus, "Both corpora pooled"), questions=r.questions,
+        passages=r.passages, slope=_signed(r.slope, r.low, r.high),
+        verdict=interval_direction(r.low, r.high, "overlap predicts BM25's advantage.",
+                                   "overlap predicts a *dense* advantage.",
+                                   "no trend that this sample can separate from zero."))
         for r in trend.itertuples())
 
 
@@ -103,8 +116,8 @@ def flagged_generated(checks: pd.DataFrame, names: Sequence[str]) -> tuple[int, 
 def check_count_text(checks: pd.DataFrame, name: str, has_examples: bool) -> str:
     """How many generated questions one check flags, leading into its examples when there are some."""
     generated = checks[checks["set"] == "generated"]
-    return (f"**{name}**: {share(int(generated[name].sum()), len(generated))} generated questions"
-            + (", for example:" if has_examples else "."))
+    return PROSE.fill("check_count", check=name, flagged=share(int(generated[name].sum()), len(generated)),
+                      lead_in=", for example:" if has_examples else ".")
 
 
 def takeaways(overlap_paired: pd.DataFrame, comparison: pd.DataFrame, trend: pd.DataFrame | None, clean_text: str,
@@ -112,25 +125,23 @@ def takeaways(overlap_paired: pd.DataFrame, comparison: pd.DataFrame, trend: pd.
     """The post's takeaways as bullets, each computed from a table above (``trend`` None: no BM25/dense trend)."""
     points = []
     for row in overlap_paired.to_dict("records"):
-        points.append(f"On {corpus_labels[row['corpus']]} generated questions share "
-                      f"{row['generated − human']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}] more of their words "
-                      f"with the passage than {human_labels[row['corpus']]} do: "
-                      + interval_direction(row["low"], row["high"], "a real gap.", "the generator copies less.",
-                                           "no gap this sample can show."))
+        points.append(PROSE.fill(
+            "takeaway.overlap", corpus=corpus_labels[row["corpus"]], human_set=human_labels[row["corpus"]],
+            difference=_signed(row["generated − human"], row["low"], row["high"]),
+            verdict=interval_direction(row["low"], row["high"], "a real gap.", "the generator copies less.",
+                                       "no gap this sample can show.")))
     for corpus, group in comparison.groupby("corpus", sort=False):
         up, down = separated_cells(group)
-        points.append(f"On {corpus_labels[corpus]}, generated questions score higher than the human ones in {up} and "
-                      f"lower in {down} of {len(group)} strategy × retriever cells (paired intervals excluding 0); "
-                      f"mean difference {group['generated − human'].mean():+.2f} {metric}.")
+        points.append(PROSE.fill(
+            "takeaway.retrieval", corpus=corpus_labels[corpus], up=up, down=down,
+            cells=numbers.count(len(group), "strategy × retriever cell"),
+            mean=numbers.number(group["generated − human"].mean(), 2, True), metric=metric))
     if trend is not None:
         pooled = trend[trend["corpus"] == "both"].iloc[0]
-        points.append(f"Overlap against BM25's advantage over dense retrieval, both corpora pooled: slope "
-                      f"{pooled['slope']:+.2f} [{pooled['low']:+.2f}, {pooled['high']:+.2f}] "
-                      + interval_direction(pooled["low"], pooled["high"], "(BM25 gains where words are copied).",
-                                           "(dense gains where words are copied).", "(not separable from zero)."))
-    points.append("Without the generated questions a check flags: " + clean_text)
-    points.append(f"At least one validity check fires on {share(*flagged)} generated questions, "
-                  "and the rules miss whole kinds of error (above): read a sample before trusting a score computed "
-                  "on generated questions, and on your own documents, where there is no human set, measure the "
-                  "overlap anyway.")
-    return "\n".join(f"* {p}" for p in points)
+        points.append(PROSE.fill(
+            "takeaway.trend", slope=_signed(pooled["slope"], pooled["low"], pooled["high"]),
+            verdict=interval_direction(pooled["low"], pooled["high"], "BM25 gains where words are copied",
+                                       "dense gains where words are copied", "not separable from zero")))
+    points.append(PROSE.fill("takeaway.clean", clean=clean_text))
+    points.append(PROSE.fill("takeaway.checks", flagged=share(*flagged)))
+    return PROSE.fill("takeaways", points="\n".join(PROSE.fill("takeaway.point", point=p) for p in points))

@@ -29,6 +29,18 @@ CORPUS_LABELS = {"squad": "SQuAD paragraphs", "nq": "Natural Questions pages"}
 HUMAN_LABELS = {"squad": "crowd-written questions", "nq": "real search queries"}
 
 
+def sample_labels(passages: Sequence[Passage]) -> dict[str, str]:
+    """Per corpus: the sample by what it is, ``SQuAD v1.1, 60 questions from 27 articles``
+    (one human question per passage; documents: the distinct documents of the passages;
+    :func:`chunklab_core.reports.samples.sample_label`)."""
+    from chunklab_core.reports.samples import sample_label
+
+    corpora = list(dict.fromkeys(p.corpus for p in passages))
+    return {corpus: sample_label(corpus, sum(p.corpus == corpus for p in passages),
+                                 len({p.doc_id for p in passages if p.corpus == corpus}))
+            for corpus in corpora}
+
+
 def generation_summary(generations: pd.DataFrame) -> pd.DataFrame:
     """Per corpus: passages, parsed at the first attempt, after the retry, and unparsed."""
     table = generations.assign(

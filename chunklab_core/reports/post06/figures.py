@@ -124,11 +124,11 @@ def plot_accuracy(accuracy: pd.DataFrame, variant: str = "strict"):
 
 
 def plot_paired_differences(paired: pd.DataFrame, grades: str = "the grades"):
-    """Judge-only minus grader-corrected accuracy per judge and variant, paired, with 95% intervals."""
+    """Judge-only minus the accuracy by the audit's grades per judge and variant, paired, with 95% intervals."""
     judges = list(dict.fromkeys(paired["judge"]))
     fig, ax = plt.subplots(figsize=(7, 0.7 * len(judges) + 1.4))
     offsets = {"strict": -0.12, "lenient": 0.12}
     _judge_intervals(ax, paired, judges, "variant", "difference", lambda v: offsets.get(v, 0.0),
                      lambda v: "o" if v == "strict" else "s", scale=100)
-    _judge_axis(ax, judges, f"judge-only minus accuracy corrected by {grades} (points; paired, 95% interval)", True)
+    _judge_axis(ax, judges, f"judge-only minus accuracy by {grades} (points; paired, 95% interval)", True)
     return fig

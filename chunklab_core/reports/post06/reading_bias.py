@@ -1,10 +1,11 @@
-"""Post 06's prose on the audit's own biases and its closing reading, generated from the tables.
+"""Post 06's prose on the audit's own biases and its closing reading, filled into ``reading_bias.md``.
 
 Handles: the reference-grader advantage (:func:`reference_summary`), judge self-preference
 (:func:`self_preference_summary`), judge stability under sampling (:func:`stability_summary`)
-and the closing bullet list (:func:`honest_reading`). Words for the grades come from
-:class:`chunklab_core.audit.graders.GraderWords`; comparisons follow
-:func:`chunklab_core.audit.paired.reading_of`. Not handled: computing anything.
+and the closing bullet list (:func:`honest_reading`). The sentences live in
+``reading_bias.md`` (:mod:`chunklab_core.reports.templates`); this module supplies the values.
+Words for the grades come from :class:`chunklab_core.audit.graders.GraderWords`; comparisons
+follow :func:`chunklab_core.audit.paired.reading_of`. Not handled: computing anything.
 """
 
 from __future__ import annotations
@@ -15,66 +16,57 @@ from chunklab_core.answers.verdicts import REFERENCE_NAME, grader_name, sentence
 from chunklab_core.audit.bias import BEYOND_REFERENCE, Retest
 from chunklab_core.audit.loading import AuditData
 from chunklab_core.audit.graders import GraderWords
+from chunklab_core.core import numbers
 from chunklab_core.reports.post06.reading import GRADES, JUDGE, STRICT, ci, points
+from chunklab_core.reports.templates import Templates
+
+PROSE = Templates(__file__, "reading_bias.md")
 
 
 def reference_summary(tagged: int, table: pd.DataFrame, agreement: pd.DataFrame,
                       words: GraderWords) -> str:
     """What grading against the reference means for the rule-based reference grader's agreement."""
-    text = ["Every grade was made with the reference answer and its passage in view, and the "
-            "rubric grades against the reference. The rule-based reference grader matches "
-            "answers against the same reference, so part of its agreement with "
-            f"{words.grades} is built in by construction."]
+    text = [PROSE.fill("reference", grades=words.grades)]
     row = table[table["judge"] == REFERENCE_NAME]
     if tagged and not row.empty:
         r = row.iloc[0]
-        text.append(f"The grader tagged {tagged} item(s) `{BEYOND_REFERENCE}` (graded correct by "
-                    "the passage although the answer does not give the reference); the reference "
-                    f"grader agrees with the grade on {r['agree on tagged']} of them, against "
-                    f"{r['agree on others']} of {r['other items']} on the other items.")
+        text.append(PROSE.fill("reference.tagged", tagged=numbers.count(tagged, "item"),
+                               tag=BEYOND_REFERENCE, agree_tagged=r["agree on tagged"],
+                               agree_others=r["agree on others"], others=r["other items"]))
     elif not tagged:
-        text.append(f"No item is tagged `{BEYOND_REFERENCE}`: the grades never depart from the "
-                    "reference, so this audit cannot show answers the reference misses.")
+        text.append(PROSE.fill("reference.untagged", tag=BEYOND_REFERENCE))
     binary = agreement[(agreement["scale"] == "binary") & (agreement["judge"] == REFERENCE_NAME)]
     if not binary.empty:
         r = binary.iloc[0]
-        text.append(f"The reference grader's κ of {r['kappa']:.2f} "
-                    f"({ci(r['kappa low'], r['kappa high'])}, binary scale) is "
-                    "therefore an upper bound on how well it would agree with a grader who judged "
-                    "answers on their own merits; it is not evidence that string matching "
-                    "grades as well as a reader.")
+        text.append(PROSE.fill("reference.kappa", kappa=ci(
+            r["weighted kappa"], r["weighted kappa low"], r["weighted kappa high"])))
     return " ".join(text)
 
 
 def self_preference_summary(contrast: dict | None) -> str:
     """The 1.5B judge on its own model's answers against the 0.5B judge, and what it can show."""
     if contrast is None:
-        return "Self-preference is not measured: the sample lacks one of the two three-way judges."
+        return PROSE.fill("self.unmeasured")
     reading = {"a more lenient": f"the {contrast['judge a']} is more lenient",
                "b more lenient": f"the {contrast['judge b']} is more lenient"}.get(
         contrast["reading"], "the two cannot be told apart")
-    return (f"The answers were written by Qwen2.5-Coder-1.5B, the model behind the "
-            f"{contrast['judge a']}; the {contrast['judge b']} is Qwen2.5-Coder-0.5B, "
-            f"the same family. On the same graded items, the lenient share of the {contrast['judge a']} "
-            f"minus that of the {contrast['judge b']} is {100 * contrast['lenient a - lenient b']:+.1f} "
-            f"points ({points(contrast['low'], contrast['high'])}): {reading}. "
-            + (f"The answerer's own model is the less lenient judge here, which shows no "
-               f"preference for its own answers relative to the {contrast['judge b']}, and cannot "
-               "show one the two share. " if contrast["reading"] == "b more lenient" else "")
-            + "A more lenient "
-            "1.5B judge would be consistent with self-preference but also with any other "
-            "difference between the two models (size, calibration); no difference does not rule "
-            "self-preference out, because the 0.5B judge shares the family and may share its "
-            "taste for the family's answers. Telling them apart needs a judge of another family, "
-            "or answers written by another model; this audit has one family.")
+    text = [PROSE.fill("self", a=contrast["judge a"], b=contrast["judge b"], reading=reading,
+                       difference=points(contrast["lenient a - lenient b"], contrast["low"],
+                                         contrast["high"]))]
+    if contrast["reading"] == "b more lenient":
+        text.append(PROSE.fill("self.less_lenient", b=contrast["judge b"]))
+    text.append(PROSE.fill("self.limits"))
+    return " ".join(text)
 
 
 def _share_ci(row, name: str) -> str:
     """The bootstrap interval, or (nothing observed, where a bootstrap has no spread) the exact
     one-sided 97.5% upper bound ``1 - 0.025^(1/n)`` over the n items (Clopper & Pearson 1934)."""
     if row[name] == 0:
-        return f"at most {1 - 0.025 ** (1 / row['items']):.1%} at 97.5% confidence, none of {row['items']} items"
-    return ci(row[f"{name} low"], row[f"{name} high"], True)
+        return PROSE.fill("share.none_observed", bound=f"{1 - 0.025 ** (1 / row['items']):.1%}",
+                          items=row["items"])
+    return "95% interval " + numbers.interval(row[f"{name} low"], row[f"{name} high"], 1,
+                                              scale="percent")
 
 
 def stability_summary(retest: Retest | None, probes: pd.DataFrame | None, temperature: float) -> str:
@@ -86,74 +78,73 @@ def stability_summary(retest: Retest | None, probes: pd.DataFrame | None, temper
     """
     text = []
     if retest is None:
-        text.append(f"No retest at temperature {temperature} is recorded for this sample "
-                    "(`chunklab-judge-retest` records one).")
+        text.append(PROSE.fill("stability.unrecorded", temperature=temperature))
     else:
         summary, replayed = retest.summary, len(retest.items)
-        covered = (f"all {replayed} items of a seeded subset of the sample's first wave (recorded calls, replayed here)"
-                   if replayed == retest.drew else
-                   f"{replayed} of the {retest.drew} items of a seeded subset of the sample's first wave (recorded "
-                   f"calls, replayed here; the replay stops at the first item without a recorded call, "
-                   f"and `chunklab-judge-retest` records the missing ones)")
-        parts = [f"the {r['judge']}: {r['verdicts changed']:.1%} of sampled verdicts differ from its "
-                 f"temperature-0 verdict ({_share_ci(r, 'verdicts changed')}), "
-                 f"{r['items with a pass/fail flip']:.1%} of items flip between pass and fail in "
-                 f"at least one sample ({_share_ci(r, 'items with a pass/fail flip')}), "
-                 f"{r['unparsed']} unparsed" for _, r in summary.iterrows()]
-        text.append(f"Re-asked at temperature {temperature} with "
-                    f"{int(summary['samples per item'].max())} sampling seeds on {covered}. "
-                    + sentence_start("; ".join(parts)) + ".")
+        covered = (PROSE.fill("stability.all", replayed=replayed) if replayed == retest.drew else
+                   PROSE.fill("stability.part", replayed=replayed, drew=retest.drew))
+        parts = [PROSE.fill("stability.judge", judge=r["judge"],
+                            changed=f"{r['verdicts changed']:.1%}",
+                            changed_ci=_share_ci(r, "verdicts changed"),
+                            flipped=f"{r['items with a pass/fail flip']:.1%}",
+                            flipped_ci=_share_ci(r, "items with a pass/fail flip"),
+                            unparsed=r["unparsed"]) for _, r in summary.iterrows()]
+        text.append(PROSE.fill("stability", temperature=temperature,
+                               seeds=int(summary["samples per item"].max()), covered=covered,
+                               judges=sentence_start("; ".join(parts))))
     if probes is not None and "retest_changed" in probes.columns:
-        parts = ", ".join(f"{r['retest_changed']:.0%} of the {grader_name(r['judge'])}'s verdicts"
-                          for _, r in probes.iterrows())
-        text.append(f"Post 05's retest at temperature 0 (a second call on the same input) "
-                    f"changed {parts}: that measures the runtime's determinism, this "
-                    "one how much a verdict depends on decoding.")
-    text.append("Post 05's verdicts are greedy (temperature 0), so they are one fixed draw; "
-                "the changes above say how much a different but equally plausible decoding "
-                "would move them.")
+        parts = ", ".join(PROSE.fill("stability.probe_judge", share=f"{r['retest_changed']:.0%}",
+                                     judge=grader_name(r["judge"])) for _, r in probes.iterrows())
+        text.append(PROSE.fill("stability.probes", judges=parts))
+    text.append(PROSE.fill("stability.greedy"))
     return " ".join(text)
 
 
 def honest_reading(data: AuditData, words: GraderWords, accuracy: pd.DataFrame | None,
-                   paired: pd.DataFrame, contrasts: pd.DataFrame, target: float) -> str:
-    """The closing bullet list: what was checked, by whom, what it shows, and its limits."""
+                   paired: pd.DataFrame, contrasts: pd.DataFrame, target: float,
+                   agreement: pd.DataFrame | None = None) -> str:
+    """The closing bullet list: what was checked, by whom, every judge's population-weighted
+    kappa (``agreement``: :func:`chunklab_core.reports.post06.tables.agreement_table`), the
+    accuracy by the grades, the judge-only figures, and the limits."""
     graders = sorted(set(data.grades["grader"]))
-    lines = [f"- **What was checked.** {len(data.graded)} of {len(data.population)} answers, "
-             f"drawn blind and stratified by the judges' verdicts, graded by {words.who}."]
+    lines = [PROSE.fill("honest.checked", graded=len(data.graded), items=len(data.population),
+                        who=words.who)]
+    if agreement is not None:
+        against = "adjudicated" if "adjudicated" in set(agreement["against"]) else agreement["against"].iloc[0]
+        binary = agreement[(agreement["scale"] == "binary") & (agreement["against"] == against)]
+        judges = "; ".join(PROSE.fill("honest.agreement_judge", judge=r["judge"], kappa=ci(
+            r["weighted kappa"], r["weighted kappa low"], r["weighted kappa high"]))
+            for _, r in binary.iterrows())
+        lines.append(PROSE.fill("honest.agreement", grades=words.grades, judges=judges))
     if accuracy is not None:
         rows = accuracy[accuracy["variant"] == STRICT]
         grades = rows[rows["estimator"] == GRADES].iloc[0]
         half = (grades["high"] - grades["low"]) / 2
-        lines.append(f"- **Accuracy.** {grades['accuracy']:.1%} correct by {words.grades} "
-                     f"({ci(grades['low'], grades['high'], True)}); precision target ±"
-                     f"{100 * target:.0f} points {'met' if half <= target else 'not met'}.")
+        lines.append(PROSE.fill("honest.accuracy", grades=words.grades,
+                                share=ci(grades["accuracy"], grades["low"], grades["high"], True),
+                                target=numbers.number(target, 0, scale="points"),
+                                met="met" if half <= target else "not met"))
         strict = paired[paired["variant"] == STRICT]
         off = strict[strict["reading"] != "cannot be told apart"]
         naive = rows[rows["estimator"] == JUDGE].set_index("judge")["accuracy"]
         if off.empty:
-            lines.append("- **Judge-only figures.** No judge's figure can be told apart from the "
-                         "corrected one (paired intervals contain 0).")
+            lines.append(PROSE.fill("honest.none_off"))
         else:
-            told = "; ".join(f"{r['judge']} ({naive[r['judge']]:.1%}, {r['reading']}, "
-                             f"{points(r['low'], r['high'])})" for _, r in off.iterrows())
-            lines.append(f"- **Judge-only figures.** Off the corrected figure: {told}.")
+            told = "; ".join(PROSE.fill("honest.off_judge", judge=r["judge"],
+                                        share=f"{naive[r['judge']]:.1%}", reading=r["reading"],
+                                        difference=points(r["difference"], r["low"], r["high"]))
+                             for _, r in off.iterrows())
+            lines.append(PROSE.fill("honest.off", judges=told))
     else:
-        lines.append("- **Accuracy.** Not estimated: some verdict patterns have no graded item.")
+        lines.append(PROSE.fill("honest.accuracy_missing"))
     apart = contrasts[contrasts["reading"] != "cannot be told apart"]
-    lines.append("- **Judges against each other.** " + (
-        "No two judges' biases can be told apart on these items." if apart.empty else
-        f"{len(apart)} of {len(contrasts)} pairs differ in bias (listed above); the rest cannot "
-        "be told apart."))
+    lines.append(PROSE.fill("honest.contrasts_none") if apart.empty else
+                 PROSE.fill("honest.contrasts_some", apart=len(apart), pairs=len(contrasts)))
     several = len(graders) > 1
     kind = ("people" if several else "a person") if words.all_human else \
         ("all of them models" if several else "a model") if not words.any_human \
         else "people and models"
-    lines.append(f"- **Limits.** {len(graders)} grader{'s' if several else ''}, {kind}"
-                 + ("; with one grader no grader-to-grader agreement exists, so the grades' own "
-                    "noise is not in any interval above" if len(graders) == 1 else "")
-                 + "; grades made against the reference favour the reference grader; one model "
-                 "family answers and judges, so self-preference is bounded, not measured; the "
-                 "κ and paired intervals resample questions, the stratified accuracy intervals "
-                 "treat items within a stratum as independent and are somewhat too narrow.")
+    lines.append(PROSE.fill("honest.limits", graders=numbers.count(len(graders), "grader"),
+                            kind=kind,
+                            one_grader=PROSE.fill("honest.one_grader") if len(graders) == 1 else ""))
     return "\n".join(lines)

@@ -6,15 +6,19 @@ percent agreement, Cohen's kappa with a bootstrap interval over questions, and t
 population-weighted agreement), on the three-way scale where the judge has one and always on
 the binary "correct vs not" scale (``YES`` <-> correct); confusion tables; the direction of
 the binary disagreements (lenient: the judge passed what the grader failed; strict: the
-reverse) with the items quoted; the judges against each other on the whole population; and
-the accuracy of the answers corrected by the grades (:mod:`chunklab_core.stats.stratified`).
+reverse) with the items quoted (a readable sample, :func:`readable_sample`; all of them in a
+CSV); the judges against each other on the whole population; and
+the accuracy of the answers by the audit's grades (:mod:`chunklab_core.stats.stratified`; the
+function keeps its historical name :func:`corrected_accuracy`: the grades are one grader's
+reading, not the truth).
 Whether the grades are a person's or a model's is data (``grader_kind``); nothing here calls
 them hand grades (the words come from :func:`chunklab_core.audit.graders.grader_words`).
 
 Sample statistics (matches, kappa, confusion counts) describe the graded items, which are
 drawn at different rates per stratum (small strata and flagged disagreements get more than
-their share); the ``weighted`` columns estimate the same share for the whole population with
-the design weights. ``unparsed`` is a label throughout:
+their share), so they are not comparable with post 05's statistics on all answers; the
+``weighted`` columns (agreement and design-weighted kappa) estimate the same quantity for the
+whole population with the design weights. ``unparsed`` is a label throughout:
 on the binary scale it is neither a pass nor a fail, so it counts as a disagreement with the
 grader, and the judge-only accuracy counts it as not correct.
 
@@ -40,7 +44,7 @@ from chunklab_core.stats.stratified import (judge_only_mean_ci, stratified_mean_
 JUDGE_ONLY, GRADES_ONLY, PPI = "judge only", "grades only", "PPI (judge + grades)"
 
 __all__ = ["references", "load_audit", "grader_name", "sampling_design", "graders", "agreement_table",
-           "confusion_tables", "disagreement_directions", "disagreement_items", "judge_pairs",
+           "confusion_tables", "disagreement_directions", "disagreement_items", "readable_sample", "judge_pairs",
            "corrected_accuracy"]
 
 
@@ -113,6 +117,7 @@ def _agreement_rows(data: AuditData, against: str, resamples: int, seed: int,
                     confidence: float) -> list[dict]:
     grade = data.graded["grade"].to_numpy(dtype=object)
     units = question_clusters(data.graded)
+    weights = data.graded["graded_weight"].to_numpy(dtype=float)
     rows = []
     for column in data.judge_columns:
         verdicts = data.graded[column].to_numpy(dtype=object)
@@ -123,23 +128,33 @@ def _agreement_rows(data: AuditData, against: str, resamples: int, seed: int,
             agree = judge == grader
             kappa = kappa_ci(judge, grader, resamples=resamples, seed=seed,
                              confidence=confidence, labels=labels, clusters=units)
+            weighted = kappa_ci(judge, grader, resamples=resamples, seed=seed,
+                                confidence=confidence, labels=labels, clusters=units,
+                                weights=weights)
             share, low, high = _weighted_share(data, agree, confidence)
             rows.append({"judge": grader_name(column), "against": against, "scale": scale,
                          "graded": len(agree), "matches": int(agree.sum()),
                          "agreement": float(agree.mean()), "kappa": kappa.kappa,
                          "kappa low": kappa.low, "kappa high": kappa.high,
                          "kappa undefined share": kappa.undefined_share,
-                         "weighted agreement": share, "weighted low": low, "weighted high": high})
+                         "weighted agreement": share, "weighted low": low, "weighted high": high,
+                         "weighted kappa": weighted.kappa, "weighted kappa low": weighted.low,
+                         "weighted kappa high": weighted.high})
     return rows
 
 
 def agreement_table(data: AuditData, resamples: int = 10_000, seed: int = 0,
                     confidence: float = 0.95) -> pd.DataFrame:
     """Per judge, reference (each grader; ``adjudicated`` with several) and scale: graded,
-    matches, agreement, kappa [interval], weighted agreement [interval].
+    matches, agreement, kappa [interval] on the graded items; weighted agreement [interval]
+    and weighted kappa [interval] for the population.
 
-    Kappa intervals resample questions (:func:`question_clusters`); the weighted agreement
-    uses the stratified estimator of ``stats.stratified``.
+    ``kappa`` is the sample's: the graded items over-represent the disagreement strata, so it
+    describes the sample, not post 05's answers, and is not comparable with post 05's kappa
+    on all items. ``weighted kappa`` weighs every graded item by its design weight ``N_h /
+    n_h`` (:func:`chunklab_core.stats.agreement.design_weighted_kappa`), an estimate for the
+    population. Kappa intervals resample questions (:func:`question_clusters`), keeping the
+    weights; the weighted agreement uses the stratified estimator of ``stats.stratified``.
     """
     rows = []
     for against, view in references(data).items():
@@ -210,6 +225,36 @@ def disagreement_items(data: AuditData, direction: str) -> pd.DataFrame:
                      "note": " ".join(str(item["note"]).split())})
     columns = ["item", "judges", "grade", "question", "reference", "answer", "note"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def readable_sample(items: pd.DataFrame, n: int) -> pd.DataFrame:
+    """At most ``n`` rows of :func:`disagreement_items` to quote, the rest left to its CSV.
+
+    Deterministic and readable: in rounds over the judges that erred (in the order they first
+    appear), each round takes for every judge the first item (by item id) that names it and is
+    not taken yet, until ``n`` rows; so every judge that erred is shown at least once when
+    ``n`` is at least their number. The rows keep item-id order.
+    """
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    if len(items) <= n:
+        return items
+    ordered = items.sort_values("item", kind="stable")
+    named = [[part.split(":")[0].strip() for part in str(j).split(";")] for j in ordered["judges"]]
+    judges = list(dict.fromkeys(name for names in named for name in names))
+    taken: list[int] = []
+    while len(taken) < n:
+        before = len(taken)
+        for judge in judges:
+            for position, names in enumerate(named):
+                if judge in names and position not in taken:
+                    taken.append(position)
+                    break
+            if len(taken) == n:
+                break
+        if len(taken) == before:
+            break
+    return ordered.iloc[sorted(taken)].reset_index(drop=True)
 
 
 def judge_pairs(data: AuditData, resamples: int = 10_000, seed: int = 0,
