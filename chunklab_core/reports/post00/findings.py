@@ -25,7 +25,7 @@ from chunklab_core.stats import claims
 from chunklab_core.reports.post00.guide import documents_of, judge_accuracy, judge_agreement
 from chunklab_core.reports.post00.sources import key_text, read_table
 
-__all__ = ["READING_ORDER", "reading_order", "findings_table", "findings_view", "posts_with_findings", "small_rows"]
+__all__ = ["READING_ORDER", "POST_FINDINGS", "post_findings", "reading_order", "findings_table", "findings_view", "posts_with_findings", "small_rows"]
 
 READING_ORDER = (
     ("01", "Which chunking strategy finds the answer?", "one retriever, one clean corpus: recall@k and its token cost"),
@@ -161,10 +161,19 @@ def _post07(data_dir) -> list[dict]:
     return rows
 
 
+POST_FINDINGS = {"01, 03": _post01_03, "04": _post04, "05": _post05, "06": _post06, "07": _post07}
+
+
+def post_findings(posts: str, data_dir: Path | None = None) -> pd.DataFrame:
+    """The findings rows of one key of :data:`POST_FINDINGS` (``"01, 03"``, ``"04"`` … ``"07"``)."""
+    if posts not in POST_FINDINGS:
+        raise KeyError(f"no findings for {posts!r}; known: {', '.join(POST_FINDINGS)}")
+    return pd.DataFrame(POST_FINDINGS[posts](data_dir))
+
+
 def findings_table(data_dir: Path | None = None) -> pd.DataFrame:
     """Every finding of posts 01 and 03–07 (post 02's are the decision guide), each citing its row."""
-    rows = [*_post01_03(data_dir), *_post04(data_dir), *_post05(data_dir), *_post06(data_dir), *_post07(data_dir)]
-    return pd.DataFrame(rows)
+    return pd.concat([post_findings(posts, data_dir) for posts in POST_FINDINGS], ignore_index=True)
 
 
 def posts_with_findings(*tables: pd.DataFrame) -> list[str]:
