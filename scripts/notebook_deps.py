@@ -23,6 +23,9 @@ What counts as an import:
 - ``--runner MODULE``: a module that executes every notebook (the Makefile's papermill
   wrapper); its closure is added to every notebook, since it shapes every executed file.
 
+A module's prose template (``reading.md`` beside ``reading.py``) counts with the module: the
+module reads it at run time, so an edited sentence re-executes the posts that show it.
+
 Not handled (said, not guessed): imports built at run time (``importlib.import_module`` with a
 computed name, ``__import__``), files read at run time (data, the Makefile lists those itself),
 and IPython magics or shell lines (``%...``, ``!...``), which are skipped. A code cell that is
@@ -147,12 +150,16 @@ def notebook_tree(path: Path) -> ast.Module:
 
 def notebook_prerequisites(notebook: Path, modules: dict[str, Path], graph: dict[str, set[str]],
                            runner: tuple[str, ...] = ()) -> list[Path]:
-    """The module files that executing ``notebook`` imports, sorted (its own file not included)."""
+    """The module files that executing ``notebook`` imports, sorted (its own file not included),
+    with each module's prose template ``<module>.md`` beside it when there is one
+    (:mod:`chunklab_core.reports.templates`: the module reads it when the post runs)."""
     unknown = [name for name in runner if name not in modules]
     if unknown:
         raise NotebookDepsError(f"runner module(s) not in the package: {', '.join(unknown)}")
     roots = imported_modules(notebook_tree(notebook), modules) | set(runner)
-    return sorted(modules[name] for name in closure(roots, graph, modules))
+    files = [modules[name] for name in closure(roots, graph, modules)]
+    templates = [path.with_suffix(".md") for path in files if path.with_suffix(".md").is_file()]
+    return sorted(files + templates)
 
 
 def executed_notebook(source: Path, out_dir: Path) -> Path:

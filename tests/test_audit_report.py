@@ -555,3 +555,22 @@ def test_honest_reading_reports_every_judges_population_kappa(synthetic):
     for _, row in binary.iterrows():  # every judge, not a selection
         assert f"{row['judge']} {reading.ci(row['weighted kappa'], row['weighted kappa low'], row['weighted kappa high'])}" in text
     assert "corrected" not in text and "independent grad" not in text
+
+
+def test_kappa_figure_shows_the_population_and_the_sheet():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from chunklab_core.reports.post06.figures import plot_kappa
+
+    table = pd.DataFrame({"judge": ["j1", "j1", "j2"], "against": "g", "scale": ["three-way", "binary", "binary"],
+                          "kappa": [0.5, 0.4, 0.1], "kappa low": [0.3, 0.2, -0.1], "kappa high": [0.7, 0.6, 0.3],
+                          "weighted kappa": [0.7, 0.6, 0.3], "weighted kappa low": [0.5, 0.4, 0.1],
+                          "weighted kappa high": [0.9, 0.8, 0.5]})
+    ax = plot_kappa(table, "the grades").axes[0]
+    labels = [c.get_label() for c in ax.containers]
+    assert labels == ["three-way, for the population (weighted)", "binary, for the population (weighted)",
+                      "three-way, sheet as drawn", "binary, sheet as drawn"]
+    weighted = ax.containers[1].lines[0].get_xdata().tolist()
+    assert weighted == [0.6, 0.3]  # the binary weighted kappas of j1 and j2, as in the table
+    assert ax.containers[3].lines[0].get_markerfacecolor() == "white"

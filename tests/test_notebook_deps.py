@@ -132,6 +132,21 @@ def test_real_post01_depends_on_its_report_module_not_post07s():
     assert "chunklab_core/reports/post01.py" not in post07
 
 
+def test_a_modules_prose_template_counts_with_it(tiny):
+    write(tiny / "pkg" / "c.md", "<!-- t -->\nA sentence.\n")
+    modules = nd.package_modules(tiny / "pkg")
+    source = notebook(tiny / "nb.ipynb", ("code", "import pkg.a"))
+    found = rel(nd.notebook_prerequisites(source, modules, nd.module_imports(modules)), tiny)
+    assert "pkg/c.md" in found and "pkg/c.py" in found and "pkg/f.md" not in found
+
+
+def test_real_post06_depends_on_its_templates():
+    post06 = real_prerequisites("06_judge_audit.ipynb")
+    assert "chunklab_core/reports/post06/reading.md" in post06
+    assert "chunklab_core/reports/post06/reading_bias.md" in post06
+    assert "chunklab_core/reports/post04/prose.md" not in post06
+
+
 # ---- GNU make on a temporary copy of the repository (nothing executed: -q and -n only)
 
 MPNET = ".cache/models/all-mpnet-base-v2/model.safetensors"

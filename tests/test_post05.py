@@ -209,5 +209,6 @@ def test_reading_words_follow_the_paired_intervals():
                          "questions needed": [None]})
     text = corpus_reading("nq", answers, tied, "rule-based reference grader")
     assert "cannot be told apart" in text and "too small to say anything" in text and "most" not in text
+    assert text.startswith("- **Natural Questions, 12 questions from 11 pages**: the rule-based reference grader passes")
     apart = tied.assign(**{"A - B": [0.08], "low": [0.02], "high": [0.15], "separated": [True]})
     assert "A ahead" in corpus_reading("nq", answers, apart, "rule-based reference grader")

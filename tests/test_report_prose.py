@@ -251,3 +251,12 @@ def test_own_config_text():
         "k = 5; recall target 0.90; 10,000 paired resamples, seed 3.")
     assert config_text(config, "c.yaml", "2 files skipped.").startswith("Config: `c.yaml`; strategies:")
     assert config_text(config, "c.yaml", "2 files skipped.").endswith(" Loader notes: 2 files skipped.")
+
+
+def test_post03_intervals_text_names_the_sample():
+    intervals = pd.DataFrame({"metric": ["hit@10", "hit@10", "rr@10"], "width": [0.04, 0.06, 0.5]})
+    assert post03_prose.intervals_text(intervals, 8, 800, "hit@10") == (
+        "8 strategies, 800 questions. Mean 95% interval width for hit@10: 0.050.")
+    assert post03_prose.intervals_text(intervals, 8, 800, "hit@10", "SQuAD v1.1, 800 questions from 40 articles") == (
+        "8 strategies on SQuAD v1.1, 800 questions from 40 articles; every table and finding below is on it. "
+        "Mean 95% interval width for hit@10: 0.050.")

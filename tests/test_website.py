@@ -76,6 +76,9 @@ def test_titles_come_from_the_first_heading_of_every_post():
     for path in discover_posts():
         post, _ = read_post(path)
         assert post.title.startswith(path.name[:2]) and post.question_html
+        # one form for every index entry: "NN · title", then a one-sentence or italic subtitle
+        assert post.title.startswith(f"{path.name[:2]} · "), post.title
+        assert post.question_html.strip().startswith("<p><em>"), (path.name, post.question_html[:80])
 
 
 def _check_site():

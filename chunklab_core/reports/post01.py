@@ -124,7 +124,7 @@ def display_table(summary: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
     """
     def fmt(row, metric):
         low, high = interval_columns(metric)
-        return f"{row[metric]:.3f} [{row[low]:.3f}, {row[high]:.3f}]"
+        return numbers.estimate(row[metric], row[low], row[high])
 
     depth = largest_k(summary.columns)
     rr, ndcg = column("rr", depth), column("ndcg", depth)

@@ -29,6 +29,7 @@ from chunklab_core.stats import bootstrap as stats
 from chunklab_core.stats.claims import pair_verdict
 from chunklab_core.reports.verdict_tables import design_of, paired_interval
 from chunklab_core.chunking import strategy_label
+from chunklab_core.core import numbers
 
 CELL = ["corpus", "strategy", "first_stage", "scorer", "depth"]
 CORPUS_LABELS = {"squad": "SQuAD v1.1 (post 01 sample)", "nq": "Natural Questions pages"}
@@ -93,7 +94,7 @@ def stage_table(per_question: pd.DataFrame, resamples: int, seed: int) -> pd.Dat
 
 
 def _interval(mean: float, low: float, high: float) -> str:
-    return f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]"
+    return numbers.estimate(mean, low, high, signed=True)
 
 
 def display_stage_table(table: pd.DataFrame) -> pd.DataFrame:

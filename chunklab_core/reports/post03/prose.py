@@ -16,9 +16,13 @@ from chunklab_core.reports import reference_results
 from chunklab_core.stats import claims
 
 
-def intervals_text(intervals: pd.DataFrame, n_strategies: int, n_questions: int, metric: str) -> str:
-    """How many strategies and questions, and the mean 95% interval width of ``metric``."""
-    return (f"{n_strategies} strategies, {n_questions} questions. Mean 95% interval width for {metric}: "
+def intervals_text(intervals: pd.DataFrame, n_strategies: int, n_questions: int, metric: str,
+                   sample: str | None = None) -> str:
+    """How many strategies and questions (or the sample by name: :mod:`chunklab_core.reports.samples`),
+    and the mean 95% interval width of ``metric``."""
+    head = (f"{n_strategies} strategies on {sample}; every table and finding below is on it"
+            if sample else f"{n_strategies} strategies, {n_questions} questions")
+    return (f"{head}. Mean 95% interval width for {metric}: "
             f"{intervals.loc[intervals.metric == metric, 'width'].mean():.3f}.")
 
 

@@ -28,6 +28,8 @@ from chunklab_core.core import paths
 from chunklab_core.answers.verdicts import REFERENCE_NAME, grader_name, sentence_start
 from chunklab_core.reports.post05.tables import clusters, cost_columns, generation_metrics_row, per_strategy_cost
 from chunklab_core.stats.clustered import clustered_bootstrap_ci
+from chunklab_core.core import numbers
+from chunklab_core.reports.samples import sample_label
 
 PROBES = {"plain_pass": "passes a plain correct answer", "padded_flip": "changes its verdict when padded",
           "wrong_figure_caught": "catches a wrong figure", "retest_changed": "changes on a retest"}
@@ -88,7 +90,7 @@ def generation_wide(intervals: pd.DataFrame) -> pd.DataFrame:
     cluster bootstrap over so few clusters is unreliable.
     """
     cell = intervals.apply(lambda r: "not measured" if r["measured"] == 0 else
-                           f"{r['mean']:.2f} [{r['low']:.2f}, {r['high']:.2f}] (n={r['measured']}"
+                           f"{numbers.estimate(r['mean'], r['low'], r['high'], 2)} (n={r['measured']}"
                            + (", few documents)" if r["documents"] < MIN_DOCUMENTS else ")"), axis=1)
     return intervals.assign(cell=cell).pivot(index=["corpus", "strategy"], columns="metric", values="cell")[GENERATION]
 
@@ -175,7 +177,7 @@ def corpus_reading(corpus: str, answers: pd.DataFrame, differences: pd.DataFrame
     leader = part.loc[part["share"].idxmax()]
     words = [claims.pair_verdict(a, b, lo, hi) for a, b, lo, hi in
              zip(pairs["strategy A"], pairs["strategy B"], pairs["low"], pairs["high"])]
-    text = (f"- **{corpus}** ({n} questions, {int(part['documents'].iloc[0])} documents): the {measure} passes "
+    text = (f"- **{sample_label(corpus, n, int(part['documents'].iloc[0]))}**: the {measure} passes "
             f"{_pct(leader['share'])} [{_pct(leader['low'])}, {_pct(leader['high'])}] of {leader['strategy']}'s answers. ")
     separated = [w for w in words if w != claims.NOT_TOLD_APART]
     if separated:
@@ -203,7 +205,7 @@ def reading(coverage: pd.DataFrame, answers: pd.DataFrame, differences: pd.DataF
     lines += [corpus_reading(corpus, answers, differences, measure) for corpus in dict.fromkeys(answers["corpus"])]
     for row in agreement[(agreement["scale"] == "pass/fail") & (agreement["grader A"] == measure)].itertuples():
         lines.append(f"- {sentence_start(row[2])} against the {measure} (pass/fail, all corpora): {row.agree} of {row.items} items "
-                     f"agree, κ = {row.kappa:.2f} [{row.low:.2f}, {row.high:.2f}].")
+                     f"agree, κ = {numbers.estimate(row.kappa, row.low, row.high, 2)}.")
     if probes is not None and len(probes):
         for judge, part in probes.groupby("judge", sort=False):
             lines.append(f"- Probes, {judge} (n = {int(part['n'].iloc[0])} SQuAD questions each): " + "; ".join(

@@ -22,6 +22,7 @@ from chunklab_core.answers.verdicts import (FAIL, PASS, REFERENCE_COLUMN, REFERE
                                             is_yesno, sentence_start, pass_or_fail, passes, scale_of, verdict_confusion)
 from chunklab_core.stats.agreement import kappa_ci, percent_agreement
 from chunklab_core.reports.post05.tables import clusters, grader_columns
+from chunklab_core.core import numbers
 
 
 def agreement_table(table: pd.DataFrame, resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
@@ -137,7 +138,7 @@ def reading(coverage: pd.DataFrame, answers: pd.DataFrame, differences: pd.DataF
                             (agreement["grader A"] == REFERENCE_NAME)]
     for row in binary_rows.itertuples():
         lines.append(f"- {sentence_start(row[2])} against the {REFERENCE_NAME} (pass/fail): {row.agree} of {row.items} "
-                     f"items agree, κ = {row.kappa:.2f} [{row.low:.2f}, {row.high:.2f}].")
+                     f"items agree, κ = {numbers.estimate(row.kappa, row.low, row.high, 2)}.")
     if probe_summary is not None and len(probe_summary):
         for row in probe_summary.itertuples():
             lines.append(f"- Probes, {grader_name(row.judge)}: passes {_pct(row.plain_pass)} of plain correct answers, "

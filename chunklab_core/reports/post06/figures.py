@@ -44,7 +44,10 @@ def _judge_axis(ax, judges: list, xlabel: str, zero_line: bool) -> None:
 
 
 def plot_kappa(agreement: pd.DataFrame, grades: str = "the grades", against: str | None = None):
-    """Cohen's kappa of every judge against ``grades`` (one reference), one marker per scale, with intervals.
+    """Cohen's kappa of every judge against ``grades`` (one reference), with intervals: per scale,
+    the design-weighted kappa for the population (filled markers) and, when the table has it
+    (:func:`chunklab_core.reports.post06.tables.agreement_table`), the kappa of the sheet as
+    drawn (open markers), which over-represents the disagreement strata.
 
     ``grades`` is the wording of :func:`chunklab_core.audit.graders.grader_words`; ``against``
     picks the reference (default: ``adjudicated`` when present, else the only grader).
@@ -54,10 +57,30 @@ def plot_kappa(agreement: pd.DataFrame, grades: str = "the grades", against: str
         against = against or ("adjudicated" if "adjudicated" in names else sorted(names)[0])
         agreement = agreement[agreement["against"] == against]
     judges = list(dict.fromkeys(agreement["judge"]))
-    fig, ax = plt.subplots(figsize=(7, 0.6 * len(judges) + 1.4))
-    offsets = {"three-way": 0.12, "binary": -0.12}
-    _judge_intervals(ax, agreement, judges, "scale", "kappa", lambda s: offsets.get(s, 0.0),
-                     lambda s: SCALE_MARKERS.get(s, "o"))
+    fig, ax = plt.subplots(figsize=(7, 0.8 * len(judges) + 1.4))
+    if "weighted kappa" not in agreement.columns:
+        offsets = {"three-way": 0.12, "binary": -0.12}
+        _judge_intervals(ax, agreement, judges, "scale", "kappa", lambda s: offsets.get(s, 0.0),
+                         lambda s: SCALE_MARKERS.get(s, "o"))
+    else:
+        parts = []
+        for prefix, what in (("weighted kappa", "for the population (weighted)"), ("kappa", "sheet as drawn")):
+            parts.append(pd.DataFrame({"judge": agreement["judge"],
+                                       "series": agreement["scale"] + ", " + what,
+                                       "value": agreement[prefix], "low": agreement[f"{prefix} low"],
+                                       "high": agreement[f"{prefix} high"]}))
+        long = pd.concat(parts, ignore_index=True)
+        order = list(dict.fromkeys(long["series"]))
+        step = 0.6 / max(len(order), 1)
+        offsets = {name: (k - (len(order) - 1) / 2) * step for k, name in enumerate(order)}
+        _judge_intervals(ax, long, judges, "series", "value", lambda s: offsets[s],
+                         lambda s: SCALE_MARKERS.get(s.split(",")[0], "o"))
+        for line in ax.get_lines():
+            if "sheet" in str(line.get_label()):
+                line.set_markerfacecolor("white")
+        for container in ax.containers:
+            if "sheet" in str(container.get_label()):
+                container.lines[0].set_markerfacecolor("white")
     _judge_axis(ax, judges, f"Cohen's kappa with {grades} (95% bootstrap interval, resampling questions)", True)
     return fig
 
