@@ -314,4 +314,4 @@ def test_the_notebook_reads_a_data_dir_parameter():
     (params,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     assert "DATA_DIR = None" in params.source
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
-    assert code.count("DATA_DIR") >= 6 and "max_rows" in code
+    assert code.count("DATA_DIR") >= 6 and "max_rows=None" in code

@@ -6,7 +6,6 @@ chunking, ``post02`` retrievers, ``post03`` uncertainty, ``post04`` generated qu
 helpers: ``notebook_setup`` (a post's first cell), ``markdown`` (prose cells), ``plots``
 (figures), ``tables`` (every table a post writes), ``verdict_tables`` (interval wording as tables), ``reference_results`` (published
 numbers shown beside ours), ``templates`` (prose kept as Markdown templates beside a report
-numbers shown beside ours), ``templates`` (prose kept as Markdown templates beside a report
 module, filled with computed values), ``samples`` (a sample named by its n and documents),
 ``site_tables`` (the website's tables as a reader expects them); ``notebook_run`` (the safe runner every Makefile notebook rule
 uses), ``run_recording`` (``make runs`` records the posts' retrieval runs by executing them in

@@ -5,7 +5,7 @@ post to re-execute, and the key that cites one of its rows), ``guide`` (per kind
 retriever: the strategies that cannot be ruled out, the cheapest of them, its verdict and what
 would decide; the retriever, embedding-model and reranking comparisons counted; every judge of
 post 06), ``findings`` (each post's findings, every row citing its source row by key; the
-reading order) and ``prose`` (the sentences, from the Markdown templates in ``post00.md``).
+reading order) and ``prose`` (the sentences, from the Markdown templates in ``prose.md``).
 
 Nothing here re-runs an experiment or re-estimates an interval a post already reports.
 """

@@ -17,7 +17,7 @@ Handles, from the tables the posts commit (read through :mod:`.sources`, never r
 Every row that quotes a number carries ``source`` (the table) and ``key`` (the row, by
 :func:`.sources.key_text`), so a test finds the cited row by key.
 
-Not handled: the wording (``prose`` and ``post00.md``), the findings of each post (``findings``).
+Not handled: the wording (``prose`` and ``prose.md``), the findings of each post (``findings``).
 """
 
 from __future__ import annotations

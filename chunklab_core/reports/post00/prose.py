@@ -1,11 +1,11 @@
-"""Post 00's sentences: the templates of ``post00.md`` filled with the guide's and findings' values.
+"""Post 00's sentences: the templates of ``prose.md`` filled with the guide's and findings' values.
 
 Handles: :func:`guide_text` (per kind of document and retriever, what to use; the multiplicity
 sentence), :func:`counts_text` (a comparison-count table as one bullet per group: post 02's
 retriever and model pairs, post 07's stage, depth and scorer comparisons), :func:`judge_text`
 (every judge of post 06, and PPI beside the grades-only estimate), :func:`findings_text` and
 :func:`limitations`. Python only picks the template and formats the values
-(:mod:`chunklab_core.core.numbers`); every sentence is in ``post00.md``.
+(:mod:`chunklab_core.core.numbers`); every sentence is in ``prose.md``.
 
 Not handled: the tables (``guide``, ``findings``).
 """
@@ -27,7 +27,7 @@ from chunklab_core.reports.post00.sources import read_table
 
 __all__ = ["PROSE", "guide_text", "counts_text", "retriever_text", "model_text", "rerank_text", "judge_text", "findings_text", "limitations", "guide_view"]
 
-PROSE = Templates(__file__, "post00.md")
+PROSE = Templates(__file__, "prose.md")
 AUDIT_SHEET = "audit/post05_v2_sheet.csv"
 
 
