@@ -265,3 +265,49 @@ def test_run_matrix_replays_every_cell_and_model_cut_chunk_without_building_a_mo
     assert replayed.per_question.equals(recorded.per_question)
     assert replayed.truncated.equals(recorded.truncated)
     assert replayed.chunks == recorded.chunks
+
+
+def test_verify_recomputes_a_recorded_cell_and_catches_a_changed_ranking(tmp_path, monkeypatch, capsys):
+    from chunklab_core.data.corpora import load_corpus
+    from chunklab_core.reports import run_recording
+
+    corpus = load_corpus("squad", squad_articles=2, squad_questions=12)
+    run_cell(corpus, "fixed_500", "bm25", store=RunStore(tmp_path, "record"))
+    assert run_recording.verify(sample=1, root=tmp_path) == 0
+    assert "ids identical" in capsys.readouterr().out
+    store = RunStore(tmp_path, "replay")
+    path = store.cells()[0]
+    record = store.load(path)
+    ids = record.ids.copy()
+    ids[0, [0, 1]] = ids[0, [1, 0]]  # swap the first two ranks of one question
+    store.write(path, record.meta, ids=pack_ids(ids, record.meta["texts"]["n"]), scores=record.scores)
+    assert run_recording.verify(sample=1, root=tmp_path) == 1
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "1 queries differ" in out
+
+
+def test_keyed_records_round_trip_every_array(tmp_path):
+    arrays = {"scores": np.array([0.5, 0.25], np.float32), "lengths": np.array([2]), "seconds": np.array([1.5])}
+    key = {"model": "m", "texts": "abc"}
+    got = RunStore(tmp_path, "record").keyed("rescores", key, lambda: arrays, "a test")
+    again = RunStore(tmp_path, "replay").keyed("rescores", key, lambda: pytest.fail("replayed"), "a test")
+    for name, value in arrays.items():
+        assert np.array_equal(got[name], value) and np.array_equal(again[name], value)
+    with pytest.raises(RunStoreError, match="no recorded rescores for another test"):
+        RunStore(tmp_path, "replay").keyed("rescores", {"model": "other"}, lambda: arrays, "another test")
+
+
+def test_recorded_scorer_replays_exact_scores(tmp_path):
+    from chunklab_core.rerank.scorers import RecordedScorer
+
+    class Fake:
+        def score_many(self, questions, candidates):
+            return [np.arange(len(c), dtype=np.float32).astype(np.float64) / 3 for c in candidates]
+
+    scorer = RecordedScorer("all-MiniLM-L6-v2", store=RunStore(tmp_path, "record"))
+    scorer._scorer = Fake()
+    live = scorer.score_many(["q1", "q2"], [["a", "b", "c"], ["d"]])
+    replay = RecordedScorer("all-MiniLM-L6-v2", store=RunStore(tmp_path, "replay"))
+    replay._live = lambda: pytest.fail("a replay must not build a model")
+    again = replay.score_many(["q1", "q2"], [["a", "b", "c"], ["d"]])
+    assert [a.tolist() for a in again] == [b.tolist() for b in live]

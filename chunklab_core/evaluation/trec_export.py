@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                          docs=args.docs, questions=args.questions)
     for strategy in args.strategies.split(","):
         for retriever in args.retrievers.split(","):
-            options = {"model": args.model} if retriever in {"dense", "hybrid"} else {}
+            options = {"model": args.model} if needs_model(retriever) else {}
             run = run_cell(corpus, strategy, retriever, k_max=args.k, retriever_options=options)
             run_path, qrels_path = write_trec(run, args.out, model=args.model if needs_model(retriever) else None)
             print(f"{run_path}  {qrels_path}")

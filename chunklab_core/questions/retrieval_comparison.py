@@ -96,9 +96,9 @@ def retrieval_scores(corpora: dict[str, Corpus], questions: pd.DataFrame, strate
     shared: dict = {}
 
     def dense():  # one model for every cell, built only when a ranking must be computed
-        if "dense" not in shared:
-            shared["dense"] = make_retriever("dense", model=dense_model)
-        return shared["dense"]
+        if "model" not in shared:
+            shared["model"] = make_retriever("dense", model=dense_model)
+        return shared["model"]
 
     cells = [(c, s, r) for c in dict.fromkeys(questions["corpus"]) for s in strategies for r in retrievers]
     frames = []

@@ -325,3 +325,45 @@ def context_cost_text(results: pd.DataFrame, ks: Sequence[int]) -> str:
 def cut_example_text(row) -> str:
     """One answer cut by a chunk boundary: the question, the answer and the excerpt around the cut."""
     return f"**Q:** {row['question']}  \n**A:** {row['answer']}  \n> …{row['excerpt']}…"
+
+
+def full_set_verdicts(strategies: Sequence[str], n_articles: int, n_questions: int, seed: int, k: int,
+                      resamples: int, retriever: str = "bm25") -> pd.DataFrame:
+    """Post 01's design on a larger SQuAD sample: the hit@k leader against every strategy.
+
+    The same strategies and retriever on ``n_articles`` articles and a seeded sample of
+    ``n_questions`` of their questions (every dev article and 2,000 questions in the post:
+    post 02's SQuAD evidence, its rankings read from the recorded runs). The paired intervals
+    resample articles (``verdict_tables.leader_verdicts`` with the questions' documents), since
+    questions come from the same articles; the question-level verdict is kept beside it.
+    """
+    from chunklab_core.reports.verdict_tables import leader_verdicts
+
+    corpus = load_squad_sample(n_articles, n_questions, seed)
+    result = run_benchmark(corpus, strategies, retriever, KS, progress=False)
+    metric = column("hit", k)
+    frame = result.per_question.assign(label=result.per_question["strategy"].map(strategy_label))
+    wide = frame.pivot(index="qid", columns="label", values=metric)[[strategy_label(s) for s in strategies]]
+    documents = frame.drop_duplicates("qid").set_index("qid")["doc_id"]
+    table = leader_verdicts(wide, metric, resamples, seed, documents)
+    return table.assign(sample=f"SQuAD v1.1 dev, {corpus.summary()['questions']:,} questions from "
+                               f"{len(corpus.documents)} articles")
+
+
+def full_set_reading(table: pd.DataFrame, reference: pd.DataFrame) -> str:
+    """What the larger sample adds to the reference-design reading: its leader, how many strategies it
+    rules out, and whether the 800-question leader is among those that cannot be ruled out."""
+    from chunklab_core.stats import claims
+
+    leader = table.iloc[0]
+    ruled = table[table["verdict"] == claims.RULED_OUT]["strategy"].tolist()
+    kept = table[(table["verdict"] != claims.RULED_OUT) & (table.index != leader.name)]["strategy"].tolist()
+    small_leader = reference.sort_values(table["metric"].iloc[0], ascending=False)["label"].iloc[0]
+    where = ("is the leader here too" if small_leader == leader["strategy"] else
+             "cannot be ruled out here" if small_leader in kept else "is ruled out here")
+    return (f"On {table['sample'].iloc[0]} (articles resampled), the {table['metric'].iloc[0]} leader is "
+            f"**{leader['strategy']}** ({leader['mean']:.3f}), verdict *{leader['verdict']}*; "
+            f"{len(ruled)} of {len(table) - 1} other strategies are ruled out"
+            + (f" ({', '.join(ruled)})" if ruled else "")
+            + (f", and {', '.join(kept)} cannot be ruled out" if kept else "")
+            + f". The leader of the reference-design sample, {small_leader}, {where}.")

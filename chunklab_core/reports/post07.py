@@ -32,7 +32,7 @@ from chunklab_core.chunking import strategy_label
 from chunklab_core.core import numbers
 
 CELL = ["corpus", "strategy", "first_stage", "scorer", "depth"]
-CORPUS_LABELS = {"squad": "SQuAD v1.1 (post 01 sample)", "nq": "Natural Questions pages"}
+CORPUS_LABELS = {"squad": "SQuAD v1.1 (every dev article, a seeded question sample)", "nq": "Natural Questions pages"}
 
 
 def verdict(a: str, b: str, low: float, high: float) -> str:
@@ -236,6 +236,13 @@ def time_embedding_scorer(run, scorer_factory, depths: Sequence[int], n_queries:
                         columns=["depth", "qid", "seconds"])
 
 
+def timing_source() -> str:
+    """Where the re-scorer's seconds come from: measured now (live) or replayed from ``make runs``."""
+    from chunklab_core.retrieval.recorded_runs import current_mode
+
+    return "measured in this execution" if current_mode() == "live" else "measured by make runs (recorded)"
+
+
 def embedding_cost(stage: pd.DataFrame, seconds: pd.DataFrame) -> pd.DataFrame:
     """Per depth for one embedding re-scorer: tokens read, seconds per query (measured), gains per second."""
     rows = []
@@ -247,7 +254,7 @@ def embedding_cost(stage: pd.DataFrame, seconds: pd.DataFrame) -> pd.DataFrame:
         gain = float((group["hit_after"] - group["hit_before"]).mean())
         rows.append({"scorer": group["scorer"].iloc[0], "depth": depth, "cells": len(group),
                      "tokens_read_per_query": group["tokens_read"].mean(), "tokens_unit": "cl100k_base",
-                     "seconds_per_query": per_query, "seconds_source": "measured in this execution",
+                     "seconds_per_query": per_query, "seconds_source": timing_source(),
                      "hit_gain": gain, "hit_gain_per_second": gain / per_query,
                      "ndcg_gain_per_second": float(group["d_ndcg"].mean()) / per_query})
     return pd.DataFrame(rows)

@@ -371,7 +371,12 @@ class RunStore:
         record = self.load(path)
         if record is not None:
             self.replayed += 1
-            return record.extra
+            arrays = dict(record.extra)
+            if record.ids.shape != (0, 0):  # ``load`` lifts these two names into the record
+                arrays["ids"] = record.ids
+            if record.scores.shape != (0, 0):
+                arrays["scores"] = record.scores
+            return arrays
         if self.mode == "replay":
             raise RunStoreError(f"no recorded {kind} for {describe} ({path}). Record it with `{RECORD_COMMAND}` "
                                 "(CHUNKLAB_RUNS=record), or set CHUNKLAB_RUNS=live to compute it without recording")

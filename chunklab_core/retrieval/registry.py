@@ -53,6 +53,7 @@ RETRIEVER_SPECS: dict[str, RetrieverSpec] = {
     )
 }
 RETRIEVERS = tuple(RETRIEVER_SPECS)
+BASELINE = "bm25"  # the model-free retriever every other one is compared with
 
 
 def spec(name: str) -> RetrieverSpec:
@@ -93,7 +94,7 @@ def stored_retrievers() -> tuple[str, ...]:
     return tuple(name for name, s in RETRIEVER_SPECS.items() if s.stored)
 
 
-def compared_with(baseline: str = "bm25") -> tuple[str, ...]:
+def compared_with(baseline: str = BASELINE) -> tuple[str, ...]:
     """Every other retriever, for paired comparisons against ``baseline``."""
     return tuple(name for name in RETRIEVERS if name != baseline)
 

@@ -30,7 +30,7 @@ from chunklab_core.evaluation.span_metrics import SPAN_MEASURES
 from chunklab_core.evaluation.measures import column, depth_columns, interval_columns, largest_k, require_columns
 from chunklab_core.reports.plots import strategy_styles
 from chunklab_core.stats.selection import select_winner
-from chunklab_core.retrieval.registry import compared_with, needs_model, rows_of_model, spec, uses_no_model
+from chunklab_core.retrieval.registry import BASELINE, compared_with, needs_model, rows_of_model, spec, uses_no_model
 
 KEYS = ["corpus", "model", "strategy", "retriever"]
 
@@ -38,6 +38,26 @@ KEYS = ["corpus", "model", "strategy", "retriever"]
 def _model_rows(per_question: pd.DataFrame, model: str) -> pd.DataFrame:
     """Rows of ``model`` plus BM25 (which has no model)."""
     return rows_of_model(per_question, model)
+
+
+def evidence_text(corpora) -> str:
+    """How many questions over how many documents each corpus holds, and what that means for the
+    intervals: documents are resampled, and a corpus with fewer than
+    ``stats.clustered.MIN_RELIABLE_CLUSTERS`` documents gets a warning."""
+    from chunklab_core.stats.clustered import MIN_RELIABLE_CLUSTERS
+
+    parts, few = [], []
+    for name, corpus in corpora.items():
+        documents = len({q.doc_id for q in corpus.questions})
+        parts.append(f"{CORPUS_LABELS.get(name, name)}: {len(corpus.questions):,} questions over {documents:,} "
+                     f"documents (of {len(corpus.documents):,})")
+        if documents < MIN_RELIABLE_CLUSTERS:
+            few.append(f"{CORPUS_LABELS.get(name, name)} ({documents})")
+    text = "; ".join(parts) + "."
+    if few:
+        text += (f" With fewer than {MIN_RELIABLE_CLUSTERS} documents a cluster bootstrap is unreliable "
+                 f"(Cameron, Gelbach & Miller 2008): read the intervals of {', '.join(few)} as a rough guide.")
+    return text
 
 
 def chunk_health(matrix: MatrixResult, corpora, strategies: Sequence[str]) -> pd.DataFrame:
@@ -151,20 +171,20 @@ def paired_retrievers(per_question: pd.DataFrame, k: int, model: str, resamples:
     data = _model_rows(per_question, model)
     for (corpus, strategy), group in data.groupby(["corpus", "strategy"], sort=False):
         wide = group.pivot(index="qid", columns="retriever", values=column("recall", k)).dropna()
-        if "bm25" not in wide:
+        if BASELINE not in wide:
             continue
         documents = question_documents(group)
         documents = None if documents is None else documents.reindex(wide.index).to_numpy()
-        for other in [r for r in compared_with("bm25") if r in wide]:
-            a, b = wide[other].to_numpy(), wide["bm25"].to_numpy()
+        for other in [r for r in compared_with(BASELINE) if r in wide]:
+            a, b = wide[other].to_numpy(), wide[BASELINE].to_numpy()
             d = paired_interval(a, b, resamples, seed, documents)
             q = stats.paired_difference_ci(a, b, resamples, seed)
-            rows.append({"corpus": corpus, "strategy": strategy_label(strategy), "comparison": f"{other} − bm25",
+            rows.append({"corpus": corpus, "strategy": strategy_label(strategy), "comparison": f"{other} − {BASELINE}",
                          "difference": d.mean, "low": d.low, "high": d.high,
-                         "verdict": claims.pair_verdict(other, "bm25", d.low, d.high),
+                         "verdict": claims.pair_verdict(other, BASELINE, d.low, d.high),
                          "questions": len(wide), "design": design_of(documents),
                          "question low": q.low, "question high": q.high,
-                         "question verdict": claims.pair_verdict(other, "bm25", q.low, q.high)})
+                         "question verdict": claims.pair_verdict(other, BASELINE, q.low, q.high)})
     return pd.DataFrame(rows)
 
 
