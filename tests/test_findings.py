@@ -79,9 +79,9 @@ def test_findings_name_the_judges_as_posts_05_and_06_do():
     from chunklab_core.answers.verdicts import REFERENCE_NAME, grader_name
 
     table = findings.post_findings("05")
-    kappas = table[table["finding"].str.startswith("Cohen's κ") & table["finding"].str.contains(f"the {REFERENCE_NAME},")]
+    kappas = table[table["finding"].str.startswith("Cohen's κ") & table["finding"].str.contains(f"the {REFERENCE_NAME} (", regex=False)]
     judges = [grader_name(c) for c in ("judge_qwen15_3way", "judge_qwen15_yesno", "judge_qwen05_3way")]
-    assert kappas["finding"].tolist() == [f"Cohen's κ, {j} against the {REFERENCE_NAME}, pass/fail" for j in judges]
+    assert kappas["finding"].tolist() == [f"Cohen's κ of the {j} against the {REFERENCE_NAME} (pass/fail)" for j in judges]
     table = pd.concat([table, findings.post_findings("06")])
     text = " ".join(table["finding"].astype(str))
     assert "qwen" not in text and "(rules)" not in text and "judge," not in text

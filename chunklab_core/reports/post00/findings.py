@@ -124,7 +124,7 @@ def _post05(data_dir) -> list[dict]:
                          key_text(corpus=r["corpus"], **{"strategy A": r["strategy A"], "strategy B": r["strategy B"]})))
     agreement = read_table("05_agreement.csv", data_dir)
     for _, r in agreement[agreement["scale"] == "pass/fail"].iterrows():
-        rows.append(_row("05", f"Cohen's κ, {r['grader B']} against the {r['grader A']}, pass/fail",
+        rows.append(_row("05", f"Cohen's κ of the {r['grader B']} against the {r['grader A']} (pass/fail)",
                          f"post 05's answers, {numbers.count(r['items'], 'item')}", r["items"], r["kappa"],
                          r["low"], r["high"],
                          "above chance" if claims.interval_side(r["low"], r["high"]) > 0 else "not above chance",

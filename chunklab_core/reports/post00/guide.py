@@ -30,17 +30,18 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.reports.samples import sample_label
+from chunklab_core.retrieval.registry import rows_of_model
 from chunklab_core.stats import claims
 from chunklab_core.stats.bootstrap import questions_needed
 from chunklab_core.reports.post00.sources import key_text, read_table
 
-__all__ = ["KINDS", "documents_of", "questions_to_decide", "chunking_guide", "comparison_counts",
+__all__ = ["KINDS", "DECIDED", "documents_of", "questions_to_decide", "chunking_guide", "comparison_counts",
            "judge_agreement", "judge_accuracy", "ppi_gaps", "guide_comparisons", "decision_counts"]
 
 KINDS = {"squad": "short encyclopaedia passages", "nq": "long web pages", "cuad": "contracts",
          "qasper": "scientific papers", "chroma": "Chroma's mixed corpora", "own": "your documents"}
-NO_MODEL = "—"
 CAP = 100_000
+DECIDED = "—"  # "what would decide" of a row its intervals already decide
 
 
 def documents_of(design: str, questions: int) -> int:
@@ -59,7 +60,7 @@ def questions_to_decide(n: int, difference: float, low: float, high: float) -> s
     (``n·(half-width/|difference|)²``, the interval shrinking like 1/√n), as text; decided cells
     (an interval that excludes 0, or no interval: the leader itself) get ``—``."""
     if any(math.isnan(float(v)) for v in (low, high)) or claims.excludes_zero(low, high):
-        return "—"
+        return DECIDED
     needed = questions_needed(int(n), float(difference), (float(low), float(high)), cap=CAP)
     if needed is None:
         return ("no difference to resolve" if abs(float(difference)) < 1e-9
@@ -88,8 +89,8 @@ def chunking_guide(data_dir: Path | None = None, model: str = "all-MiniLM-L6-v2"
         tokens = f"tokens@{k}"
         if tokens not in matrix:
             raise ValueError(f"02_matrix.csv has no column {tokens} for post 02's {leader['metric']}")
-        here = matrix[(matrix["corpus"] == corpus) & (matrix["retriever"] == retriever)
-                      & matrix["model"].isin([model, NO_MODEL])].set_index("strategy")
+        here = rows_of_model(matrix[(matrix["corpus"] == corpus) & (matrix["retriever"] == retriever)],
+                             model).set_index("strategy")
         if here.index.duplicated().any():
             raise ValueError(f"02_matrix.csv: {corpus}/{retriever} has several rows per strategy for {model}")
         missing = sorted(set(cell["strategy"]) - set(here.index))
@@ -103,7 +104,7 @@ def chunking_guide(data_dir: Path | None = None, model: str = "all-MiniLM-L6-v2"
         rows.append({
             "kind of document": KINDS.get(corpus, corpus), "corpus": corpus,
             "sample": sample_label(corpus, n, documents_of(leader["design"], n)),
-            "retriever": retriever, "model": NO_MODEL if here.loc[leader["strategy"], "model"] == NO_MODEL else model,
+            "retriever": retriever, "model": here.loc[leader["strategy"], "model"],
             "leader": label[leader["strategy"]], "leader verdict": leader["verdict"],
             "cannot be ruled out": ", ".join(label[s] for s in kept["strategy"]),
             "candidates": len(kept), "strategies": len(cell),

@@ -22,7 +22,7 @@ from chunklab_core.core import numbers
 from chunklab_core.reports.samples import DATASETS
 from chunklab_core.reports.templates import Templates
 from chunklab_core.stats import claims
-from chunklab_core.reports.post00.guide import KINDS
+from chunklab_core.reports.post00.guide import DECIDED, KINDS
 from chunklab_core.reports.post00.sources import read_table
 
 __all__ = ["PROSE", "guide_text", "counts_text", "retriever_text", "model_text", "rerank_text", "judge_text", "findings_text", "limitations", "guide_view"]
@@ -48,14 +48,14 @@ def _choice(row: pd.Series, tokens: str) -> str:
                       leader_tokens=_tokens(row[f"leader {tokens}"], tokens),
                       difference=numbers.estimate(row["leader − cheapest"], row["low"], row["high"], signed=True),
                       verdict=row["verdict"],
-                      decide=PROSE.fill("guide.choice.decide", needed=decide) if decide != "—" else "")
+                      decide=PROSE.fill("guide.choice.decide", needed=decide) if decide != DECIDED else "")
 
 
 def guide_text(guide: pd.DataFrame, tests: int, separated: int, winners: int) -> str:
     """The reading of :func:`guide.chunking_guide`'s table, one bullet per row, and multiplicity."""
     tokens = next(c for c in guide.columns if c.startswith("cheapest tokens@")).removeprefix("cheapest ")
     winner_rows = guide[guide["leader verdict"] == claims.WINNER]
-    undecided = (guide["what would decide"] != "—").any()
+    undecided = (guide["what would decide"] != DECIDED).any()
     parts = [PROSE.fill("guide.reading", cells=numbers.count(len(guide), "setting"),
                         winners=(numbers.count(len(winner_rows), "row") + " (" + "; ".join(
                             f"{r['leader']} on {r['kind of document']} under {r['retriever']}"

@@ -196,9 +196,11 @@ def paired_models(per_question: pd.DataFrame, k: int, models: Sequence[str], res
     documents where questions share them (column ``design``), the question-level one beside it.
     Post 00 cites these rows for its embedding-model advice.
     """
+    columns = ["corpus", "retriever", "strategy", "comparison", "difference", "low", "high", "verdict", "questions",
+               "design", "question low", "question high", "question verdict"]
     rows = []
     if len(models) < 2:
-        return pd.DataFrame(rows)
+        return pd.DataFrame(rows, columns=columns)  # one model run: the table post 00 reads, empty
     first = models[0]
     data = per_question[per_question["retriever"].map(needs_model) & per_question["model"].isin(list(models))]
     for (corpus, retriever, strategy), group in data.groupby(["corpus", "retriever", "strategy"], sort=False):
@@ -216,7 +218,7 @@ def paired_models(per_question: pd.DataFrame, k: int, models: Sequence[str], res
                          "verdict": claims.pair_verdict(other, first, d.low, d.high), "questions": len(wide),
                          "design": design_of(documents), "question low": q.low, "question high": q.high,
                          "question verdict": claims.pair_verdict(other, first, q.low, q.high)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=columns)
 
 
 def describe_paired(paired: pd.DataFrame) -> str:
