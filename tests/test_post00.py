@@ -25,6 +25,7 @@ TOLD, NOT_OUT, OUT, WIN = claims.NOT_TOLD_APART, claims.NOT_RULED_OUT, claims.RU
 FIELDS = {
     "02_recall_verdicts.csv": ("leader − strategy", "low", "high", "verdict"),
     "01_results.csv": ("hit@10", "hit@10_low", "hit@10_high", None),
+    "01_full_set_verdicts.csv": ("leader − strategy", "low", "high", "verdict"),
     "03_paired_vs_leader.csv": ("difference", "low", "high", "pair"),
     "03_clustered.csv": ("mean", "clustered_low", "clustered_high", None),
     "03_calibration.csv": ("share_correct", "ci_low", "ci_high", None),
@@ -82,6 +83,12 @@ def write_fixture(folder, shuffle: bool = False):
             ["Strategy A", "A", "bm25", 800, 0.94, 0.92, 0.96, 1046.0],
             ["Strategy B", "B", "bm25", 800, 0.90, 0.88, 0.92, 757.0],
         ], ["label", "strategy", "retriever", "questions", "hit@10", "hit@10_low", "hit@10_high", "tokens@10"]),
+        "01_full_set_verdicts.csv": _frame([
+            ["Strategy A", 0.95, 0.0, nan, nan, NOT_OUT, "hit@10", 2000, "documents (48)", "SQuAD v1.1 dev, 2,000"],
+            ["Strategy B", 0.94, 0.01, -0.005, 0.025, NOT_OUT, "hit@10", 2000, "documents (48)", "SQuAD v1.1 dev, 2,000"],
+            ["Strategy C", 0.90, 0.05, 0.03, 0.07, OUT, "hit@10", 2000, "documents (48)", "SQuAD v1.1 dev, 2,000"],
+        ], ["strategy", "mean", "leader − strategy", "low", "high", "verdict", "metric", "questions", "design",
+            "sample"]),
         "03_paired_vs_leader.csv": _frame([["Strategy B", "Strategy A", -0.04, -0.06, -0.02]],
                                           ["strategy", "minus", "difference", "low", "high"]),
         "03_clustered.csv": _frame([["Strategy A", 0.94, 0.91, 0.97, 800, 40, 1.5, 350.0]],
@@ -140,7 +147,7 @@ def write_fixture(folder, shuffle: bool = False):
     }
     assert set(tables) == set(post00.SOURCES), "the fixture covers every table post 00 reads"
     for name, table in tables.items():
-        if shuffle and name != "02_recall_verdicts.csv":  # the leader-first order is that table's format
+        if shuffle and name not in ("02_recall_verdicts.csv", "01_full_set_verdicts.csv"):  # leader first: format
             table = table.iloc[::-1]
         table.to_csv(folder / name, index=False)
     (folder / "audit").mkdir(exist_ok=True)

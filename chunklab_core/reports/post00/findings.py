@@ -87,6 +87,18 @@ def _post01_03(data_dir) -> list[dict]:
     return rows
 
 
+def _post01_full(data_dir) -> list[dict]:
+    """Post 01's design on the larger SQuAD sample: the leader's paired interval against each strategy."""
+    rows = []
+    table = read_table("01_full_set_verdicts.csv", data_dir)
+    leader = table["strategy"].iloc[0]
+    for _, r in table.iloc[1:].iterrows():
+        rows.append(_row("01", f"{r['metric']}: {leader} − {r['strategy']} (paired, {r['design']} resampled)",
+                         r["sample"], r["questions"], r["leader − strategy"], r["low"], r["high"], r["verdict"],
+                         "01_full_set_verdicts.csv", key_text(strategy=r["strategy"])))
+    return rows
+
+
 def _post04(data_dir) -> list[dict]:
     rows = []
     for _, r in read_table("04_retrieval.csv", data_dir).iterrows():
@@ -161,7 +173,7 @@ def _post07(data_dir) -> list[dict]:
     return rows
 
 
-POST_FINDINGS = {"01, 03": _post01_03, "04": _post04, "05": _post05, "06": _post06, "07": _post07}
+POST_FINDINGS = {"01, 03": _post01_03, "01 full set": _post01_full, "04": _post04, "05": _post05, "06": _post06, "07": _post07}
 
 
 def post_findings(posts: str, data_dir: Path | None = None) -> pd.DataFrame:

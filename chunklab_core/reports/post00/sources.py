@@ -24,6 +24,8 @@ VERDICT = ["low", "high", "verdict"]
 SOURCES: dict[str, tuple[str, list[str]]] = {
     "01_results.csv": ("01", ["label", "strategy", "retriever", "questions", "hit@10", "hit@10_low", "hit@10_high",
                               "tokens@10"]),
+    "01_full_set_verdicts.csv": ("01", ["strategy", "mean", "leader − strategy", *VERDICT, "metric", "questions",
+                                        "design", "sample"]),
     "02_recall_verdicts.csv": ("02", ["strategy", "mean", "leader − strategy", *VERDICT, "metric", "questions",
                                       "design", "corpus", "retriever"]),
     "02_matrix.csv": ("02", ["corpus", "model", "strategy", "label", "retriever", "questions", "tokens@5",
