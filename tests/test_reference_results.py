@@ -65,3 +65,11 @@ def test_the_reference_is_cited_as_the_published_benchmark_with_its_sample():
                           "SQuAD v1.1, 800 questions from 40 articles, seed 20260729)")
     assert citation(True).startswith("The published ChunkLab SQuAD benchmark")
     assert REFERENCE_SOURCE["questions"] == rr.REFERENCE["post01_questions"]
+
+
+def test_width_text_quotes_the_benchmark_once_and_reads_as_a_sentence():
+    table = rr.width_table({"a rate of one half": 0.5, "Fixed 1000 (hit@10)": 0.94}, 80)
+    text = rr.width_text(table)
+    assert "points quoted by the published ChunkLab SQuAD benchmark" in text
+    assert "seed 20260729) hold for a rate of" in text and "points points" not in text
+    assert text.count("ChunkLab") == 1

@@ -133,6 +133,8 @@ def test_pages_open_with_key_findings_end_with_versions_and_tables_read_as_table
     assert '<td class="num">0.9104 [0.8899, 0.9295]</td>' in page
     assert "recall low" not in page and "recall [95% interval]" in page
     assert "<td>Fixed 500</td>" in page and '<td class="num">800</td>' in page
+    assert '<th>strategy</th>' in page and '<th class="num">n</th>' in page  # headers aligned as their column
+    assert "text-align: right;" not in page.split("<main>")[1]
     # one form for every index entry: an italic subtitle, the first sentence when there is none
     index = (tmp_path / "site" / "index.html").read_text()
     assert "<em>A whole paragraph.</em>" in index and "second sentence" not in index

@@ -78,7 +78,7 @@ def width_text(table: pd.DataFrame) -> str:
             f"{low['base rate of']} (rate {low['rate']:.2f}) and ±{100 * high['half-width']:.1f} points for "
             f"{high['base rate of']} (rate {high['rate']:.2f}); the ±{100 * REFERENCE['half_width_at_80']:.0f} "
             f"points quoted by {citation()} "
-            f"points holds for a rate of {rate_for_half_width(REFERENCE['half_width_at_80'], 80):.2f} (or one minus it) "
+            f"hold for a rate of {rate_for_half_width(REFERENCE['half_width_at_80'], 80):.2f} (or one minus it) "
             "— the width depends on the base rate, so quote it with the rate.")
 
 

@@ -7,7 +7,8 @@ rendered post (:func:`tidy_tables`):
   name); a named or meaningful index (a strategy, a judge) is kept as the first column;
 * every cell whose text is a number, a share (``12.5%``), or an estimate with its interval
   (``0.910 [0.890, 0.929]``) gets the class ``num`` (right-aligned by the page's style);
-  every other cell is text (left-aligned);
+  every other cell is text (left-aligned); a header is aligned as its column (right when
+  every cell of the column is a number), not by pandas' right-aligned header row;
 * an estimate and its interval bounds shown in separate columns are merged into one cell
   ``estimate [low, high]``: the bounds are the column pairs ``<name> low`` / ``<name> high``
   (or ``<name>_low`` / ``<name>_high``) of a column ``<name>``, and a bare ``low`` / ``high``
@@ -111,10 +112,23 @@ def _tidy(table) -> None:
             header_cells[j].decompose()
         for estimate in pairs:
             header_cells[estimate].string = f"{headers[estimate]} [95% interval]"
-    for row in _rows(table):
-        for cell in row.find_all(["td", "th"], recursive=False):
-            if cell.parent.parent.name == "tbody" and is_number_text(cell.get_text(strip=True)):
+    numeric: dict[int, bool] = {}
+    for row in (body.find_all("tr", recursive=False) if body is not None else []):
+        for k, cell in enumerate(row.find_all(["td", "th"], recursive=False)):
+            number = is_number_text(cell.get_text(strip=True))
+            numeric[k] = numeric.get(k, True) and number
+            if number:
                 cell["class"] = [*cell.get("class", []), "num"]
+    if head is not None:
+        for row in head.find_all("tr", recursive=False):
+            if "style" in row.attrs:  # pandas right-aligns every header; the page aligns by column
+                del row["style"]
+            cells = row.find_all(["th", "td"], recursive=False)
+            if head is not None and body is not None and body.find("tr") is not None:
+                width = len(body.find("tr").find_all(["th", "td"], recursive=False))
+                for k, cell in enumerate(cells, start=width - len(cells)):
+                    if numeric.get(k):
+                        cell["class"] = [*cell.get("class", []), "num"]
 
 
 def tidy_tables(body: str) -> str:

@@ -213,7 +213,9 @@ def arrange_for_reading(notebook: nbformat.NotebookNode) -> nbformat.NotebookNod
         copies[0].source = (copies[0].source[:heading.start()] + "## Key findings\n\n*From the closing "
                             f"section, “{heading.group(1)}”; the evidence follows.*"
                             + copies[0].source[heading.end():])
-        for cell in copies:
+        for number, cell in enumerate(copies):
+            if "id" in cell:  # a copy needs an id of its own (nbformat requires unique cell ids)
+                cell["id"] = f"key-findings-{number}"
             if cell.cell_type == "code":
                 cell.outputs = [o for o in cell.outputs
                                 if not set(o.get("data", {})) & {"image/png", "image/jpeg", "image/svg+xml"}]
