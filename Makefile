@@ -18,7 +18,7 @@ KERNEL     := chunklab
 # (papermill's progress bar is on, and off when the variable CI is set: chunklab_core.reports.notebook_run)
 # Every retrieval a post makes is replayed from data/runs (CHUNKLAB_RUNS=replay: no embedding model
 # is loaded; a missing or stale run is an error naming the cell and `make runs`).
-PAPERMILL  := CHUNKLAB_RUNS=replay $(PY) -m chunklab_core.reports.notebook_run --kernel $(KERNEL)
+PAPERMILL  := $(PY) -m chunklab_core.reports.notebook_run --kernel $(KERNEL) --runs replay
 # Each executed post depends on its source and on the package modules its code imports,
 # transitively (scripts/notebook_deps.py reads the imports with ast; the runner above counts for
 # every post): an edit re-executes only the posts that import the edited module. The rules live

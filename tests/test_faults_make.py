@@ -114,8 +114,8 @@ def test_every_notebook_rule_of_the_makefile_goes_through_the_safe_runner():
     dry = subprocess.run(["make", "-n", "-B", "-o", ".venv/.installed", "-o", ".venv/.llm-installed",
                           "notebooks/01_chunking.ipynb", "PARAMS=-p RESAMPLES 500"],
                          capture_output=True, text=True, cwd=PROJ_ROOT, timeout=60)
-    assert "-m chunklab_core.reports.notebook_run --kernel chunklab notebooks/src/01_chunking.ipynb " \
-           "notebooks/01_chunking.ipynb -p RESAMPLES 500" in dry.stdout
+    assert "-m chunklab_core.reports.notebook_run --kernel chunklab --runs replay notebooks/src/01_chunking.ipynb " \
+           "notebooks/01_chunking.ipynb -p RESAMPLES 500" in dry.stdout  # make all replays the recorded runs
 
 
 # ---- data errors: all at once, advice fitting the mirror ------------------------------------------

@@ -19,9 +19,10 @@ from chunklab_core.reports.notebook_run import IRREPLACEABLE_WRITTEN, run_notebo
 
 
 # ---- the folders ---------------------------------------------------------------------------------
-def test_the_irreplaceable_folders_are_records_and_audit_under_data():
-    assert paths.IRREPLACEABLE_DIRS == (paths.RECORDS_DIR, paths.AUDIT_DIR)
+def test_the_irreplaceable_folders_are_records_audit_and_runs_under_data():
+    assert paths.IRREPLACEABLE_DIRS == (paths.RECORDS_DIR, paths.AUDIT_DIR, paths.RUNS_DIR)
     assert paths.RECORDS_DIR == paths.DATA_DIR / "records" and paths.AUDIT_DIR == paths.DATA_DIR / "audit"
+    assert paths.RUNS_DIR == paths.DATA_DIR / "runs"
     assert all(folder.is_dir() and any(folder.iterdir()) for folder in paths.IRREPLACEABLE_DIRS)
     assert paths.irreplaceable_folder_of(paths.RECORDS_DIR / "answers_qwen15.jsonl") == paths.RECORDS_DIR
     assert paths.irreplaceable_folder_of(paths.AUDIT_DIR) == paths.AUDIT_DIR

@@ -164,9 +164,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="only check the parameter names")
     parser.add_argument("--kernel", default="chunklab")
     parser.add_argument("--keep-failed", metavar="PATH", help="keep a failed run's notebook here")
+    parser.add_argument("--runs", choices=("live", "record", "replay"), default=None,
+                        help="CHUNKLAB_RUNS for the run: how retrieval runs are read (make all: replay)")
     parser.add_argument("source")
     parser.add_argument("output", nargs="?")
     args, papermill_args = parser.parse_known_args(argv)
+    if args.runs is not None:  # the kernel inherits it (retrieval.recorded_runs.current_mode)
+        os.environ["CHUNKLAB_RUNS"] = args.runs
     if args.output is not None and args.output.startswith("-"):
         papermill_args.insert(0, args.output)
         args.output = None
