@@ -57,10 +57,13 @@ NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebook
               $(if $(RERANK_CALLS),notebooks/07_reranking.ipynb,) \
               notebooks/00_findings.ipynb
 # The findings post reads the tables the other posts write, so it runs after them.
-FINDINGS_TABLES := data/01_results.csv data/01_per_question.csv data/02_matrix.csv data/02_per_question.csv.gz \
-              data/03_paired_vs_leader.csv data/03_clustered.csv data/03_calibration.csv data/04_retrieval.csv \
-              data/04_checks.csv data/05_answers.csv data/05_strategy_differences.csv data/05_agreement.csv \
-              data/06_accuracy.csv $(AUDIT)/post05_v2_sheet.csv
+# (the list is chunklab_core.reports.post00.sources.SOURCES; tests/test_findings.py checks they agree)
+FINDINGS_TABLES := data/01_results.csv data/01_full_set_verdicts.csv data/02_recall_verdicts.csv data/02_matrix.csv data/02_paired_retrievers.csv \
+              data/02_models.csv data/03_paired_vs_leader.csv data/03_clustered.csv data/03_calibration.csv \
+              data/04_retrieval.csv data/04_trend.csv data/04_checks.csv data/05_answers.csv \
+              data/05_strategy_differences.csv data/05_agreement.csv data/06_agreement.csv data/06_accuracy.csv \
+              data/06_paired.csv data/07_stage.csv data/07_depths.csv data/07_slice_comparisons.csv \
+              $(AUDIT)/post05_v2_sheet.csv
 OWN_DOCS   := $(if $(DOCS),-p DOCS $(abspath $(DOCS)) -p QUESTIONS $(abspath $(QUESTIONS)),)
 ifneq ($(strip $(DOCS)),)
 .PHONY: notebooks/02_retrievers.ipynb   # your documents: always re-execute post 02 with them

@@ -27,7 +27,8 @@ EVERYWHERE = {
 }
 # Per post: each allowed number and why it is a constant, not a measurement.
 CITED = {
-    "00": {"10": "recall@10 / top 10 (k, a design parameter)"},
+    "00": {"10": "recall@10 / top 10 (k, a design parameter)", "1.5": "model size (1.5B)",
+           "0.5": "model size (0.5B)"},
     "01": {"800": "N_QUESTIONS (a parameter)", "48": "SQuAD v1.1 dev: articles (published size)",
            "10,570": "SQuAD v1.1 dev: questions (published size)", "250": "child size (parameter)",
            "1,000": "parent size (parameter)", "80": "TF-IDF break percentile (parameter)",

@@ -19,7 +19,6 @@ PENDING = {
     "own/config.py": "own-documents config, edited by issues 26 and 30 this session",
     "own/recommendation.py": "own-documents report, restructured by issue 26 this session",
     "own/report.py": "own-documents report, restructured by issue 26 this session",
-    "reports/post00.py": "post 00, rebuilt by issue 29 this session",
 }
 
 

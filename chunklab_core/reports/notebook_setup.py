@@ -32,17 +32,20 @@ def quiet_progress(models: bool = False) -> None:
 
 
 def start_post(packages: Sequence[str] = DEFAULT_PACKAGES, *, quiet: bool = False, quiet_models: bool = False,
-               max_colwidth=_UNCHANGED, precision=_UNCHANGED) -> None:
+               max_colwidth=_UNCHANGED, precision=_UNCHANGED, max_rows=_UNCHANGED) -> None:
     """Set up a post's notebook and display the versions of ``packages``.
 
     ``quiet`` filters tqdm's widget warning, ``quiet_models`` also hides the model-loading bars
     (:func:`quiet_progress`); ``max_colwidth`` and ``precision`` set the pandas display options
-    of the same names when given (``None`` is a valid ``max_colwidth``: quotes are never cut).
+    of the same names when given (``None`` is a valid ``max_colwidth``: quotes are never cut), and
+    ``max_rows`` pandas' ``display.max_rows`` (``None``: a table is shown whole).
     """
     if quiet or quiet_models:
         quiet_progress(models=quiet_models)
     if max_colwidth is not _UNCHANGED:
         pd.set_option("display.max_colwidth", max_colwidth)
+    if max_rows is not _UNCHANGED:
+        pd.set_option("display.max_rows", max_rows)
     if precision is not _UNCHANGED:
         pd.set_option("display.precision", precision)
     from IPython.display import display

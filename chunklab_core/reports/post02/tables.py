@@ -188,6 +188,39 @@ def paired_retrievers(per_question: pd.DataFrame, k: int, model: str, resamples:
     return pd.DataFrame(rows)
 
 
+def paired_models(per_question: pd.DataFrame, k: int, models: Sequence[str], resamples: int,
+                  seed: int) -> pd.DataFrame:
+    """Recall@k of each later model minus ``models[0]``, on the same questions, per (corpus, retriever, strategy).
+
+    Only the retrievers that use a model and the cells both models ran; the interval resamples
+    documents where questions share them (column ``design``), the question-level one beside it.
+    Post 00 cites these rows for its embedding-model advice.
+    """
+    columns = ["corpus", "retriever", "strategy", "comparison", "difference", "low", "high", "verdict", "questions",
+               "design", "question low", "question high", "question verdict"]
+    rows = []
+    if len(models) < 2:
+        return pd.DataFrame(rows, columns=columns)  # one model run: the table post 00 reads, empty
+    first = models[0]
+    data = per_question[per_question["retriever"].map(needs_model) & per_question["model"].isin(list(models))]
+    for (corpus, retriever, strategy), group in data.groupby(["corpus", "retriever", "strategy"], sort=False):
+        wide = group.pivot_table(index="qid", columns="model", values=column("recall", k), aggfunc="first").dropna()
+        if first not in wide:
+            continue
+        documents = question_documents(group.drop_duplicates("qid"))
+        documents = None if documents is None else documents.reindex(wide.index).to_numpy()
+        for other in [m for m in models[1:] if m in wide]:
+            a, b = wide[other].to_numpy(), wide[first].to_numpy()
+            d = paired_interval(a, b, resamples, seed, documents)
+            q = stats.paired_difference_ci(a, b, resamples, seed)
+            rows.append({"corpus": corpus, "retriever": retriever, "strategy": strategy_label(strategy),
+                         "comparison": f"{other} − {first}", "difference": d.mean, "low": d.low, "high": d.high,
+                         "verdict": claims.pair_verdict(other, first, d.low, d.high), "questions": len(wide),
+                         "design": design_of(documents), "question low": q.low, "question high": q.high,
+                         "question verdict": claims.pair_verdict(other, first, q.low, q.high)})
+    return pd.DataFrame(rows, columns=columns)
+
+
 def describe_paired(paired: pd.DataFrame) -> str:
     """Counts of the series' pair verdicts (``claims.pair_verdict``) per corpus and comparison, as prose."""
     if paired.empty:

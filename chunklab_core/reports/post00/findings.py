@@ -1,0 +1,208 @@
+"""Post 00's findings table: what each post 01–07 found, each row citing one row of the post's table.
+
+Handles: :func:`findings_table` (rows: post, finding, sample, n, estimate with its 95% interval,
+verdict, ``source`` table and ``key`` of the cited row; the estimate, interval and verdict
+are the cited row's, never recomputed: a verdict is the post's own word where its table has one,
+else the series' :func:`chunklab_core.stats.claims.pair_verdict` of the cited interval),
+:data:`READING_ORDER` (every post, 07 included), :func:`posts_with_findings` and
+:func:`small_rows` (the rows resting on fewer than ``n`` questions, computed, not listed by post).
+
+Not handled: the decision guide (``guide``), the wording (``prose``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from chunklab_core.answers.verdicts import REFERENCE_NAME
+from chunklab_core.chunking import strategy_label
+from chunklab_core.core import numbers
+from chunklab_core.reports.samples import DATASETS, sample_label
+from chunklab_core.stats import claims
+from chunklab_core.reports.post00.guide import documents_of, judge_accuracy, judge_agreement
+from chunklab_core.reports.post00.sources import key_text, read_table
+
+__all__ = ["READING_ORDER", "POST_FINDINGS", "post_findings", "reading_order", "findings_table", "findings_view", "posts_with_findings", "small_rows"]
+
+READING_ORDER = (
+    ("01", "Which chunking strategy finds the answer?", "one retriever, one clean corpus: recall@k and its token cost"),
+    ("03", "How far can N questions be trusted?", "post 01's ranking with paired intervals, the verdict rule, calibration, clustering"),
+    ("02", "Retrievers, embedding models, other documents", "whether post 01's answer survives other retrievers, models and corpora"),
+    ("04", "Where do test questions come from?", "what generated test questions hide"),
+    ("05", "Answers from retrieved chunks, graded by LLM judges", "whether retrieval turns into right answers"),
+    ("06", "Can the judges be trusted?", "every judge against the audit's grades (one model grader)"),
+    ("07", "Does a reranking stage help?", "reranking depth, scorers and their cost"),
+)
+
+
+def reading_order() -> pd.DataFrame:
+    """The order in which to read the posts, and what each one adds."""
+    return pd.DataFrame(READING_ORDER, columns=["post", "title", "read it for"])
+
+
+def _row(post, finding, sample, n, estimate, low, high, verdict, source, key) -> dict:
+    return {"post": post, "finding": finding, "sample": sample, "n": int(n), "estimate": float(estimate),
+            "low": float(low), "high": float(high), "verdict": verdict, "source": source, "key": key}
+
+
+def _passages_label(corpus: str, passages: int) -> str:
+    return f"{DATASETS.get(corpus, corpus)}, {numbers.count(passages, 'passage')} (a human and a generated question each)"
+
+
+def _post01_03(data_dir) -> list[dict]:
+    results = read_table("01_results.csv", data_dir)
+    clustered = read_table("03_clustered.csv", data_dir)
+    documents = int(clustered["n_documents"].max())
+    rows = []
+    for _, r in results.iterrows():
+        label = sample_label("squad", int(r["questions"]), documents)
+        rows.append(_row("01", f"recall@10 (hit@10) of {r['label']}, {r['retriever']}", label, r["questions"],
+                         r["hit@10"], r["hit@10_low"], r["hit@10_high"], "—", "01_results.csv",
+                         key_text(label=r["label"])))
+    n = int(results["questions"].max())
+    label = sample_label("squad", n, documents)
+    for _, r in read_table("03_paired_vs_leader.csv", data_dir).iterrows():
+        rows.append(_row("03", f"recall@10: {r['strategy']} − {r['minus']} (paired, questions resampled)", label, n,
+                         r["difference"], r["low"], r["high"],
+                         claims.pair_verdict(r["strategy"], r["minus"], r["low"], r["high"]),
+                         "03_paired_vs_leader.csv", key_text(strategy=r["strategy"])))
+    for _, r in clustered.iterrows():
+        rows.append(_row("03", f"recall@10 of {r['cell']}, articles resampled "
+                               f"({numbers.number(r['width_ratio'], 2)}× as wide, worth about "
+                               f"{numbers.count(round(r['effective_questions']), 'question')})",
+                         sample_label("squad", int(r["n_questions"]), int(r["n_documents"])), r["n_questions"],
+                         r["mean"], r["clustered_low"], r["clustered_high"], "—", "03_clustered.csv",
+                         key_text(cell=r["cell"])))
+    calibration = read_table("03_calibration.csv", data_dir)
+    top = calibration[calibration["band"] == calibration["band"].iloc[-1]]
+    for _, r in top.iterrows():
+        rows.append(_row("03", f"reported P(best) {r['band']} (mean {numbers.number(r['mean_reported'], 2)}): share "
+                               f"truly best, simulated rate spread {numbers.number(r['rate spread'], 2)}",
+                         "simulated comparisons", r["comparisons"], r["share_correct"], r["ci_low"], r["ci_high"],
+                         "overconfident" if r["ci_high"] < r["mean_reported"] else "not shown overconfident",
+                         "03_calibration.csv", key_text(**{"rate spread": r["rate spread"], "band": r["band"]})))
+    return rows
+
+
+def _post01_full(data_dir) -> list[dict]:
+    """Post 01's design on the larger SQuAD sample: the leader's paired interval against each strategy."""
+    rows = []
+    table = read_table("01_full_set_verdicts.csv", data_dir)
+    leader = table["strategy"].iloc[0]
+    for _, r in table.iloc[1:].iterrows():
+        rows.append(_row("01", f"{r['metric']}: {leader} − {r['strategy']} (paired, {r['design']} resampled)",
+                         r["sample"], r["questions"], r["leader − strategy"], r["low"], r["high"], r["verdict"],
+                         "01_full_set_verdicts.csv", key_text(strategy=r["strategy"])))
+    return rows
+
+
+def _post04(data_dir) -> list[dict]:
+    rows = []
+    for _, r in read_table("04_retrieval.csv", data_dir).iterrows():
+        rows.append(_row("04", f"hit@5: generated − human questions, {strategy_label(r['strategy'])} / {r['retriever']}",
+                         _passages_label(r["corpus"], int(r["passages"])), r["passages"], r["generated − human"],
+                         r["low"], r["high"], claims.pair_verdict("generated", "human", r["low"], r["high"]),
+                         "04_retrieval.csv",
+                         key_text(corpus=r["corpus"], strategy=r["strategy"], retriever=r["retriever"])))
+    for _, r in read_table("04_trend.csv", data_dir).iterrows():
+        where = "both corpora pooled" if r["corpus"] == "both" else DATASETS.get(r["corpus"], r["corpus"])
+        rows.append(_row("04", f"slope of BM25's advantage over dense on question-passage overlap, {where}",
+                         f"{where}, {numbers.count(r['questions'], 'question')} on "
+                         f"{numbers.count(r['passages'], 'passage')}", r["questions"], r["slope"], r["low"], r["high"],
+                         "slope above 0" if claims.interval_side(r["low"], r["high"]) > 0 else
+                         "slope below 0" if claims.interval_side(r["low"], r["high"]) < 0 else "no slope shown",
+                         "04_trend.csv", key_text(corpus=r["corpus"])))
+    return rows
+
+
+def _post05(data_dir) -> list[dict]:
+    rows = []
+    answers = read_table("05_answers.csv", data_dir)
+    documents = answers.groupby("corpus")["documents"].max()
+    for _, r in answers[answers["measure"] == REFERENCE_NAME].iterrows():
+        rows.append(_row("05", f"share of answers the {REFERENCE_NAME} passes, {r['strategy']}",
+                         sample_label(r["corpus"], int(r["questions"]), int(r["documents"])), r["questions"],
+                         r["share"], r["low"], r["high"], "—", "05_answers.csv",
+                         key_text(corpus=r["corpus"], strategy=r["strategy"], measure=r["measure"])))
+    for _, r in read_table("05_strategy_differences.csv", data_dir).iterrows():
+        rows.append(_row("05", f"answers passed: {r['strategy A']} − {r['strategy B']} (paired)",
+                         sample_label(r["corpus"], int(r["questions"]), int(documents.get(r["corpus"], r["questions"]))),
+                         r["questions"], r["A - B"], r["low"], r["high"],
+                         claims.pair_verdict(r["strategy A"], r["strategy B"], r["low"], r["high"]),
+                         "05_strategy_differences.csv",
+                         key_text(corpus=r["corpus"], **{"strategy A": r["strategy A"], "strategy B": r["strategy B"]})))
+    agreement = read_table("05_agreement.csv", data_dir)
+    for _, r in agreement[agreement["scale"] == "pass/fail"].iterrows():
+        rows.append(_row("05", f"Cohen's κ of the {r['grader B']} against the {r['grader A']} (pass/fail)",
+                         f"post 05's answers, {numbers.count(r['items'], 'item')}", r["items"], r["kappa"],
+                         r["low"], r["high"],
+                         "above chance" if claims.interval_side(r["low"], r["high"]) > 0 else "not above chance",
+                         "05_agreement.csv", key_text(**{"grader A": r["grader A"], "grader B": r["grader B"],
+                                                         "scale": r["scale"]})))
+    return rows
+
+
+def _post06(data_dir) -> list[dict]:
+    rows = []
+    for _, r in judge_agreement(data_dir).iterrows():
+        rows.append(_row("06", f"κ of the {r['judge']} with the audit's grades, {r['scale']}, weighted to the population",
+                         f"post 05's answers, {numbers.count(r['graded'], 'item')} graded", r["graded"], r["estimate"],
+                         r["low"], r["high"], r["verdict"], r["source"], r["key"]))
+    for _, r in judge_accuracy(data_dir).iterrows():
+        rows.append(_row("06", f"accuracy, {r['variant']}: the {r['judge']} alone − by the audit's grades (paired)",
+                         f"post 05's answers, {numbers.count(r['population'], 'item')}, "
+                         f"{numbers.count(r['graded'], 'item')} graded", r["graded"], r["estimate"], r["low"],
+                         r["high"], r["verdict"], r["source"], r["key"]))
+    return rows
+
+
+def _post07(data_dir) -> list[dict]:
+    rows = []
+    stage = read_table("07_stage.csv", data_dir)
+    for _, r in stage.iterrows():
+        n = int(r["questions"])
+        rows.append(_row("07", f"ΔnDCG@k reranked − first stage: {strategy_label(r['strategy'])}, {r['first_stage']} then "
+                               f"{r['scorer']}, depth {r['depth']}",
+                         sample_label(r["corpus"], n, documents_of(r["design"], n)), n, r["d_ndcg"], r["d_ndcg_low"],
+                         r["d_ndcg_high"], r["verdict"], "07_stage.csv",
+                         key_text(corpus=r["corpus"], strategy=r["strategy"], first_stage=r["first_stage"],
+                                  scorer=r["scorer"], depth=r["depth"])))
+    return rows
+
+
+POST_FINDINGS = {"01, 03": _post01_03, "01 full set": _post01_full, "04": _post04, "05": _post05, "06": _post06, "07": _post07}
+
+
+def post_findings(posts: str, data_dir: Path | None = None) -> pd.DataFrame:
+    """The findings rows of one key of :data:`POST_FINDINGS` (``"01, 03"``, ``"04"`` … ``"07"``)."""
+    if posts not in POST_FINDINGS:
+        raise KeyError(f"no findings for {posts!r}; known: {', '.join(POST_FINDINGS)}")
+    return pd.DataFrame(POST_FINDINGS[posts](data_dir))
+
+
+def findings_table(data_dir: Path | None = None) -> pd.DataFrame:
+    """Every finding of posts 01 and 03–07 (post 02's are the decision guide), each citing its row."""
+    return pd.concat([post_findings(posts, data_dir) for posts in POST_FINDINGS], ignore_index=True)
+
+
+def posts_with_findings(*tables: pd.DataFrame) -> list[str]:
+    """The posts whose tables post 00 cites, from the ``source`` columns of ``tables``."""
+    sources = pd.concat([t["source"] for t in tables if len(t)])
+    return sorted({name[:2] for name in sources})
+
+
+def small_rows(table: pd.DataFrame, below: int = 50, n_column: str = "n") -> pd.DataFrame:
+    """The rows of ``table`` resting on fewer than ``below`` questions (or items, passages)."""
+    return table[np.asarray(table[n_column]) < below]
+
+
+def findings_view(table: pd.DataFrame) -> pd.DataFrame:
+    """The findings table as a reader scans it: the estimate and its interval in one cell."""
+    return pd.DataFrame({
+        "post": table["post"], "finding": table["finding"], "sample": table["sample"], "n": table["n"],
+        "estimate [95% interval]": [numbers.estimate(e, lo, hi) for e, lo, hi in
+                                    zip(table["estimate"], table["low"], table["high"])],
+        "verdict": table["verdict"], "source": table["source"], "key": table["key"]})

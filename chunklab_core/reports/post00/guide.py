@@ -1,0 +1,213 @@
+"""Post 00's decision guide: per kind of document and retriever, what to use, at what cost, how sure.
+
+Handles, from the tables the posts commit (read through :mod:`.sources`, never recomputed):
+
+- :func:`chunking_guide`: per (corpus, retriever) of post 02's ``02_recall_verdicts``, the
+  strategies that cannot be ruled out (leader included), the cheapest of them in mean
+  tokens@k (``02_matrix``), its ``leader − strategy`` interval, verdict, n, documents and
+  resampling design, and what would decide (:func:`questions_to_decide`);
+- :func:`comparison_counts`: a paired table (post 02's retriever and model pairs, post 07's
+  stage, depth and scorer comparisons) counted per group by the side its interval excludes 0
+  on; a row whose verdict word contradicts its interval is an error, not a count;
+- :func:`judge_agreement`, :func:`judge_accuracy`, :func:`ppi_gaps`: every judge of post 06
+  (its population-weighted κ against the audit's grades, judge-only minus accuracy by the
+  audit's grades, and how far PPI moves from the grades-only estimate);
+- :func:`guide_comparisons`: how many paired intervals the guide rests on and how many exclude 0.
+
+Every row that quotes a number carries ``source`` (the table) and ``key`` (the row, by
+:func:`.sources.key_text`), so a test finds the cited row by key.
+
+Not handled: the wording (``prose`` and ``prose.md``), the findings of each post (``findings``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from chunklab_core.reports.samples import sample_label
+from chunklab_core.retrieval.registry import rows_of_model
+from chunklab_core.stats import claims
+from chunklab_core.stats.bootstrap import questions_needed
+from chunklab_core.reports.post00.sources import key_text, read_table
+
+__all__ = ["KINDS", "DECIDED", "documents_of", "questions_to_decide", "chunking_guide", "comparison_counts",
+           "judge_agreement", "judge_accuracy", "ppi_gaps", "guide_comparisons", "decision_counts"]
+
+KINDS = {"squad": "short encyclopaedia passages", "nq": "long web pages", "cuad": "contracts",
+         "qasper": "scientific papers", "chroma": "Chroma's mixed corpora", "own": "your documents"}
+CAP = 100_000
+DECIDED = "—"  # "what would decide" of a row its intervals already decide
+
+
+def documents_of(design: str, questions: int) -> int:
+    """Documents behind a resampling design: ``documents (n)`` -> n; ``questions`` (no two questions
+    share a document) -> one document per question."""
+    found = re.fullmatch(r"documents \((\d+)\)", str(design))
+    if found:
+        return int(found.group(1))
+    if str(design) == "questions":
+        return int(questions)
+    raise ValueError(f"unknown resampling design {design!r} (expected 'questions' or 'documents (n)')")
+
+
+def questions_to_decide(n: int, difference: float, low: float, high: float) -> str:
+    """What would tell a cheaper candidate from the leader: ``stats.bootstrap.questions_needed``
+    (``n·(half-width/|difference|)²``, the interval shrinking like 1/√n), as text; decided cells
+    (an interval that excludes 0, or no interval: the leader itself) get ``—``."""
+    if any(math.isnan(float(v)) for v in (low, high)) or claims.excludes_zero(low, high):
+        return DECIDED
+    needed = questions_needed(int(n), float(difference), (float(low), float(high)), cap=CAP)
+    if needed is None:
+        return ("no difference to resolve" if abs(float(difference)) < 1e-9
+                else f"more than {CAP:,} questions")
+    return f"{needed:,} questions"
+
+
+def _k_of(metric: str) -> int:
+    found = re.fullmatch(r"recall@(\d+)", str(metric))
+    if not found:
+        raise ValueError(f"02_recall_verdicts: metric {metric!r} is not recall@k")
+    return int(found.group(1))
+
+
+def chunking_guide(data_dir: Path | None = None, model: str = "all-MiniLM-L6-v2") -> pd.DataFrame:
+    """One row per (corpus, retriever): candidates, the cheapest of them, its verdict and interval."""
+    verdicts = read_table("02_recall_verdicts.csv", data_dir)
+    matrix = read_table("02_matrix.csv", data_dir)
+    rows = []
+    for (corpus, retriever), cell in verdicts.groupby(["corpus", "retriever"], sort=False):
+        cell = cell.reset_index(drop=True)
+        leader = cell.iloc[0]
+        if not (np.isnan(leader["low"]) and leader["leader − strategy"] == 0):
+            raise ValueError(f"02_recall_verdicts.csv: the first row of {corpus}/{retriever} is not its leader")
+        k = _k_of(leader["metric"])
+        tokens = f"tokens@{k}"
+        if tokens not in matrix:
+            raise ValueError(f"02_matrix.csv has no column {tokens} for post 02's {leader['metric']}")
+        here = rows_of_model(matrix[(matrix["corpus"] == corpus) & (matrix["retriever"] == retriever)],
+                             model).set_index("strategy")
+        if here.index.duplicated().any():
+            raise ValueError(f"02_matrix.csv: {corpus}/{retriever} has several rows per strategy for {model}")
+        missing = sorted(set(cell["strategy"]) - set(here.index))
+        if missing:
+            raise ValueError(f"02_matrix.csv has no {corpus}/{retriever} row for {', '.join(missing)}")
+        kept = cell[cell["verdict"] != claims.RULED_OUT].copy()
+        kept["tokens"] = kept["strategy"].map(here[tokens])
+        cheapest = kept.sort_values(["tokens", "leader − strategy"], kind="stable").iloc[0]
+        label = here["label"]
+        n = int(leader["questions"])
+        rows.append({
+            "kind of document": KINDS.get(corpus, corpus), "corpus": corpus,
+            "sample": sample_label(corpus, n, documents_of(leader["design"], n)),
+            "retriever": retriever, "model": here.loc[leader["strategy"], "model"],
+            "leader": label[leader["strategy"]], "leader verdict": leader["verdict"],
+            "cannot be ruled out": ", ".join(label[s] for s in kept["strategy"]),
+            "candidates": len(kept), "strategies": len(cell),
+            "cheapest": label[cheapest["strategy"]], f"cheapest {tokens}": float(cheapest["tokens"]),
+            f"leader {tokens}": float(here.loc[leader["strategy"], tokens]),
+            "leader − cheapest": float(cheapest["leader − strategy"]),
+            "low": float(cheapest["low"]), "high": float(cheapest["high"]), "verdict": cheapest["verdict"],
+            "metric": leader["metric"], "questions": n, "design": leader["design"],
+            "what would decide": questions_to_decide(n, cheapest["leader − strategy"], cheapest["low"],
+                                                     cheapest["high"]),
+            "source": "02_recall_verdicts.csv",
+            "key": key_text(corpus=corpus, retriever=retriever, strategy=cheapest["strategy"]),
+        })
+    return pd.DataFrame(rows)
+
+
+def guide_comparisons(data_dir: Path | None = None) -> tuple[int, int, int]:
+    """(paired intervals behind the chunking guide, how many exclude 0, cells with a winner)."""
+    verdicts = read_table("02_recall_verdicts.csv", data_dir)
+    paired = verdicts[verdicts["low"].notna()]
+    separated = int(sum(claims.excludes_zero(lo, hi) for lo, hi in zip(paired["low"], paired["high"])))
+    winners = int((verdicts["verdict"] == claims.WINNER).sum())
+    return len(paired), separated, winners
+
+
+def comparison_counts(name: str, by: list[str], estimate: str = "difference", low: str = "low",
+                      high: str = "high", data_dir: Path | None = None) -> pd.DataFrame:
+    """Per group of the paired table ``name``: how many intervals exclude 0 above (``a ahead``),
+    below (``b ahead``) or contain it, the range of the estimates and the questions behind them."""
+    table = read_table(name, data_dir)
+    sides = np.array([claims.interval_side(lo, hi) for lo, hi in zip(table[low], table[high])])
+    if "verdict" in table:
+        told = (table["verdict"] == claims.NOT_TOLD_APART).to_numpy()
+        wrong = told != (sides == 0)
+        if wrong.any():
+            first = table[wrong].iloc[0]
+            raise ValueError(f"{name}: verdict {first['verdict']!r} contradicts its interval "
+                             f"[{first[low]}, {first[high]}] ({key_text(**{c: first[c] for c in by})})")
+    table = table.assign(_side=sides)
+    rows = []
+    for group, part in table.groupby(by, sort=False):
+        group = group if isinstance(group, tuple) else (group,)
+        rows.append({**dict(zip(by, group)), "compared": len(part), "a ahead": int((part["_side"] > 0).sum()),
+                     "b ahead": int((part["_side"] < 0).sum()), claims.NOT_TOLD_APART: int((part["_side"] == 0).sum()),
+                     "lowest": float(part[estimate].min()), "highest": float(part[estimate].max()),
+                     "questions": int(part["questions"].max()), "design": ", ".join(dict.fromkeys(part["design"])),
+                     "source": name, "key": key_text(**dict(zip(by, group)))})
+    return pd.DataFrame(rows)
+
+
+def judge_agreement(data_dir: Path | None = None) -> pd.DataFrame:
+    """Every judge and scale of ``06_agreement``: κ against the audit's grades weighted to the
+    population (post 06's first figure), the sample's κ beside it, and whether it is above chance."""
+    table = read_table("06_agreement.csv", data_dir)
+    rows = []
+    for _, r in table.iterrows():
+        side = claims.interval_side(r["weighted kappa low"], r["weighted kappa high"])
+        rows.append({"judge": r["judge"], "scale": r["scale"], "against": r["against"], "graded": int(r["graded"]),
+                     "estimate": r["weighted kappa"], "low": r["weighted kappa low"], "high": r["weighted kappa high"],
+                     "sample kappa": r["kappa"], "sample low": r["kappa low"], "sample high": r["kappa high"],
+                     "verdict": "above chance" if side > 0 else "not above chance",
+                     "source": "06_agreement.csv", "key": key_text(judge=r["judge"], scale=r["scale"])})
+    return pd.DataFrame(rows)
+
+
+def judge_accuracy(data_dir: Path | None = None) -> pd.DataFrame:
+    """Every judge and variant of ``06_paired`` (judge-only minus accuracy by the audit's grades,
+    paired on the graded items, with post 06's reading), with both accuracies of ``06_accuracy``."""
+    paired = read_table("06_paired.csv", data_dir)
+    accuracy = read_table("06_accuracy.csv", data_dir).set_index(["judge", "variant", "estimator"])
+    rows = []
+    for _, r in paired.iterrows():
+        alone = accuracy.loc[(r["judge"], r["variant"], "judge only")]
+        grades = accuracy.loc[(r["judge"], r["variant"], "grades only")]
+        rows.append({"judge": r["judge"], "variant": r["variant"], "graded": int(r["graded"]),
+                     "population": int(alone["population"]), "judge alone": float(alone["accuracy"]),
+                     "judge alone low": float(alone["low"]), "judge alone high": float(alone["high"]),
+                     "by the audit's grades": float(grades["accuracy"]), "grades low": float(grades["low"]),
+                     "grades high": float(grades["high"]), "estimate": r["difference"], "low": r["low"],
+                     "high": r["high"], "verdict": r["reading"], "source": "06_paired.csv",
+                     "key": key_text(judge=r["judge"], variant=r["variant"])})
+    return pd.DataFrame(rows)
+
+
+def ppi_gaps(data_dir: Path | None = None) -> pd.Series:
+    """Per variant: the largest |PPI − grades only| accuracy over the judges of ``06_accuracy``."""
+    table = read_table("06_accuracy.csv", data_dir)
+    wide = table.pivot_table(index=["variant", "judge"], columns="estimator", values="accuracy", aggfunc="first")
+    for needed in ("grades only", "PPI (judge + grades)"):
+        if needed not in wide:
+            raise ValueError(f"06_accuracy.csv has no {needed!r} rows: re-execute post 06")
+    gap = (wide["PPI (judge + grades)"] - wide["grades only"]).abs()
+    return gap.groupby(level="variant", sort=False).max()
+
+
+def decision_counts(data_dir: Path | None = None) -> dict[str, pd.DataFrame]:
+    """The paired tables of the guide's later questions, counted: post 02's retriever and model
+    pairs, post 07's stage, depth and scorer comparisons (:func:`comparison_counts`)."""
+    return {
+        "retriever": comparison_counts("02_paired_retrievers.csv", ["corpus", "comparison"], data_dir=data_dir),
+        "model": comparison_counts("02_models.csv", ["corpus", "retriever", "comparison"], data_dir=data_dir),
+        "stage": comparison_counts("07_stage.csv", ["corpus", "first_stage", "scorer", "depth"], "d_ndcg",
+                                   "d_ndcg_low", "d_ndcg_high", data_dir),
+        "depths": comparison_counts("07_depths.csv", ["corpus", "first_stage", "scorer"], data_dir=data_dir),
+        "slices": comparison_counts("07_slice_comparisons.csv", ["corpus", "a", "b"], data_dir=data_dir),
+    }

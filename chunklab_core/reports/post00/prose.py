@@ -1,0 +1,243 @@
+"""Post 00's sentences: the templates of ``prose.md`` filled with the guide's and findings' values.
+
+Handles: :func:`guide_text` (per kind of document and retriever, what to use; the multiplicity
+sentence), :func:`counts_text` (a comparison-count table as one bullet per group: post 02's
+retriever and model pairs, post 07's stage, depth and scorer comparisons), :func:`judge_text`
+(every judge of post 06, and PPI beside the grades-only estimate), :func:`findings_text` and
+:func:`limitations`. Python only picks the template and formats the values
+(:mod:`chunklab_core.core.numbers`); every sentence is in ``prose.md``.
+
+Not handled: the tables (``guide``, ``findings``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from chunklab_core.chunking import strategy_label
+from chunklab_core.core import numbers
+from chunklab_core.reports.samples import DATASETS
+from chunklab_core.reports.templates import Templates
+from chunklab_core.stats import claims
+from chunklab_core.reports.post00.guide import DECIDED, KINDS
+from chunklab_core.reports.post00.sources import read_table
+
+__all__ = ["PROSE", "guide_text", "counts_text", "retriever_text", "model_text", "rerank_text", "judge_text", "findings_text", "limitations", "guide_view"]
+
+PROSE = Templates(__file__, "prose.md")
+AUDIT_SHEET = "audit/post05_v2_sheet.csv"
+
+
+def _tokens(value: float, column: str) -> str:
+    return f"{numbers.number(value, 0)} {column}"
+
+
+def _choice(row: pd.Series, tokens: str) -> str:
+    if row["leader verdict"] == claims.WINNER:
+        return PROSE.fill("guide.choice.winner", leader=row["leader"])
+    candidates = numbers.count(row["candidates"], "strategy", "strategies")
+    if row["cheapest"] == row["leader"]:
+        return PROSE.fill("guide.choice.leader_cheapest", leader=row["leader"], candidates=candidates,
+                          tokens=_tokens(row[f"cheapest {tokens}"], tokens))
+    decide = row["what would decide"]
+    return PROSE.fill("guide.choice.cheaper", candidates=candidates, cheapest=row["cheapest"],
+                      tokens=_tokens(row[f"cheapest {tokens}"], tokens), leader=row["leader"],
+                      leader_tokens=_tokens(row[f"leader {tokens}"], tokens),
+                      difference=numbers.estimate(row["leader − cheapest"], row["low"], row["high"], signed=True),
+                      verdict=row["verdict"],
+                      decide=PROSE.fill("guide.choice.decide", needed=decide) if decide != DECIDED else "")
+
+
+def guide_text(guide: pd.DataFrame, tests: int, separated: int, winners: int) -> str:
+    """The reading of :func:`guide.chunking_guide`'s table, one bullet per row, and multiplicity."""
+    tokens = next(c for c in guide.columns if c.startswith("cheapest tokens@")).removeprefix("cheapest ")
+    winner_rows = guide[guide["leader verdict"] == claims.WINNER]
+    undecided = (guide["what would decide"] != DECIDED).any()
+    parts = [PROSE.fill("guide.reading", cells=numbers.count(len(guide), "setting"),
+                        winners=(numbers.count(len(winner_rows), "row") + " (" + "; ".join(
+                            f"{r['leader']} on {r['kind of document']} under {r['retriever']}"
+                            for _, r in winner_rows.iterrows()) + ")") if len(winner_rows) else "no row",
+                        tokens=tokens,
+                        decide_note=PROSE.fill("guide.decide_note.some" if undecided else "guide.decide_note.none"))]
+    parts.append("\n".join(PROSE.fill("guide.kind", kind=r["kind of document"], sample=r["sample"],
+                                      retriever=r["retriever"], choice=_choice(r, tokens))
+                           for _, r in guide.iterrows()))
+    parts.append(PROSE.fill("guide.multiplicity", multiplicity=claims.multiplicity_text(tests, separated),
+                            tests=tests, separated=separated,
+                            winners=numbers.count(winners, "winner")))
+    return "\n\n".join(parts)
+
+
+def _spread(low: float, high: float) -> str:
+    a, b = numbers.number(low, 3, signed=True), numbers.number(high, 3, signed=True)
+    return a if a == b else f"{a} to {b}"
+
+
+def counts_text(counts: pd.DataFrame, heading: str, where: list[str], comparison, sides, **values) -> str:
+    """One bullet per row of :func:`guide.comparison_counts` under the template ``heading``.
+
+    ``where``: the columns that name the group; ``comparison(row)`` its wording and ``sides(row)``
+    the names of the two sides (a, b).
+    """
+    if counts.empty:
+        raise ValueError(f"no comparison to report under {heading!r}")
+    bullets = []
+    for _, r in counts.iterrows():
+        a, b = sides(r)
+        place = ", ".join(KINDS.get(str(r[c]), str(r[c])) if c == "corpus" else f"depth {r[c]}" if c == "depth"
+                          else str(r[c]) for c in where)
+        bullets.append(PROSE.fill("counts.row", where=place, comparison=comparison(r), a=a, b=b,
+                                  a_n=r["a ahead"], b_n=r["b ahead"], told=r[claims.NOT_TOLD_APART],
+                                  compared=numbers.count(r["compared"], "comparison"),
+                                  spread=_spread(r["lowest"], r["highest"]),
+                                  questions=numbers.count(r["questions"], "question"), design=r["design"]))
+    return PROSE.fill(heading, **values) + "\n\n" + "\n".join(bullets)
+
+
+def _who(data_dir) -> tuple[str, str, int]:
+    from chunklab_core.audit.graders import grader_words
+
+    sheet = read_table_any(AUDIT_SHEET, "06", data_dir)
+    graded = sheet[sheet["grade"].notna() & (sheet["grade"].astype(str).str.len() > 0)]
+    graders = graded[["grader", "grader_kind"]].drop_duplicates().sort_values("grader").reset_index(drop=True)
+    words = grader_words(graders)
+    kind = ("limits.grader.human" if words.all_human else "limits.grader.mixed" if words.any_human
+            else "limits.grader.model")
+    return words.who, kind, len(graded)
+
+
+def read_table_any(name: str, post: str, data_dir) -> pd.DataFrame:
+    """A committed file that is not one of ``sources.SOURCES`` (the audit sheet), with the same error."""
+    from chunklab_core.core.paths import DATA_DIR
+    from chunklab_core.reports.post00.sources import MissingTable
+
+    path = Path(data_dir or DATA_DIR) / name
+    if not path.exists():
+        raise MissingTable(f"{path} is missing: re-execute post {post} (make notebooks/{post}_*.ipynb), then post 00")
+    return pd.read_csv(path)
+
+
+def judge_text(agreement: pd.DataFrame, accuracy: pd.DataFrame, gaps: pd.Series, data_dir=None) -> str:
+    """Every judge of post 06: its weighted κ per scale, its accuracy alone and by the grades, PPI."""
+    who, _, _ = _who(data_dir)
+    bullets = []
+    for judge in dict.fromkeys(agreement["judge"]):
+        kappas = "; ".join(PROSE.fill("judge.kappa", estimate=numbers.estimate(r["estimate"], r["low"], r["high"], 2),
+                                      scale=r["scale"], verdict=r["verdict"])
+                           for _, r in agreement[agreement["judge"] == judge].iterrows())
+        rows = accuracy[accuracy["judge"] == judge].set_index("variant")
+        strict, lenient = rows.loc["strict"], rows.loc["lenient"]
+        bullets.append(PROSE.fill(
+            "judge.row", judge=judge, kappas=kappas,
+            alone=numbers.estimate(strict["judge alone"], strict["judge alone low"], strict["judge alone high"], 1,
+                                   scale="percent"),
+            grades=numbers.estimate(strict["by the audit's grades"], strict["grades low"], strict["grades high"], 1,
+                                    scale="percent"),
+            difference=numbers.estimate(strict["estimate"], strict["low"], strict["high"], 1, True, "points"),
+            reading=strict["verdict"],
+            lenient=numbers.estimate(lenient["estimate"], lenient["low"], lenient["high"], 1, True, "points"),
+            lenient_reading=lenient["verdict"]))
+    lenient_gap = float(gaps.get("lenient", np.nan))
+    lenient = (PROSE.fill("judge.ppi_lenient_equal") if lenient_gap < 1e-9 else
+               PROSE.fill("judge.ppi_lenient", gap=numbers.number(lenient_gap, 1, scale="points")))
+    strict_gap = float(gaps["strict"])
+    ppi = (PROSE.fill("judge.ppi_equal", lenient=lenient) if strict_gap < 1e-9 else
+           PROSE.fill("judge.ppi_differs", gap=numbers.number(strict_gap, 1, scale="points"), lenient=lenient))
+    return PROSE.fill("judge.reading", who=who) + "\n\n" + "\n".join(bullets) + "\n\n" + ppi
+
+
+def _spread_n(values) -> str:
+    low, high = int(min(values)), int(max(values))
+    return str(low) if low == high else f"{low} to {high}"
+
+
+def _paired(table: pd.DataFrame) -> pd.DataFrame:
+    return table[table["finding"].str.contains("−") & table["low"].notna()]
+
+
+def findings_text(table: pd.DataFrame, below: int = 50) -> str:
+    """What the findings table holds, computed from it (counts, separations, small samples)."""
+    paired = _paired(table)
+    separated = int(sum(claims.excludes_zero(lo, hi) for lo, hi in zip(paired["low"], paired["high"])))
+    small = table[table["n"] < below]
+    posts = ", ".join(dict.fromkeys(table["post"]))
+    small_text = (PROSE.fill("findings.small", count=numbers.count(len(small), "row"), below=below,
+                             range=_spread_n(small["n"]),
+                             posts=", ".join(dict.fromkeys(small["post"])))
+                  if len(small) else PROSE.fill("findings.no_small", below=below))
+    return PROSE.fill("findings.reading", rows=numbers.count(len(table), "row"), posts=f"posts {posts}",
+                      separated=separated, paired=len(paired), small=small_text)
+
+
+def limitations(guide: pd.DataFrame, tests: int, separated: int, data_dir=None) -> list[str]:
+    """The series' limitations, each worded from a committed table."""
+    who, kind, graded = _who(data_dir)
+    checks = read_table("04_checks.csv", data_dir)
+    flags = [c for c in checks.columns if not c.endswith("evidence") and checks[c].dtype == bool]
+    generated = checks[checks["set"] == "generated"]
+    retrieval = read_table("04_retrieval.csv", data_dir)
+    sides = np.array([claims.interval_side(lo, hi) for lo, hi in zip(retrieval["low"], retrieval["high"])])
+    directions = "; ".join(
+        f"{'higher' if s > 0 else 'lower'} for generated questions on {DATASETS.get(r['corpus'], r['corpus'])} "
+        f"with {strategy_label(r['strategy'])} / {r['retriever']}" for s, (_, r) in zip(sides, retrieval.iterrows()) if s != 0) or "none"
+    going = {int(np.sign(x)) for x in sides if x != 0}
+    reading = (PROSE.fill("limits.generated.none") if not going else PROSE.fill("limits.generated.mixed")
+               if len(going) > 1 else PROSE.fill("limits.generated.one",
+                                                 direction="easier" if going == {1} else "harder"))
+    sizes = "; ".join(dict.fromkeys(f"{r['kind of document']}: {r['sample']}" for _, r in guide.iterrows()))
+    return [
+        PROSE.fill("limits.grader", graded=numbers.count(graded, "item"), who=who, kind=PROSE.fill(kind)),
+        PROSE.fill("limits.samples", sizes=sizes),
+        PROSE.fill("limits.generated", flagged=int(generated[flags].any(axis=1).sum()), generated=len(generated),
+                   separated=int((sides != 0).sum()), cells=len(retrieval), directions=directions,
+                   reading=reading),
+        PROSE.fill("limits.answerer"),
+        PROSE.fill("limits.multiplicity", multiplicity=claims.multiplicity_text(tests, separated)),
+    ]
+
+
+def guide_view(guide: pd.DataFrame) -> pd.DataFrame:
+    """The decision guide as a reader scans it: an estimate and its interval in one cell."""
+    tokens = next(c for c in guide.columns if c.startswith("cheapest tokens@"))
+    return pd.DataFrame({
+        "kind of document": guide["kind of document"], "sample": guide["sample"], "retriever": guide["retriever"],
+        "cannot be ruled out": guide["cannot be ruled out"], "cheapest of them": guide["cheapest"],
+        tokens.removeprefix("cheapest "): guide[tokens].round(0).astype(int),
+        "leader − cheapest": [numbers.estimate(d, lo, hi, signed=True)
+                              for d, lo, hi in zip(guide["leader − cheapest"], guide["low"], guide["high"])],
+        "verdict": guide["verdict"], "resampled": guide["design"], "what would decide": guide["what would decide"],
+    })
+
+
+def _split(row) -> tuple[str, str]:
+    a, b = str(row["comparison"]).split(" − ")
+    return a, b
+
+
+def retriever_text(counts: pd.DataFrame, metric: str) -> str:
+    """Post 02's retriever pairs (``02_paired_retrievers`` counted per corpus and comparison)."""
+    return counts_text(counts, "retriever.reading", ["corpus"], lambda r: r["comparison"], _split, metric=metric)
+
+
+def model_text(counts: pd.DataFrame, metric: str) -> str:
+    """Post 02's model pairs (``02_models`` counted per corpus, retriever and comparison)."""
+    if counts.empty:
+        return PROSE.fill("model.none")
+    return counts_text(counts, "model.reading", ["corpus", "retriever"], lambda r: r["comparison"], _split,
+                       metric=metric)
+
+
+def rerank_text(stage: pd.DataFrame, depths: pd.DataFrame, slices: pd.DataFrame) -> str:
+    """Post 07's stage, depth and scorer comparisons, counted (:func:`guide.comparison_counts`)."""
+    parts = [counts_text(stage, "rerank.reading", ["corpus", "first_stage", "scorer", "depth"],
+                         lambda r: "reranked − first stage", lambda r: ("reranked", "first stage"))]
+    if len(depths):
+        parts.append(counts_text(depths, "rerank.depths", ["corpus", "first_stage", "scorer"],
+                                 lambda r: "deepest − shallowest depth", lambda r: ("deeper", "shallower")))
+    if len(slices):
+        parts.append(counts_text(slices, "rerank.slices", ["corpus"], lambda r: f"{r['a']} − {r['b']}",
+                                 lambda r: (r["a"], r["b"])))
+    return "\n\n".join(parts)

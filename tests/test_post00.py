@@ -1,0 +1,324 @@
+"""Post 00 is faithful to its posts: every quoted row equals the cited post's row BY KEY, and every post appears.
+
+Hand-made fixture tables (every file post 00 reads, in the new formats of posts 02 and 07) pin the
+decision guide's choices and sentences; the committed tables of posts 01 and 03–06 check the same
+faithfulness on real data. The expected values are computed by hand in the comments, not by
+the code under test.
+"""
+
+import math
+import re
+
+import nbformat
+import numpy as np
+import pandas as pd
+import pytest
+
+from chunklab_core.core.paths import DATA_DIR, NOTEBOOKS_DIR, PROJ_ROOT
+from chunklab_core.reports import post00
+from chunklab_core.stats import claims
+
+TOLD, NOT_OUT, OUT, WIN = claims.NOT_TOLD_APART, claims.NOT_RULED_OUT, claims.RULED_OUT, claims.WINNER
+
+# The test's own reading of each cited table: which column is the estimate, the interval, the verdict
+# ("pair": the verdict must be the series' word for the interval; None: descriptive, not checked).
+FIELDS = {
+    "02_recall_verdicts.csv": ("leader − strategy", "low", "high", "verdict"),
+    "01_results.csv": ("hit@10", "hit@10_low", "hit@10_high", None),
+    "01_full_set_verdicts.csv": ("leader − strategy", "low", "high", "verdict"),
+    "03_paired_vs_leader.csv": ("difference", "low", "high", "pair"),
+    "03_clustered.csv": ("mean", "clustered_low", "clustered_high", None),
+    "03_calibration.csv": ("share_correct", "ci_low", "ci_high", None),
+    "04_retrieval.csv": ("generated − human", "low", "high", "pair"),
+    "04_trend.csv": ("slope", "low", "high", None),
+    "05_answers.csv": ("share", "low", "high", None),
+    "05_strategy_differences.csv": ("A - B", "low", "high", "pair"),
+    "05_agreement.csv": ("kappa", "low", "high", None),
+    "06_agreement.csv": ("weighted kappa", "weighted kappa low", "weighted kappa high", None),
+    "06_paired.csv": ("difference", "low", "high", "reading"),
+    "07_stage.csv": ("d_ndcg", "d_ndcg_low", "d_ndcg_high", "verdict"),
+}
+
+
+# ------------------------------------------------------------------ fixture tables
+def _frame(rows, columns):
+    return pd.DataFrame(rows, columns=columns)
+
+
+def write_fixture(folder, shuffle: bool = False):
+    """Every table post 00 reads, small and hand-made; ``shuffle`` reverses the row order of the
+    tables whose order carries no meaning (post 00 must cite by key, not by position)."""
+    nan = np.nan
+    tables = {
+        # squad/bm25: leader A; B cannot be ruled out (its interval contains 0); C ruled out.
+        # cuad/bm25: X the winner over Y.
+        "02_recall_verdicts.csv": _frame([
+            ["A", 0.90, 0.0, nan, nan, NOT_OUT, "recall@5", 200, "documents (10)", "squad", "bm25"],
+            ["B", 0.88, 0.02, -0.01, 0.05, NOT_OUT, "recall@5", 200, "documents (10)", "squad", "bm25"],
+            ["C", 0.70, 0.20, 0.10, 0.30, OUT, "recall@5", 200, "documents (10)", "squad", "bm25"],
+            ["X", 0.80, 0.0, nan, nan, WIN, "recall@5", 21, "documents (3)", "cuad", "bm25"],
+            ["Y", 0.40, 0.40, 0.20, 0.60, OUT, "recall@5", 21, "documents (3)", "cuad", "bm25"],
+        ], ["strategy", "mean", "leader − strategy", "low", "high", "verdict", "metric", "questions", "design",
+            "corpus", "retriever"]),
+        # tokens@5: C is the cheapest of all but ruled out, so B (400) is the cheapest candidate.
+        "02_matrix.csv": _frame([
+            ["squad", "—", "A", "Strategy A", "bm25", 200, 1000.0, 0.90, 0.85, 0.95],
+            ["squad", "—", "B", "Strategy B", "bm25", 200, 400.0, 0.88, 0.83, 0.93],
+            ["squad", "—", "C", "Strategy C", "bm25", 200, 100.0, 0.70, 0.64, 0.76],
+            ["squad", "m", "A", "Strategy A", "dense", 200, 1000.0, 0.91, 0.86, 0.96],
+            ["cuad", "—", "X", "Strategy X", "bm25", 21, 500.0, 0.80, 0.6, 0.95],
+            ["cuad", "—", "Y", "Strategy Y", "bm25", 21, 200.0, 0.40, 0.2, 0.6],
+        ], ["corpus", "model", "strategy", "label", "retriever", "questions", "tokens@5", "recall@5", "recall@5_low",
+            "recall@5_high"]),
+        "02_paired_retrievers.csv": _frame([
+            ["squad", "Strategy A", "dense − bm25", 0.01, -0.02, 0.04, TOLD, 200, "documents (10)"],
+            ["squad", "Strategy B", "dense − bm25", 0.05, 0.01, 0.09, "dense ahead", 200, "documents (10)"],
+            ["squad", "Strategy C", "dense − bm25", -0.06, -0.10, -0.02, "bm25 ahead", 200, "documents (10)"],
+        ], ["corpus", "strategy", "comparison", "difference", "low", "high", "verdict", "questions", "design"]),
+        "02_models.csv": _frame([
+            ["squad", "dense", "Strategy A", "m2 − m", 0.03, 0.01, 0.05, "m2 ahead", 200, "documents (10)"],
+        ], ["corpus", "retriever", "strategy", "comparison", "difference", "low", "high", "verdict", "questions",
+            "design"]),
+        "01_results.csv": _frame([
+            ["Strategy A", "A", "bm25", 800, 0.94, 0.92, 0.96, 1046.0],
+            ["Strategy B", "B", "bm25", 800, 0.90, 0.88, 0.92, 757.0],
+        ], ["label", "strategy", "retriever", "questions", "hit@10", "hit@10_low", "hit@10_high", "tokens@10"]),
+        "01_full_set_verdicts.csv": _frame([
+            ["Strategy A", 0.95, 0.0, nan, nan, NOT_OUT, "hit@10", 2000, "documents (48)", "SQuAD v1.1 dev, 2,000"],
+            ["Strategy B", 0.94, 0.01, -0.005, 0.025, NOT_OUT, "hit@10", 2000, "documents (48)", "SQuAD v1.1 dev, 2,000"],
+            ["Strategy C", 0.90, 0.05, 0.03, 0.07, OUT, "hit@10", 2000, "documents (48)", "SQuAD v1.1 dev, 2,000"],
+        ], ["strategy", "mean", "leader − strategy", "low", "high", "verdict", "metric", "questions", "design",
+            "sample"]),
+        "03_paired_vs_leader.csv": _frame([["Strategy B", "Strategy A", -0.04, -0.06, -0.02]],
+                                          ["strategy", "minus", "difference", "low", "high"]),
+        "03_clustered.csv": _frame([["Strategy A", 0.94, 0.91, 0.97, 800, 40, 1.5, 350.0]],
+                                   ["cell", "mean", "clustered_low", "clustered_high", "n_questions", "n_documents",
+                                    "width_ratio", "effective_questions"]),
+        "03_calibration.csv": _frame([[0.03, "0.0-0.5", 400, 0.42, 0.33, 0.28, 0.37],
+                                      [0.03, "0.9-1.0", 300, 0.95, 0.70, 0.65, 0.75]],
+                                     ["rate spread", "band", "comparisons", "mean_reported", "share_correct", "ci_low",
+                                      "ci_high"]),
+        "04_retrieval.csv": _frame([["squad", "fixed_500", "bm25", 60, -0.08, -0.20, 0.05],
+                                    ["squad", "fixed_500", "dense", 60, -0.20, -0.35, -0.05],
+                                    ["nq", "fixed_500", "dense", 31, 0.39, 0.13, 0.65]],
+                                   ["corpus", "strategy", "retriever", "passages", "generated − human", "low", "high"]),
+        "04_trend.csv": _frame([["squad", 120, 60, 0.39, 0.13, 0.67], ["both", 182, 91, 0.31, 0.13, 0.51]],
+                               ["corpus", "questions", "passages", "slope", "low", "high"]),
+        "04_checks.csv": _frame([["generated", "squad", True], ["generated", "squad", False],
+                                 ["human", "squad", False]], ["set", "corpus", "near-duplicate"]),
+        "05_answers.csv": _frame([["squad", "Strategy A", "rule-based reference grader", 200, 40, 0.62, 0.55, 0.70],
+                                  ["squad", "Strategy A", "passage retrieved", 200, 40, 0.92, 0.88, 0.96]],
+                                 ["corpus", "strategy", "measure", "questions", "documents", "share", "low", "high"]),
+        "05_strategy_differences.csv": _frame([["squad", "Strategy A", "Strategy B", 200, 0.03, -0.01, 0.07]],
+                                              ["corpus", "strategy A", "strategy B", "questions", "A - B", "low",
+                                               "high"]),
+        "05_agreement.csv": _frame([["rule-based reference grader", "judge J", "pass/fail", 660, 0.65, 0.56, 0.74],
+                                    ["rule-based reference grader", "judge J", "three-way", 660, 0.58, 0.5, 0.65]],
+                                   ["grader A", "grader B", "scale", "items", "kappa", "low", "high"]),
+        "06_agreement.csv": _frame([["judge J", "g", "binary", 164, 0.54, 0.38, 0.69, 0.72, 0.58, 0.82],
+                                    ["judge K", "g", "binary", 164, 0.04, -0.15, 0.24, 0.05, -0.10, 0.20]],
+                                   ["judge", "against", "scale", "graded", "kappa", "kappa low", "kappa high",
+                                    "weighted kappa", "weighted kappa low", "weighted kappa high"]),
+        "06_accuracy.csv": _frame([
+            [j, v, e, a, a - 0.04, a + 0.04, 660, 164]
+            for j, base in (("judge J", 0.70), ("judge K", 0.60)) for v in ("strict", "lenient")
+            for e, a in (("judge only", base), ("grades only", 0.65),
+                         ("PPI (judge + grades)", 0.65 if v == "strict" else 0.66))],
+            ["judge", "variant", "estimator", "accuracy", "low", "high", "population", "graded"]),
+        "06_paired.csv": _frame([["judge J", "strict", 0.05, 0.01, 0.09, 164, "judge-only too high"],
+                                 ["judge J", "lenient", 0.04, -0.01, 0.09, 164, TOLD],
+                                 ["judge K", "strict", -0.05, -0.09, -0.01, 164, "judge-only too low"],
+                                 ["judge K", "lenient", -0.04, -0.09, 0.01, 164, TOLD]],
+                                ["judge", "variant", "difference", "low", "high", "graded", "reading"]),
+        "07_stage.csv": _frame([["squad", "fixed_500", "bm25", "mini", 10, 400, "documents (20)", 0.05, 0.02, 0.08,
+                                 "reranked ahead", 700.0],
+                                ["squad", "fixed_500", "bm25", "mini", 50, 400, "documents (20)", 0.01, -0.02, 0.04,
+                                 TOLD, 900.0]],
+                               ["corpus", "strategy", "first_stage", "scorer", "depth", "questions", "design", "d_ndcg",
+                                "d_ndcg_low", "d_ndcg_high", "verdict", "tokens_read"]),
+        "07_depths.csv": _frame([["squad", "fixed_500", "bm25", "mini", 400, "documents (20)", -0.04, -0.07, -0.01,
+                                  "N=5 ahead"]],
+                                ["corpus", "strategy", "first_stage", "scorer", "questions", "design", "difference",
+                                 "low", "high", "verdict"]),
+        "07_slice_comparisons.csv": _frame([["squad", "recursive_500", "bm25", 10, "llm", "mini", 7, "questions",
+                                             -0.01, -0.2, 0.15, TOLD]],
+                                           ["corpus", "strategy", "first_stage", "depth", "a", "b", "questions",
+                                            "design", "difference", "low", "high", "verdict"]),
+    }
+    assert set(tables) == set(post00.SOURCES), "the fixture covers every table post 00 reads"
+    for name, table in tables.items():
+        if shuffle and name not in ("02_recall_verdicts.csv", "01_full_set_verdicts.csv"):  # leader first: format
+            table = table.iloc[::-1]
+        table.to_csv(folder / name, index=False)
+    (folder / "audit").mkdir(exist_ok=True)
+    pd.DataFrame({"item_id": ["A1", "A2"], "grade": ["correct", "wrong"], "grader": ["bot", "bot"],
+                  "grader_kind": ["model:claude", "model:claude"]}).to_csv(folder / "audit" / "post05_v2_sheet.csv",
+                                                                           index=False)
+    return folder
+
+
+@pytest.fixture
+def fixture(tmp_path):
+    return write_fixture(tmp_path)
+
+
+# ------------------------------------------------------------------ the guide, pinned by hand
+def test_guide_names_the_cheapest_candidate_its_interval_and_what_would_decide(fixture):
+    guide = post00.chunking_guide(fixture, model="m").set_index(["corpus", "retriever"])
+    squad = guide.loc[("squad", "bm25")]
+    assert squad["cannot be ruled out"] == "Strategy A, Strategy B"  # C is ruled out though cheapest
+    assert squad["cheapest"] == "Strategy B" and squad["cheapest tokens@5"] == 400
+    assert (squad["leader − cheapest"], squad["low"], squad["high"]) == (0.02, -0.01, 0.05)
+    assert squad["verdict"] == NOT_OUT
+    # questions needed: max(201, ceil(200 · (0.03 / 0.02)²)) = 450
+    assert squad["what would decide"] == "450 questions"
+    assert squad["sample"] == "SQuAD v1.1, 200 questions from 10 articles"
+    cuad = guide.loc[("cuad", "bm25")]
+    assert (cuad["leader verdict"], cuad["cheapest"], cuad["what would decide"]) == (WIN, "Strategy X", "—")
+    assert cuad["sample"] == "CUAD, 21 questions from 3 contracts"
+    assert post00.guide_comparisons(fixture) == (3, 2, 1)  # B, C, Y paired; C and Y exclude 0; X wins
+
+
+def test_questions_to_decide_by_hand():
+    assert post00.questions_to_decide(20, 0.02, -0.08, 0.12) == "500 questions"  # 20·(0.1/0.02)² = 500
+    assert post00.questions_to_decide(100, 0.05, 0.01, 0.09) == "—"  # already separated
+    assert post00.questions_to_decide(100, 0.0, -0.01, 0.01) == "no difference to resolve"
+    assert post00.questions_to_decide(100, 1e-4, -0.5, 0.5) == "more than 100,000 questions"
+
+
+def test_guide_text_and_multiplicity(fixture):
+    guide = post00.chunking_guide(fixture, model="m")
+    text = post00.guide_text(guide, *post00.guide_comparisons(fixture))
+    assert "Strategy X is the **winner**" in text
+    assert "Strategy B is the cheapest (400 tokens@5 against the leader Strategy A's 1000 tokens@5)" in text
+    assert "+0.020 [-0.010, +0.050]" in text and "About 450 questions would tell them apart." in text
+    assert claims.multiplicity_text(3, 2) in text and "names 1 winner" in text
+
+
+# ------------------------------------------------------------------ faithful by key
+def _check_row(row, folder):
+    source = pd.read_csv(folder / row["source"])
+    cited = post00.row_by_key(source, post00.parse_key(row["key"]), row["source"])
+    estimate, low, high, verdict = FIELDS[row["source"]]
+    for mine, theirs in ((row["estimate"], cited[estimate]), (row["low"], cited[low]), (row["high"], cited[high])):
+        assert (math.isnan(mine) and math.isnan(theirs)) or mine == pytest.approx(theirs, abs=1e-12), row.to_dict()
+    if verdict == "pair":
+        assert (row["verdict"] == TOLD) == (not claims.excludes_zero(cited[low], cited[high])), row.to_dict()
+    elif verdict is not None:
+        assert row["verdict"] == cited[verdict], row.to_dict()
+
+
+def _guide_rows(guide):
+    return guide.rename(columns={"leader − cheapest": "estimate"})
+
+
+@pytest.mark.parametrize("shuffle", [False, True], ids=["as written", "rows reversed"])
+def test_every_row_equals_its_cited_row_by_key(tmp_path, shuffle):
+    folder = write_fixture(tmp_path, shuffle=shuffle)
+    guide = post00.chunking_guide(folder, model="m")
+    findings = post00.findings_table(folder)
+    for table in (_guide_rows(guide), findings):
+        for _, row in table.iterrows():
+            _check_row(row, folder)
+    # the cheapest candidate's tokens are the matrix's, by key
+    matrix = pd.read_csv(folder / "02_matrix.csv").set_index(["corpus", "retriever", "label"])
+    for _, row in guide.iterrows():
+        assert row["cheapest tokens@5"] == matrix.loc[(row["corpus"], row["retriever"], row["cheapest"]), "tokens@5"]
+
+
+def test_faithful_to_the_committed_tables_of_posts_01_and_03_to_06():
+    for posts in ("01, 03", "04", "05", "06"):
+        table = post00.post_findings(posts)
+        assert len(table), posts
+        for _, row in table.iterrows():
+            _check_row(row, DATA_DIR)
+
+
+def test_a_row_whose_key_matches_nothing_or_two_rows_is_an_error():
+    table = pd.DataFrame({"a": ["x", "x", "y"], "b": [1, 2, 3]})
+    assert post00.row_by_key(table, {"a": "x", "b": "2"})["b"] == 2
+    with pytest.raises(LookupError, match="2 rows match a=x"):
+        post00.row_by_key(table, {"a": "x"})
+    with pytest.raises(LookupError, match="0 rows"):
+        post00.row_by_key(table, {"a": "z"})
+    assert post00.parse_key(post00.key_text(a="x", b=2)) == {"a": "x", "b": "2"}
+    with pytest.raises(ValueError):
+        post00.key_text(a="x; y")
+
+
+def test_every_post_with_findings_appears_in_post_00(fixture):
+    guide = post00.chunking_guide(fixture, model="m")
+    counts = post00.decision_counts(fixture)
+    cited = post00.posts_with_findings(guide, post00.findings_table(fixture), *counts.values())
+    assert cited == ["01", "02", "03", "04", "05", "06", "07"]
+    assert sorted(post00.reading_order()["post"]) == cited
+
+
+# ------------------------------------------------------------------ the later questions
+def test_comparison_counts_by_hand_and_contradictions_refused(fixture):
+    counts = post00.decision_counts(fixture)
+    retriever = counts["retriever"].iloc[0]
+    assert (retriever["a ahead"], retriever["b ahead"], retriever[TOLD], retriever["compared"]) == (1, 1, 1, 3)
+    assert (retriever["lowest"], retriever["highest"]) == (-0.06, 0.05)
+    stage = counts["stage"].set_index("depth")
+    assert stage.loc[10, "a ahead"] == 1 and stage.loc[50, TOLD] == 1
+    bad = pd.read_csv(fixture / "02_paired_retrievers.csv")
+    bad.loc[0, "verdict"] = "dense ahead"  # its interval [-0.02, 0.04] contains 0
+    bad.to_csv(fixture / "02_paired_retrievers.csv", index=False)
+    with pytest.raises(ValueError, match="contradicts its interval"):
+        post00.comparison_counts("02_paired_retrievers.csv", ["corpus", "comparison"], data_dir=fixture)
+
+
+def test_every_judge_of_post_06_is_reported_with_ppi_beside_the_grades(fixture):
+    agreement, accuracy = post00.judge_agreement(fixture), post00.judge_accuracy(fixture)
+    gaps = post00.ppi_gaps(fixture)
+    assert gaps["strict"] == 0 and gaps["lenient"] == pytest.approx(0.01)
+    text = post00.judge_text(agreement, accuracy, gaps, fixture)
+    for judge in ("judge J", "judge K"):
+        assert f"**{judge}**" in text
+    assert "0.05 [-0.10, 0.20] (binary, not above chance)" in text  # judge K's weighted κ
+    assert "+5.0 points [+1.0, +9.0] (judge-only too high)" in text
+    assert "gives the grades-only estimate exactly under strict scoring" in text
+    assert "Under lenient scoring they differ by up to 1.0 points." in text
+
+
+def test_limitations_word_post_04_by_its_verdicts(fixture):
+    guide = post00.chunking_guide(fixture, model="m")
+    text = " ".join(post00.limitations(guide, 3, 2, fixture))
+    assert "1 of 2 generated questions" in text
+    assert "exclude 0 in 2 of 3 cells" in text and "go both ways" in text  # squad dense −, nq dense +
+    assert "favour lexical retrieval" not in text
+
+
+def test_small_samples_are_computed_not_listed_by_post(fixture):
+    table = post00.findings_table(fixture)
+    text = post00.findings_text(table, below=50)
+    small = table[table["n"] < 50]
+    assert sorted(set(small["post"])) == ["04"]  # nq's 31 passages; post 07's 400 questions are not small
+    assert f"{len(small)} row" in text and "posts 04" in text
+
+
+# ------------------------------------------------------------------ clear errors
+def test_a_missing_table_or_column_names_the_post_to_re_execute(fixture):
+    (fixture / "02_recall_verdicts.csv").unlink()
+    with pytest.raises(post00.MissingTable, match="re-execute post 02"):
+        post00.chunking_guide(fixture)
+    stage = pd.read_csv(fixture / "07_stage.csv").drop(columns=["design"])
+    stage.to_csv(fixture / "07_stage.csv", index=False)
+    with pytest.raises(post00.MissingTable, match=r"lacks the column\(s\) design .*re-execute post 07"):
+        post00.findings_table(fixture)
+
+
+def test_the_makefile_lists_every_table_post_00_reads():
+    makefile = (PROJ_ROOT / "Makefile").read_text()
+    block = re.search(r"FINDINGS_TABLES := (.*?)\n(?!\s)", makefile, re.S).group(1)
+    listed = {name.removeprefix("data/") for name in re.findall(r"data/[\w.]+", block)}
+    assert listed == set(post00.SOURCES)
+
+
+def test_the_notebook_reads_a_data_dir_parameter():
+    nb = nbformat.read(NOTEBOOKS_DIR / "src" / "00_findings.ipynb", as_version=4)
+    (params,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert "DATA_DIR = None" in params.source
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert code.count("DATA_DIR") >= 6 and "max_rows=None" in code
