@@ -85,7 +85,7 @@ endif
 #: LAB_ARGS     extra arguments of `make lab` (e.g. --no-browser --port 8899)
 #: SITE_DIR     output folder of `make site` (default site, gitignored)
 #: CI           set (CI=true, as .ci/run's machine does): papermill's progress bar off
-#: RUN_POSTS    make runs: the posts to record (default 02_retrievers 01_chunking 05_answers 04_questions 07_reranking)
+#: RUN_POSTS    make runs: the posts to record (default 02_retrievers 01_chunking 03_uncertainty 05_answers 04_questions 07_reranking)
 #: VERIFY_CELLS make verify-runs: how many recorded cells to recompute (default 3)
 #: VERIFY_MAX_TEXTS make verify-runs: only cells with at most this many chunks (CI uses a small number)
 #: VERIFY_ARGS  make verify-runs: more options, e.g. --model all-MiniLM-L6-v2 (only BM25 and that model's cells)

@@ -40,7 +40,7 @@ from chunklab_core.retrieval.registry import needs_model
 
 # The posts that retrieve, in the order `make runs` records them, and the parameters lowered
 # for the recording pass (statistics only: no ranking depends on them).
-POSTS = ("02_retrievers", "01_chunking", "05_answers", "04_questions", "07_reranking")
+POSTS = ("02_retrievers", "01_chunking", "03_uncertainty", "05_answers", "04_questions", "07_reranking")
 RECORDING_PARAMETERS = {"RESAMPLES": 200, "WRITE_OUTPUTS": False}
 SCORE_TOLERANCE = 1e-6
 
@@ -135,7 +135,7 @@ def verify(sample: int = 3, seed: int = DEFAULT_SEED, max_texts: int | None = No
     rebuildable = [p for p in cells if metas[p].get("corpus_source")]
     if len(rebuildable) < len(cells):  # e.g. post 04's generated questions: not a loader's corpus
         print(f"{len(cells) - len(rebuildable)} recorded cells have questions that no corpus loader rebuilds "
-              "(post 04's generated questions); they are not sampled here", file=sys.stderr)
+              "(post 04's generated questions, post 05's question subsets); they are not sampled here", file=sys.stderr)
     eligible = [p for p in rebuildable if (max_texts is None or metas[p]["texts"]["n"] <= max_texts)
                 and (model is None or metas[p]["cell"]["model"] in (None, model))]
     if not eligible:
