@@ -15,11 +15,7 @@ from chunklab_core.retrieval import registry
 PACKAGE = Path(__file__).resolve().parents[1] / "chunklab_core"
 NAMES = {"bm25", "dense", "hybrid", registry.NO_MODEL}
 # Modules still to convert, each with the reason it is not done yet (shrink this list; never grow it).
-PENDING = {
-    "own/config.py": "own-documents config, edited by issues 26 and 30 this session",
-    "own/recommendation.py": "own-documents report, restructured by issue 26 this session",
-    "own/report.py": "own-documents report, restructured by issue 26 this session",
-}
+PENDING: dict[str, str] = {}
 
 
 def branching_sites(path: Path) -> list[int]:

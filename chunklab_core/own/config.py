@@ -57,6 +57,7 @@ from chunklab_core.chunking import STRATEGIES, register_variant, strategy_label
 from chunklab_core.data.loaders import ValidationError
 from chunklab_core.data.question_file import parse_yaml
 from chunklab_core.evaluation.measures import KS
+from chunklab_core.retrieval.registry import needs_model
 
 DEFAULT_STRATEGIES = ("fixed_500", "fixed_500_o125", "recursive_500", "sentence_window_2", "semantic_tfidf",
                       "fixed_1000", "fixed_tokens_256", "fixed_tokens_512", "structure_aware",
@@ -335,7 +336,7 @@ def parse_config(data: Any, name: str = "config") -> OwnConfig:
                 problems.append(f"{name}: {key} must be a number in (0, 1], got {value!r}")
             else:
                 setattr(config, key, float(value))
-    if "dense" not in config.retrievers and "hybrid" not in config.retrievers and "models" in data:
+    if not any(needs_model(r) for r in config.retrievers) and "models" in data:
         problems.append(f"{name}: models are set but no dense or hybrid retriever uses them")
     if problems:
         raise ValidationError(problems, f" in {name}")

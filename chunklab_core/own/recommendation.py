@@ -37,6 +37,7 @@ from chunklab_core.chunking import strategy_label
 from chunklab_core.evaluation.measures import column
 from chunklab_core.stats.claims import excludes_zero
 from chunklab_core.stats.selection import SelectionVerdict, select_winner
+from chunklab_core.retrieval.registry import NO_MODEL, model_column, needs_model, setting_name, uses_no_model
 
 FRAGMENT_WARNING_PCT = 10.0  # warn when more than this share (%) of a strategy's chunks are fragments
 MAX_K = 10
@@ -102,7 +103,7 @@ def _cell_name(strategy: str, retriever: str, model: str, with_retriever: bool, 
     name = strategy_label(strategy)
     if with_retriever:
         name += f" / {retriever}"
-    if with_model and retriever != "bm25":
+    if with_model and needs_model(retriever):
         name += f" ({model})"
     return name
 
@@ -171,16 +172,16 @@ def recommend(per_question: pd.DataFrame, runs: dict, health: pd.DataFrame, k: i
     data["model"] = data["model"].astype(str)
     cells_run = list(dict.fromkeys(zip(data["strategy"], data["retriever"], data["model"])))
     targets = tokens_at_target(runs, recall_target)
-    tokens = {(row["strategy"], row["retriever"], "—" if row["retriever"] == "bm25" else row["model"]):
+    tokens = {(row["strategy"], row["retriever"], model_column(row["retriever"], row["model"])):
               (row["tokens at target"], row["k at target"]) for _, row in targets.iterrows()}
     strategies = list(dict.fromkeys(data["strategy"]))
     notes = {True: health_warnings(health, strategies), False: health_warnings(health, strategies, embedding=False)}
-    models = [m for m in dict.fromkeys(data["model"]) if m != "—"]
+    models = [m for m in dict.fromkeys(data["model"]) if not uses_no_model(m)]
     scopes: list[tuple[str, list[tuple[str, str, str]], bool]] = []
     for retriever in dict.fromkeys(data["retriever"]):
-        for model in (["—"] if retriever == "bm25" else models):
+        for model in ([NO_MODEL] if not needs_model(retriever) else models):
             keys = [(s, retriever, model) for s in strategies if (s, retriever, model) in cells_run]
-            label = retriever if retriever == "bm25" or len(models) < 2 else f"{retriever} · {model}"
+            label = retriever if not needs_model(retriever) or len(models) < 2 else setting_name(retriever, model)
             if len(keys) >= 2:
                 scopes.append((label, keys, False))
     every = cells_run
@@ -197,7 +198,7 @@ def recommend(per_question: pd.DataFrame, runs: dict, health: pd.DataFrame, k: i
         warned = []
         for name in flagged:
             strategy, retriever = cells[name][0], cells[name][1]
-            for note in notes[retriever != "bm25"].get(strategy, []):  # BM25 reads no embedding
+            for note in notes[needs_model(retriever)].get(strategy, []):  # BM25 reads no embedding
                 text = f"{strategy_label(cells[name][0])}: {note}"
                 if text not in warned:
                     warned.append(text)

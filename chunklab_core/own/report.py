@@ -26,6 +26,7 @@ import pandas as pd
 
 from chunklab_core.chunking import strategy_label
 from chunklab_core.evaluation.measures import column, interval_columns
+from chunklab_core.retrieval.registry import setting_name
 
 LINE_STYLES = ("-", "--", ":", "-.")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
@@ -109,7 +110,7 @@ def interval_table(summary: pd.DataFrame, k: int) -> pd.DataFrame:
     recall = column("recall", k)
     low, high = interval_columns(recall)
     table["cell"] = [f"{r[recall]:.3f} [{r[low]:.3f}, {r[high]:.3f}]" for _, r in table.iterrows()]
-    table["column"] = [r["retriever"] if r["retriever"] == "bm25" else f"{r['retriever']} · {r['model']}"
+    table["column"] = [setting_name(r["retriever"], r["model"])
                        for _, r in table.iterrows()]
     wide = table.pivot(index="label", columns="column", values="cell")
     return wide.reindex(list(dict.fromkeys(table["label"])))
@@ -133,7 +134,7 @@ def plot_intervals(summary: pd.DataFrame, k: int):
                     capsize=2, markersize=4)
         best = np.nanargmax(mean)
         ax.plot(mean[best], y[best], "o", color="#d62728", markersize=6)
-        ax.set_title(retriever if retriever == "bm25" else f"{retriever}\n{model}", fontsize=8)
+        ax.set_title(setting_name(retriever, model, sep="\n"), fontsize=8)
         ax.set_xlim(-0.02, 1.02)
         ax.set_xlabel(f"recall@{k} (95% CI)", fontsize=8)
         ax.grid(axis="x", alpha=0.3)
@@ -150,7 +151,7 @@ def plot_recall_tokens(curves: pd.DataFrame, recall_target: float):
     more than ten strategies stay distinguishable; the legend sits below the panels.
     """
     curves = curves.copy()
-    curves["panel"] = [r if r == "bm25" else f"{r} · {m}" for r, m in zip(curves["retriever"], curves["model"])]
+    curves["panel"] = [setting_name(r, m) for r, m in zip(curves["retriever"], curves["model"])]
     panels = list(dict.fromkeys(curves["panel"]))
     strategies = list(dict.fromkeys(curves["strategy"]))
     fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.3), squeeze=False, sharey=True)
