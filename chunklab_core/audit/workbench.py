@@ -111,6 +111,7 @@ class Workbench:
         self.verdicts = verdicts
         self.secret = secrets.token_urlsafe(16)
         self.holder: str | None = None
+        self.holder_page: str = ""  # which load of the holder's tab claimed last (a reload is a new load)
         self.renewed = 0.0
         self.stopped: str | None = None  # why grading stopped (the sheet changed on disk)
         self.seconds: list[float] = []
@@ -121,16 +122,19 @@ class Workbench:
         return names.pop() if len(names) == 1 else ""
 
     # ---- the tab claim
-    def claim(self, token: str) -> bool:
-        """True when ``token``'s tab holds (or now takes) the sheet."""
+    def claim(self, token: str, page: str = "") -> bool:
+        """True when ``token``'s tab holds (or now takes) the sheet; ``page`` names this load of it."""
         now = time.monotonic()
         if self.holder in (None, token) or now - self.renewed > CLAIM_TTL_S:
-            self.holder, self.renewed = token, now
+            self.holder, self.holder_page, self.renewed = token, page, now
             return True
         return False
 
-    def release(self, token: str) -> None:
-        if self.holder == token:
+    def release(self, token: str, page: str = "") -> None:
+        """The tab's page is going away. Only the load that claimed last releases: a reload's old
+        page sends its release beacon late, after the new page of the same tab has claimed, and
+        must not free the sheet for another tab."""
+        if self.holder == token and self.holder_page == page:
             self.holder = None
 
     # ---- the items
@@ -232,11 +236,12 @@ class Handler(BaseHTTPRequestHandler):
         if not self._host_ok() or body.get("secret") != bench.secret:
             return self._json(HTTPStatus.FORBIDDEN, {"error": "this page is not the workbench's; reload it"})
         token, action = str(body.get("token") or ""), self.path
+        page = str(body.get("page") or "")
         with bench.lock:
             if action == "/api/release":
-                bench.release(token)
+                bench.release(token, page)
                 return self._json(HTTPStatus.OK, {})
-            if not token or not bench.claim(token):
+            if not token or not bench.claim(token, page):
                 return self._json(HTTPStatus.LOCKED, {"error": f"{bench.sheet.path.name} is being graded in another "
                                                       "browser tab or window: one tab per sheet at a time. Close this "
                                                       "tab, or close the other one and reload this one."})

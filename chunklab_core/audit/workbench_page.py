@@ -35,12 +35,13 @@ mark{background:#ffe066;padding:0 1px} #progress{color:#444} #message{margin:.5r
 const secret = document.body.dataset.secret;
 let token = sessionStorage.getItem("workbench-token");
 if (!token) { token = crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2); sessionStorage.setItem("workbench-token", token); }
+const page = String(Math.random()).slice(2) + String(performance.now());  // this load of the tab
 let state = null, index = 0, shownAt = performance.now(), refused = false, stopped = false, pending = null;
 const $ = (id) => document.getElementById(id);
 function say(text, kind) { const m = $("message"); m.textContent = text; m.className = kind || ""; }
 async function api(path, payload) {
   const response = await fetch(path, {method: "POST", headers: {"Content-Type": "application/json"},
-    body: JSON.stringify(Object.assign({secret: secret, token: token}, payload || {}))});
+    body: JSON.stringify(Object.assign({secret: secret, token: token, page: page}, payload || {}))});
   const body = await response.json();
   if (response.status === 423) { refused = true; $("item").hidden = true; say(body.error, "refused"); document.body.dataset.refused = "1"; return null; }
   if (response.status === 409) { stopped = true; state = body; say(body.error, "refused"); document.body.dataset.stopped = "1"; return null; }
@@ -114,7 +115,7 @@ document.addEventListener("keydown", async (event) => {
   else if (key === "?") { say("c correct, p partial, w wrong (each saved at once), s skip, b back, n note (Enter saves), ? help"); }
 });
 setInterval(() => { if (!refused && !stopped) api("/api/state").then((b) => { if (b && state) { state.graded = b.graded; state.median_seconds = b.median_seconds; } }); }, 5000);
-window.addEventListener("pagehide", () => { navigator.sendBeacon("/api/release", new Blob([JSON.stringify({secret: secret, token: token})], {type: "application/json"})); });
+window.addEventListener("pagehide", () => { navigator.sendBeacon("/api/release", new Blob([JSON.stringify({secret: secret, token: token, page: page})], {type: "application/json"})); });
 load();
 </script>
 </body></html>

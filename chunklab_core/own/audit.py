@@ -132,12 +132,22 @@ def report(answers_dir: str | Path, resamples: int = 10_000, seed: int = 0) -> d
     who = grader_table(data)
     words = grader_words(who)
     agreement = agreement_table(data, resamples, seed)
-    accuracy = corrected_accuracy(data) if not data.empty_strata else pd.DataFrame()
+    no_variance = ""
+    try:
+        accuracy = corrected_accuracy(data) if not data.empty_strata else pd.DataFrame()
+    except ValueError as error:  # every stratum holds one graded item: no within-stratum variance yet
+        if "single graded item" not in str(error):
+            raise
+        accuracy = pd.DataFrame()
+        no_variance = ("Not estimated yet: every stratum has a single graded item, so no within-stratum "
+                       "variance can be estimated; grade a second item in at least one stratum.")
     design = (f"{len(data.graded)} of {len(data.key)} sampled items graded ({len(data.ungraded)} not yet), "
               f"drawn from {len(data.population)} answers in {len(data.stratum_sizes)} strata (the graders' "
               f"pass/fail patterns, disagreements oversampled). Graded by {words.who}. Grades made against "
               "the reference (your gold snippets) favour the reference grader, whose rule is close to it.")
-    if data.empty_strata:
+    if no_variance:
+        accuracy_text = no_variance
+    elif data.empty_strata:
         accuracy_text = (f"Not estimated yet: {len(data.empty_strata)} stratum/strata have no graded item "
                          f"({', '.join(data.empty_strata)}); grade at least one item of each.")
     else:
