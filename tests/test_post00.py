@@ -24,7 +24,7 @@ TOLD, NOT_OUT, OUT, WIN = claims.NOT_TOLD_APART, claims.NOT_RULED_OUT, claims.RU
 # ("pair": the verdict must be the series' word for the interval; None: descriptive, not checked).
 FIELDS = {
     "02_recall_verdicts.csv": ("leader − strategy", "low", "high", "verdict"),
-    "01_results.csv": ("hit@10", "hit@10_low", "hit@10_high", None),
+    "02_stability.csv": ("tau", "low", "high", None),
     "01_full_set_verdicts.csv": ("leader − strategy", "low", "high", "verdict"),
     "03_paired_vs_leader.csv": ("difference", "low", "high", "pair"),
     "03_clustered.csv": ("mean", "clustered_low", "clustered_high", None),
@@ -93,10 +93,9 @@ def write_fixture(folder, shuffle: bool = False):
             ["squad", "dense", "Strategy A", "m2 − m", 0.03, 0.01, 0.05, "m2 ahead", 200, "documents (10)"],
         ], ["corpus", "retriever", "strategy", "comparison", "difference", "low", "high", "verdict", "questions",
             "design"]),
-        "01_results.csv": _frame([
-            ["Strategy A", "A", "bm25", 800, 0.94, 0.92, 0.96, 1046.0],
-            ["Strategy B", "B", "bm25", 800, 0.90, 0.88, 0.92, 757.0],
-        ], ["label", "strategy", "retriever", "questions", "hit@10", "hit@10_low", "hit@10_high", "tokens@10"]),
+        "02_stability.csv": _frame([["retrievers", "squad · bm25", "squad · dense", 0.6, 0.2, 0.9, 3, True],
+                                    ["corpora", "squad · bm25", "cuad · bm25", 0.1, -0.5, 0.7, 2, True]],
+                                   ["across", "setting a", "setting b", "tau", "low", "high", "strategies", "paired"]),
         "01_full_set_verdicts.csv": _frame([
             ["Strategy A", 0.95, 0.0, nan, nan, NOT_OUT, "hit@10", 2000, "documents (48)", "SQuAD v1.1 dev, 2,000"],
             ["Strategy B", 0.94, 0.01, -0.005, 0.025, NOT_OUT, "hit@10", 2000, "documents (48)", "SQuAD v1.1 dev, 2,000"],
@@ -351,7 +350,9 @@ def test_limitations_word_post_04_by_its_verdicts(fixture):
     guide = post00.chunking_guide(fixture, model="m")
     text = " ".join(post00.limitations(guide, 3, 2, fixture))
     assert "1 of 2 generated questions" in text
-    assert "exclude 0 in 2 of 3 cells" in text and "go both ways" in text  # squad dense −, nq dense +
+    assert "exclude 0 in 2 of 3 cells" in text  # squad dense −, nq dense +
+    assert "on SQuAD v1.1, generated questions score higher in 0 and lower in 1 of 2 cells" in text
+    assert "on Natural Questions, generated questions score higher in 1 and lower in 0 of 1 cell" in text
     assert "favour lexical retrieval" not in text
 
 
@@ -359,8 +360,9 @@ def test_small_samples_are_computed_not_listed_by_post(fixture):
     table = post00.findings_table(fixture)
     text = post00.findings_text(table, below=50)
     small = table[table["n"] < 50]
-    assert sorted(set(small["post"])) == ["04"]  # nq's 31 passages; post 07's 400 questions are not small
-    assert f"{len(small)} row" in text and "posts 04" in text
+    # nq's 31 passages, and post 02's τ over 3 and 2 ranked strategies; post 07's 400 questions are not small
+    assert sorted(set(small["post"])) == ["02", "04"]
+    assert f"{len(small)} row" in text and "posts 02, 04" in text
 
 
 # ------------------------------------------------------------------ clear errors
@@ -387,3 +389,14 @@ def test_the_notebook_reads_a_data_dir_parameter():
     assert "DATA_DIR = None" in params.source
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     assert code.count("DATA_DIR") >= 6 and "max_rows=None" in code
+
+
+def test_multiplicity_counts_every_paired_table_post_00_reads(fixture):
+    tests, separated = post00.series_comparisons(fixture)
+    # by hand from the fixture: 01 full set 2 (1 out), 02 recall 3 (2), balanced 3 (2), retrievers 3 (2),
+    # models 1 (1), 03 paired 1 (1), 04 retrieval 3 (2), 05 differences 1 (0), 06 paired 4 (2),
+    # 07 stage 2 (1), 07 depths 1 (1), 07 slices 1 (0)
+    assert (tests, separated) == (25, 15)
+    guide = post00.chunking_guide(fixture, model="m")
+    text = " ".join(post00.limitations(guide, 3, 2, fixture))
+    assert claims.multiplicity_text(25, 15) in text

@@ -36,7 +36,8 @@ from chunklab_core.stats.bootstrap import questions_for_power
 from chunklab_core.reports.post00.sources import key_text, read_table
 
 __all__ = ["KINDS", "DECIDED", "NO_DIFFERENCE", "documents_of", "questions_to_decide", "chunking_guide", "cost_aware_guide", "comparison_counts",
-           "judge_agreement", "judge_accuracy", "ppi_gaps", "guide_comparisons", "decision_counts"]
+           "judge_agreement", "judge_accuracy", "ppi_gaps", "guide_comparisons", "decision_counts",
+           "series_comparisons", "PAIRED_TABLES"]
 
 KINDS = {"squad": "short encyclopaedia passages", "nq": "long web pages", "cuad": "contracts",
          "qasper": "scientific papers", "chroma": "Chroma's mixed corpora", "own": "your documents"}
@@ -175,6 +176,26 @@ def guide_comparisons(data_dir: Path | None = None) -> tuple[int, int, int]:
     separated = int(sum(claims.excludes_zero(lo, hi) for lo, hi in zip(paired["low"], paired["high"])))
     winners = int((verdicts["verdict"] == claims.WINNER).sum())
     return len(paired), separated, winners
+
+
+# The paired tables post 00 reads: (table, low column, high column); a row without an interval is a leader.
+PAIRED_TABLES = (("01_full_set_verdicts.csv", "low", "high"), ("02_recall_verdicts.csv", "low", "high"),
+                 ("02_balanced_verdicts.csv", "low", "high"), ("02_paired_retrievers.csv", "low", "high"),
+                 ("02_models.csv", "low", "high"), ("03_paired_vs_leader.csv", "low", "high"),
+                 ("04_retrieval.csv", "low", "high"), ("05_strategy_differences.csv", "low", "high"),
+                 ("06_paired.csv", "low", "high"), ("07_stage.csv", "d_ndcg_low", "d_ndcg_high"),
+                 ("07_depths.csv", "low", "high"), ("07_slice_comparisons.csv", "low", "high"))
+
+
+def series_comparisons(data_dir: Path | None = None) -> tuple[int, int]:
+    """(paired intervals in every paired table post 00 reads, how many exclude 0)."""
+    tests = separated = 0
+    for name, low, high in PAIRED_TABLES:
+        table = read_table(name, data_dir)
+        paired = table[table[low].notna() & table[high].notna()]
+        tests += len(paired)
+        separated += int(sum(claims.excludes_zero(lo, hi) for lo, hi in zip(paired[low], paired[high])))
+    return tests, separated
 
 
 def comparison_counts(name: str, by: list[str], estimate: str = "difference", low: str = "low",

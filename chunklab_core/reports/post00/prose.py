@@ -22,7 +22,7 @@ from chunklab_core.core import numbers
 from chunklab_core.reports.samples import DATASETS
 from chunklab_core.reports.templates import Templates
 from chunklab_core.stats import claims
-from chunklab_core.reports.post00.guide import DECIDED, KINDS, NO_DIFFERENCE, POWER
+from chunklab_core.reports.post00.guide import DECIDED, KINDS, NO_DIFFERENCE, PAIRED_TABLES, POWER, series_comparisons
 from chunklab_core.reports.post00.sources import read_table
 
 __all__ = ["PROSE", "guide_text", "cost_text", "counts_text", "retriever_text", "model_text", "rerank_text", "judge_text", "findings_text", "limitations", "guide_view"]
@@ -239,22 +239,20 @@ def limitations(guide: pd.DataFrame, tests: int, separated: int, data_dir=None) 
     generated = checks[checks["set"] == "generated"]
     retrieval = read_table("04_retrieval.csv", data_dir)
     sides = np.array([claims.interval_side(lo, hi) for lo, hi in zip(retrieval["low"], retrieval["high"])])
-    directions = "; ".join(
-        f"{'higher' if s > 0 else 'lower'} for generated questions on {DATASETS.get(r['corpus'], r['corpus'])} "
-        f"with {strategy_label(r['strategy'])} / {r['retriever']}" for s, (_, r) in zip(sides, retrieval.iterrows()) if s != 0) or "none"
-    going = {int(np.sign(x)) for x in sides if x != 0}
-    reading = (PROSE.fill("limits.generated.none") if not going else PROSE.fill("limits.generated.mixed")
-               if len(going) > 1 else PROSE.fill("limits.generated.one",
-                                                 direction="easier" if going == {1} else "harder"))
+    by_corpus = "; ".join(
+        PROSE.fill("limits.generated.corpus", corpus=DATASETS.get(corpus, corpus),
+                   up=int((sides[part.index] > 0).sum()), down=int((sides[part.index] < 0).sum()),
+                   cells=numbers.count(len(part), "cell"))
+        for corpus, part in retrieval.reset_index(drop=True).groupby("corpus", sort=False))
     sizes = "; ".join(dict.fromkeys(f"{r['kind of document']}: {r['sample']}" for _, r in guide.iterrows()))
     return [
         PROSE.fill("limits.grader", graded=numbers.count(graded, "item"), who=who, kind=PROSE.fill(kind)),
         PROSE.fill("limits.samples", sizes=sizes),
         PROSE.fill("limits.generated", flagged=int(generated[flags].any(axis=1).sum()), generated=len(generated),
-                   separated=int((sides != 0).sum()), cells=len(retrieval), directions=directions,
-                   reading=reading),
+                   separated=int((sides != 0).sum()), cells=len(retrieval), by_corpus=by_corpus),
         PROSE.fill("limits.answerer"),
-        PROSE.fill("limits.multiplicity", multiplicity=claims.multiplicity_text(tests, separated)),
+        PROSE.fill("limits.multiplicity", multiplicity=claims.multiplicity_text(*series_comparisons(data_dir)),
+                   tables=numbers.count(len(PAIRED_TABLES), "paired table")),
     ]
 
 
