@@ -31,6 +31,7 @@ READING_ORDER = (
     ("01", "Which chunking strategy finds the answer?", "one retriever, one clean corpus: recall@k and its token cost"),
     ("03", "How far can N questions be trusted?", "post 01's ranking with paired intervals, the verdict rule, calibration, clustering"),
     ("02", "Retrievers, embedding models, other documents", "whether post 01's answer survives other retrievers, models and corpora"),
+    ("08", "The splitters RAG builders use, and Chroma's report", "framework defaults against the series' strategies; which of the report's differences survive"),
     ("04", "Where do test questions come from?", "what generated test questions hide"),
     ("05", "Answers from retrieved chunks, graded by LLM judges", "whether retrieval turns into right answers"),
     ("06", "Can the judges be trusted?", "every judge against the audit's grades (one model grader)"),
