@@ -141,8 +141,9 @@ def budget_reading(budget: pd.DataFrame, model: str, depth: int, labels: Mapping
     if bound.empty:
         size = PROSE.fill("budget.depth_never_binds", depth=depth)
     else:
-        cells = sorted({PROSE.fill("budget.bound_cell", sample=labels[r["corpus"]], strategy=r["strategy"],
-                                   retriever=r["retriever"]) for _, r in bound.iterrows()})
+        cells = [PROSE.fill("budget.bound_cell", sample=sample, strategy=strategy, retriever=retriever)
+                 for sample, strategy, retriever in sorted({(labels[r["corpus"]], r["strategy"], r["retriever"])
+                                                            for _, r in bound.iterrows()})]
         named = "; ".join(cells[:NAMED_CELLS]) + ("; …" if len(cells) > NAMED_CELLS else "")
         size = PROSE.fill("budget.depth_binds", bound=len(bound), cells=len(budget), named=named, depth=depth,
                           most=numbers.number(bound['depth binds'].max(), 0, scale="percent"))
