@@ -33,6 +33,13 @@ def test_count_agrees_with_its_number():
     assert numbers.count(0, "comparison") == "0 comparisons"
     assert numbers.count(1, "query", "queries") == "1 query"
     assert numbers.count(3, "query", "queries") == "3 queries"
+    assert numbers.count(2000, "question") == "2,000 questions"  # thousands separated, as in every post
+
+
+def test_other_strategies_agree_with_their_number():
+    """Post 02's "1 other strategies" is fixed by the formatter, not by the sentence."""
+    assert numbers.count(1, "other strategy", "other strategies") == "1 other strategy"
+    assert numbers.count(2, "other strategy", "other strategies") == "2 other strategies"
 
 
 def test_value_range_never_says_range_a_to_a():

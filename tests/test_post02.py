@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from chunklab_core.reports.post02 import tables as post02
+from chunklab_core.reports.post02 import prose as post02_prose, tables as post02
 from chunklab_core.evaluation import matrix as rm
 from chunklab_core.core.corpus import Corpus, Document, Question
 from chunklab_core.data.corpora import load_corpus, subsample_documents
@@ -55,7 +55,7 @@ def test_sections_run_and_agree(matrix):
     balanced = post02.balanced_matrix(summary, 5, 0.05)
     assert balanced["tokens / T_min"].min() == pytest.approx(1.0)
     assert post02.paired_retrievers(result.per_question, 5, "all-MiniLM-L6-v2", 200, 1).empty
-    assert "No paired comparison" in post02.describe_paired(pd.DataFrame())
+    assert "No paired comparison" in post02_prose.describe_paired(pd.DataFrame(), {})
     budget = post02.budget_table(result, [100, 1000], "all-MiniLM-L6-v2")
     assert (budget.xs(1000, axis=1, level="budget") >= budget.xs(100, axis=1, level="budget")).all().all()
     health = post02.chunk_health(result, corpora, ["fixed_500", "fixed_1000", "recursive_500"])
@@ -93,17 +93,18 @@ def test_truncation_text_sums_per_model_and_names_the_worst_cell():
         "strategy": ["fixed_500", "fixed_1000", "fixed_500"],
         "chunks": [100, 50, 100], "truncated": [0, 10, 5]})
     truncated["share truncated"] = truncated["truncated"] / truncated["chunks"]
-    text = truncation_text(truncated)
+    text = truncation_text(truncated, {"nq": "Natural Questions, 3 questions from 2 pages"})
     assert "m1: 10 of 150 chunks (6.7%)" in text and "m2: 5 of 100 chunks (5.0%)" in text
-    assert "under m1: 20.0% of its chunks" in text  # nq · fixed_1000 is the worst cell
-    assert "nothing was truncated" in truncation_text(pd.DataFrame())
+    # nq · fixed_1000 is the worst cell, named by its sample
+    assert "Fixed 1000 on Natural Questions, 3 questions from 2 pages under m1: 20.0% of its chunks" in text
+    assert "nothing was truncated" in truncation_text(pd.DataFrame(), {})
 
 
 def test_miss_examples_without_dense_runs_says_none_was_found(matrix):
     from chunklab_core.reports.post02.truncation import miss_examples
 
     _, result = matrix
-    assert miss_examples(result, "all-MiniLM-L6-v2", 5) == [
+    assert miss_examples(result, "all-MiniLM-L6-v2", 5, {"tiny": "tiny"}) == [
         "No truncation miss was found in the top 5 under all-MiniLM-L6-v2."]
 
 

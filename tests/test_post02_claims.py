@@ -6,6 +6,8 @@ import pandas as pd
 from chunklab_core.stats import claims
 from chunklab_core.reports.post02 import tables as post02, claims as post02_claims
 
+LABELS = {"squad": "SQuAD v1.1, 200 questions from 10 articles", "cuad": "CUAD, 20 questions from 5 contracts"}
+
 
 def test_budget_long_keeps_corpus_strategy_retriever_and_budget():
     index = pd.MultiIndex.from_tuples([("squad", "Fixed 500"), ("nq", "Fixed 1000")], names=["corpus", "strategy"])
@@ -21,11 +23,13 @@ def test_budget_long_keeps_corpus_strategy_retriever_and_budget():
 def test_stability_reading_flags_tau_outside_its_interval():
     table = pd.DataFrame({"setting a": ["a", "b"], "setting b": ["c", "d"], "tau": [0.854, 0.5],
                           "low": [0.162, 0.1], "high": [0.831, 0.9]})
-    text = post02_claims.stability_reading(table, None)
-    assert "In 1 comparison(s)" in text and "0.85" in text
+    text = post02_claims.stability_reading(table, None, LABELS)
+    assert "In 1 comparison τ lies outside" in text and "a vs c: τ 0.85, [0.16, 0.83]" in text
     truncated = pd.DataFrame({"corpus": ["squad"], "strategy": ["structure_aware"], "model": ["m"],
                               "share truncated": [0.978]})
-    assert "98%" in post02_claims.stability_reading(table.iloc[1:], truncated)
+    text = post02_claims.stability_reading(table.iloc[1:], truncated, LABELS)
+    assert "include 1 cell where at least 25%" in text
+    assert f"on {LABELS['squad']} under m 98%" in text
 
 
 def test_paired_reading_names_the_multiplicity():
@@ -33,7 +37,7 @@ def test_paired_reading_names_the_multiplicity():
                            "difference": [0.1, 0.0, -0.1, 0.01], "low": [0.05, -0.1, -0.2, -0.02],
                            "high": [0.15, 0.1, -0.01, 0.04],
                            "verdict": ["dense ahead", "cannot be told apart", "bm25 ahead", "cannot be told apart"]})
-    text = post02_claims.paired_reading(paired)
+    text = post02_claims.paired_reading(paired, LABELS)
     assert "4 paired tests" in text and "about 0.2 would still exclude 0" in text
     assert len(post02_claims.separated_pairs(paired)) == 2
 
@@ -53,8 +57,9 @@ def test_answer_words_agree_with_the_recall_verdicts():
                                                                                              intervals)
     stability = pd.DataFrame({"tau": [0.5]})
     balanced = pd.DataFrame({"corpus": ["squad"], "lambda": [0.05], "verdict": ["cannot be ruled out"]})
-    text = post02_claims.post02_answer(verdicts, balanced, stability)
-    assert "CUAD contracts (fewer than 50 questions)" in text or "CUAD contracts" in text
+    text = post02_claims.post02_answer(verdicts, balanced, stability, LABELS)
+    assert f"on {LABELS['cuad']} (fewer than 50 questions with gold)" in text
+    assert "1 of 1 (corpus, λ) settings" not in text and "0 of 1 (corpus, λ) settings name a winner" in text
 
 
 def test_heavily_truncated_strategies_are_dropped_from_the_rankings():
@@ -71,5 +76,5 @@ def test_heavily_truncated_strategies_are_dropped_from_the_rankings():
     without = post02.stability(per_question, 5, [5], ["m"], 200, 0, drop={"squad": {"fixed_500"}})
     assert with_all.loc[with_all["across"] == "retrievers", "strategies"].iloc[0] == 5
     assert without.loc[without["across"] == "retrievers", "strategies"].iloc[0] == 4
-    text = post02_claims.stability_without_truncation_text(with_all, without, {"squad": {"fixed_500"}})
+    text = post02_claims.stability_without_truncation_text(with_all, without, {"squad": {"fixed_500"}}, LABELS)
     assert "without" in text and "(4 strategies)" in text

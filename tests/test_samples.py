@@ -20,6 +20,7 @@ def test_label_from_counts():
     assert sample_label("nq", 31, 1) == "Natural Questions, 31 questions from 1 page"
     assert sample_label("cuad", 1, 2) == "CUAD, 1 question from 2 contracts"
     assert sample_label("mine", 3, 3) == "mine, 3 questions from 3 documents"
+    assert sample_label("squad", 2000, 48) == "SQuAD v1.1, 2,000 questions from 48 articles"
     with pytest.raises(ValueError, match=">= 0"):
         sample_label("squad", -1, 3)
 

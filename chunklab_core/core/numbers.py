@@ -8,7 +8,7 @@ Handles, for every post and the recommendation of ``chunklab-own`` alike:
   +12.1]``); ``signed`` writes the sign of a difference. An estimate without an interval (a
   NaN bound) is written alone, never with ``[nan, nan]``.
 * :func:`count` -- ``1 comparison`` / ``3 comparisons``, ``1 other`` / ``2 others``: a noun
-  agrees with its number.
+  agrees with its number; thousands are separated (``2,000 questions``).
 * :func:`value_range` -- ``0.80 to 0.92 over 3 comparisons``; one value, or values that print
   the same, are written once (``0.80, 1 comparison``), never as ``range 0.80 to 0.80``.
 
@@ -60,9 +60,10 @@ def estimate(value: float, low: float, high: float, digits: int = 3, signed: boo
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
-    """``n noun`` with the noun in the plural unless ``n`` is 1 (``plural`` defaults to ``noun + "s"``)."""
+    """``n noun`` with the noun in the plural unless ``n`` is 1 (``plural`` defaults to ``noun + "s"``);
+    ``n`` with thousands separated (``2,000``)."""
     n = int(n)
-    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
 
 
 def span(low: float, high: float, digits: int = 3, signed: bool = False, scale: str = "plain") -> str:

@@ -50,12 +50,6 @@ def interval_side(low: float, high: float) -> int:
     return 1 if low > 0 else -1 if high < 0 else 0
 
 
-def format_interval(estimate: float, low: float, high: float, digits: int = 2, signed: bool = False) -> str:
-    """``estimate [low, high]`` with ``digits`` decimals (``signed``: a sign on every number)."""
-    form = f"{{:+.{digits}f}}" if signed else f"{{:.{digits}f}}"
-    return f"{form.format(estimate)} [{form.format(low)}, {form.format(high)}]"
-
-
 def excludes_zero(low: float, high: float) -> bool:
     """True when the interval [low, high] lies strictly on one side of 0 (:func:`interval_side`)."""
     return interval_side(low, high) != 0

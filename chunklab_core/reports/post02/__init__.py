@@ -1,1 +1,9 @@
-"""Post 02 (retrievers, long documents): tables, claims, long evidence, structure-aware units, truncation."""
+"""Post 02 (retrievers, long documents): the report package.
+
+Modules: ``tables`` (the tables the post shows and writes), ``figures`` (its heatmaps and
+token curves), ``prose`` (sentences about the corpora and the main tables, ``prose.md``),
+``claims`` (readings and verdicts of the large tables, ``claims.md``), ``long_evidence``
+(containment beside token span recall, ``long_evidence.md``), ``structure`` (headings and one
+chunk per section, ``structure.md``) and ``truncation`` (chunks cut by the embedding model,
+``truncation.md``). Every corpus is named by its sample label (``reports.samples``).
+"""

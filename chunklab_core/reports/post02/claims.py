@@ -1,38 +1,48 @@
-"""Post 02's claims within their evidence: prose for its large tables, verdicts for its rankings.
+"""Post 02's claims within their evidence: readings of its large tables, verdicts for its rankings.
 
 Handles: what to read in the chunk-health table (and why ``pct_tiny`` is 100 for 500-character
 chunkers), the paired retriever comparisons with a word on multiplicity and only the
 separated pairs shown, the balanced ranking as paired verdicts per corpus at several λ (with
 the embedding model named in every cell), the budget table as a labelled tidy table, the span
 table's reading, the stability table's caveats (τ outside its own percentile interval,
-rankings that include truncated dense cells), and the post's closing answer. Every sentence is
-built from the tables passed in; verdict words come from :mod:`chunklab_core.stats.claims`.
+rankings that include truncated dense cells), and the post's closing answer. The sentences
+live in ``claims.md`` (:mod:`chunklab_core.reports.templates`); this module computes their
+values from the tables passed in (numbers by :mod:`chunklab_core.core.numbers`, verdict words
+by :mod:`chunklab_core.stats.claims`) and names every corpus by its sample label (``labels``:
+:func:`chunklab_core.reports.samples.labels_for`).
 
-Not handled: computing the matrix, the tables themselves (:mod:`post02`), the truncation
+Not handled: computing the matrix, the tables themselves (:mod:`post02.tables`), the truncation
 section (:mod:`chunklab_core.reports.post02.truncation`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from chunklab_core.core import numbers
 from chunklab_core.stats import claims
 from chunklab_core.chunking.health import TINY_TOKENS
 from chunklab_core.chunking import strategy_label
-from chunklab_core.data.corpora import CORPUS_LABELS
 from chunklab_core.evaluation.measures import column
+from chunklab_core.reports.post02.prose import describe_paired
+from chunklab_core.reports.templates import Templates
 from chunklab_core.reports.verdict_tables import balanced_verdicts, leader_verdicts, question_documents
 from chunklab_core.retrieval.registry import needs_model, rows_of_model, uses_no_model
 
+PROSE = Templates(__file__, "claims.md")
+
 HEALTH_COLUMNS = ["corpus", "strategy", "n_chunks", "median_tokens", "pct_tiny", "pct_fragments", "boundary_ok",
                   "coverage", "redundancy", "lexical_cohesion", "share truncated"]
+SMALL_SAMPLE = 50  # questions with gold below which the answer says most strategies cannot be told apart
+SPAN_EVIDENCE = 0.5  # span precision below which returned text is "mostly not evidence"
+NAMED_CELLS = 8  # cells the budget reading names before "…"
 
 
-def _corpus(name: str) -> str:
-    return CORPUS_LABELS.get(name, name)
+def _questions(n) -> str:
+    return f"{int(n):,}"
 
 
 def health_view(health: pd.DataFrame) -> pd.DataFrame:
@@ -41,30 +51,25 @@ def health_view(health: pd.DataFrame) -> pd.DataFrame:
     return health[columns]
 
 
-def health_reading(health: pd.DataFrame) -> str:
+def health_reading(health: pd.DataFrame, labels: Mapping[str, str]) -> str:
     """What to look at in the chunk-health table, from the table."""
     empty = [c for c in health.columns if health[c].isna().all()]
     tiny_all = health[(health["pct_tiny"] >= 99.5) & (health["median_tokens"] < TINY_TOKENS)]["strategy"] \
         .map(strategy_label).drop_duplicates().tolist()
-    worst_boundary = health.loc[health["boundary_ok"].idxmin()]
-    text = (f"{len(health)} rows (corpus × strategy). Read `median_tokens` (chunk size), `boundary_ok` (share of chunk "
-            f"ends at a sentence end; lowest: {strategy_label(worst_boundary['strategy'])} on "
-            f"{_corpus(worst_boundary['corpus'])}, {worst_boundary['boundary_ok']:.2f}), `redundancy` (text returned "
-            "more than once) and `share truncated` (chunks the first embedding model cuts). `pct_tiny` is the share "
-            f"of chunks under {TINY_TOKENS} tokens: it is near 100 wherever chunks are small by design (median below "
-            f"{TINY_TOKENS} tokens: {', '.join(tiny_all) or 'none here'}), so there it measures size, not damage.")
+    worst = health.loc[health["boundary_ok"].idxmin()]
+    text = PROSE.fill("health", rows=len(health), worst_strategy=strategy_label(worst["strategy"]),
+                      worst_sample=labels[worst["corpus"]], worst_value=numbers.number(worst["boundary_ok"], 2),
+                      tiny=TINY_TOKENS, small=", ".join(tiny_all) or PROSE.fill("health.none_small"))
     if empty:
-        text += f" Left out as empty for every row: {', '.join(empty)}."
+        text += " " + PROSE.fill("health.empty", columns=", ".join(empty))
     return text
 
 
-def paired_reading(paired: pd.DataFrame, level: float = 0.95) -> str:
+def paired_reading(paired: pd.DataFrame, labels: Mapping[str, str], level: float = 0.95) -> str:
     """Counts per corpus and comparison, the multiplicity caveat, and what the shown table holds."""
-    from chunklab_core.reports.post02.tables import describe_paired
-
     separated = int((paired["verdict"] != claims.NOT_TOLD_APART).sum())
-    return (describe_paired(paired) + "\n\n" + claims.multiplicity_text(len(paired), separated, level)
-            + f" The table lists the {separated} separated pairs; all {len(paired)} are in `data/02_paired_retrievers.csv`.")
+    return (describe_paired(paired, labels) + "\n\n" + claims.multiplicity_text(len(paired), separated, level)
+            + " " + PROSE.fill("paired.shown", separated=separated, pairs=len(paired)))
 
 
 def separated_pairs(paired: pd.DataFrame) -> pd.DataFrame:
@@ -96,7 +101,7 @@ def balanced_verdict_table(per_question: pd.DataFrame, k: int, lams: Sequence[fl
     return pd.concat(frames, ignore_index=True)
 
 
-def balanced_reading(verdicts: pd.DataFrame) -> str:
+def balanced_reading(verdicts: pd.DataFrame, labels: Mapping[str, str]) -> str:
     """Per corpus and λ: the balanced leader (model named), its verdict and how many cells it cannot shed."""
     lines = []
     for corpus, group in verdicts.groupby("corpus", sort=False):
@@ -104,12 +109,12 @@ def balanced_reading(verdicts: pd.DataFrame) -> str:
         for lam, table in group.groupby("lambda", sort=False):
             leader = table.iloc[0]
             kept = int(((table["verdict"] == claims.NOT_RULED_OUT) & (table.index != leader.name)).sum())
-            parts.append(f"λ = {lam:g}: **{leader['strategy']}** — "
-                         + ("winner" if leader["verdict"] == claims.WINNER else
-                            f"no winner, {kept} other cell(s) cannot be ruled out"))
-        lines.append(f"- {_corpus(corpus)} ({int(group['questions'].iloc[0])} questions): " + "; ".join(parts) + ".")
-    return ("The balanced leader with paired 95% intervals over every cell of a corpus (the price per token λ "
-            "varied, since the leader depends on it):\n" + "\n".join(lines))
+            verdict = (PROSE.fill("balanced.winner") if leader["verdict"] == claims.WINNER else
+                       PROSE.fill("balanced.no_winner", kept=numbers.count(kept, "other cell")))
+            parts.append(PROSE.fill("balanced.lambda", lam=f"{lam:g}", leader=leader["strategy"], verdict=verdict))
+        lines.append(PROSE.fill("balanced.corpus", sample=labels[corpus],
+                                questions=_questions(group["questions"].iloc[0]), settings="; ".join(parts)))
+    return PROSE.fill("balanced", corpora="\n".join(lines))
 
 
 def budget_long(budget: pd.DataFrame) -> pd.DataFrame:
@@ -118,7 +123,7 @@ def budget_long(budget: pd.DataFrame) -> pd.DataFrame:
     return tidy.dropna(subset=["recall"])[["corpus", "strategy", "retriever", "budget", "recall"]]
 
 
-def budget_reading(budget: pd.DataFrame, model: str, depth: int) -> str:
+def budget_reading(budget: pd.DataFrame, model: str, depth: int, labels: Mapping[str, str]) -> str:
     """Per corpus, the best cell at the smallest and the largest budget (with intervals), and where
     the recorded depth of ``depth`` chunks, not the budget, ended some question's reading.
 
@@ -128,67 +133,66 @@ def budget_reading(budget: pd.DataFrame, model: str, depth: int) -> str:
     parts = []
     for corpus, group in budget.groupby("corpus", sort=False):
         best = {b: group[group["budget"] == b].sort_values("recall", ascending=False).iloc[0] for b in (small, large)}
-        parts.append(f"{_corpus(corpus)}: " + ", ".join(
-            f"{row['strategy']} / {row['retriever']} at {b} tokens ({claims.format_interval(row['recall'], row['low'], row['high'])}, "
-            f"n = {row['questions']})" for b, row in best.items()))
+        parts.append(PROSE.fill("budget.corpus", sample=labels[corpus], cells=", ".join(
+            PROSE.fill("budget.best", strategy=row["strategy"], retriever=row["retriever"], budget=b,
+                       recall=numbers.estimate(row["recall"], row["low"], row["high"], 2), questions=row["questions"])
+            for b, row in best.items())))
     bound = budget[budget["depth binds"] > 0]
     if bound.empty:
-        size = (f"No question's recorded ranking ({depth} chunks) ran out before its budget was spent, in any cell "
-                "and at any budget: every strategy read up to the same budget, so none can win here by reading more text.")
+        size = PROSE.fill("budget.depth_never_binds", depth=depth)
     else:
-        cells = sorted({f"{_corpus(r['corpus'])} {r['strategy']} / {r['retriever']}" for _, r in bound.iterrows()})
-        size = (f"In {len(bound)} of {len(budget)} cells × budgets (marked †: {'; '.join(cells[:8])}"
-                f"{'; …' if len(cells) > 8 else ''}) the recorded ranking of {depth} chunks ran out before some "
-                f"questions' budget was spent (at most {bound['depth binds'].max():.0%} of a cell's questions): there a "
-                "strategy with larger chunks read more text and can win by size; everywhere else every strategy "
-                "read up to the same budget.")
-    return ("Best cell per corpus at the smallest and largest budget (dense and hybrid with " + model + "; each "
-            "with its 95% interval; a best cell is a ranking to check, not a verdict): " + "; ".join(parts) + ". "
-            + size)
+        cells = [PROSE.fill("budget.bound_cell", sample=sample, strategy=strategy, retriever=retriever)
+                 for sample, strategy, retriever in sorted({(labels[r["corpus"]], r["strategy"], r["retriever"])
+                                                            for _, r in bound.iterrows()})]
+        named = "; ".join(cells[:NAMED_CELLS]) + ("; …" if len(cells) > NAMED_CELLS else "")
+        size = PROSE.fill("budget.depth_binds", bound=len(bound), cells=len(budget), named=named, depth=depth,
+                          most=numbers.number(bound['depth binds'].max(), 0, scale="percent"))
+    return PROSE.fill("budget", model=model, corpora="; ".join(parts), size=size)
 
 
-def span_reading(spans: pd.DataFrame, k: int) -> str:
-    """What the span table says, per corpus: the best span recall and how little of the returned text is evidence."""
+def span_reading(spans: pd.DataFrame, k: int, labels: Mapping[str, str], shown: int = 3) -> str:
+    """What the span table says, per corpus: the best span recall and how little of the returned text
+    is evidence; ``shown``: the cells per corpus the table below shows (:func:`span_top`)."""
     if spans.empty:
-        return "No corpus has character offsets for its evidence."
+        return PROSE.fill("span.none")
+    recall, precision = column("span_recall", k), column("span_precision", k)
     parts = []
     for corpus, group in spans.groupby("corpus", sort=False):
-        best = group.loc[group[column("span_recall", k)].idxmax()]
-        parts.append(f"{_corpus(corpus)}: best span recall {best[column('span_recall', k)]:.2f} "
-                     f"({best['strategy']} / {best['retriever']}), span precision at most "
-                     f"{group[column('span_precision', k)].max():.3f}")
-    return (f"{len(spans)} rows; per corpus the best span recall@{k} and the largest span precision — returned text "
-            + ("is mostly not evidence, whatever the chunker (no cell's span precision reaches 0.5): "
-               if spans[column("span_precision", k)].max() < 0.5 else "is evidence in some cells and not in others: ")
-            + "; ".join(parts) + ". The table below shows "
-            "the three best cells of each corpus.")
+        best = group.loc[group[recall].idxmax()]
+        parts.append(PROSE.fill("span.corpus", sample=labels[corpus], recall=numbers.number(best[recall], 2),
+                                strategy=best["strategy"], retriever=best["retriever"],
+                                precision=numbers.number(group[precision].max(), 3)))
+    reading = (PROSE.fill("span.mostly_not_evidence", half=numbers.number(SPAN_EVIDENCE, 1))
+               if spans[precision].max() < SPAN_EVIDENCE else PROSE.fill("span.sometimes_evidence"))
+    return PROSE.fill("span", rows=len(spans), k=k, reading=reading, corpora="; ".join(parts), shown=shown)
 
 
 def span_top(spans: pd.DataFrame, k: int, n: int = 3) -> pd.DataFrame:
+    """The ``n`` cells of each corpus with the highest span recall@k."""
     return (spans.sort_values(column("span_recall", k), ascending=False).groupby("corpus", sort=False).head(n)
             .sort_values(["corpus", column("span_recall", k)], ascending=[True, False]).reset_index(drop=True))
 
 
-def stability_reading(stability: pd.DataFrame, truncated: pd.DataFrame | None, threshold: float = 0.25) -> str:
+def stability_reading(stability: pd.DataFrame, truncated: pd.DataFrame | None, labels: Mapping[str, str],
+                      threshold: float = 0.25) -> str:
     """Caveats for the τ table: estimates outside their own interval, dense cells with many cut chunks."""
     outside = stability[(stability["tau"] < stability["low"]) | (stability["tau"] > stability["high"])]
-    text = ""
+    parts = []
     if len(outside):
-        text += (f"In {len(outside)} comparison(s) τ lies outside its own percentile interval ("
-                 + "; ".join(f"{r['setting a']} vs {r['setting b']}: τ {r['tau']:.2f}, [{r['low']:.2f}, {r['high']:.2f}]"
-                             for _, r in outside.iterrows())
-                 + "): resampling questions ties and reshuffles strategies whose recall is close, which pulls the "
-                 "resampled τ below the observed one, so those percentile intervals are biased; read them as "
-                 "showing that the ranking is unstable, not as bounds on τ. ")
+        named = "; ".join(PROSE.fill("stability.outside.comparison", a=r["setting a"], b=r["setting b"],
+                                     tau=numbers.number(r["tau"], 2), interval=numbers.interval(r["low"], r["high"], 2))
+                          for _, r in outside.iterrows())
+        parts.append(PROSE.fill("stability.outside", comparisons=numbers.count(len(outside), "comparison"),
+                                named=named))
     if truncated is not None and len(truncated):
         heavy = truncated[truncated["share truncated"] >= threshold]
         if len(heavy):
-            text += (f"The dense rankings include {len(heavy)} cell(s) where at least {threshold:.0%} of the chunks are "
-                     "cut at the embedding model's length limit (" + ", ".join(
-                         f"{strategy_label(r['strategy'])} on {_corpus(r['corpus'])} under {r['model']} "
-                         f"{r['share truncated']:.0%}" for _, r in heavy.iterrows())
-                     + "): τ across retrievers partly measures truncation, not the chunkers.")
-    return text.strip() or "Every τ lies inside its interval, and no dense cell has many truncated chunks."
+            named = ", ".join(PROSE.fill("stability.truncated.cell", strategy=strategy_label(r["strategy"]),
+                                         sample=labels[r["corpus"]], model=r["model"],
+                                         share=numbers.number(r['share truncated'], 0, scale="percent")) for _, r in heavy.iterrows())
+            parts.append(PROSE.fill("stability.truncated", cells=numbers.count(len(heavy), "cell"),
+                                    threshold=numbers.number(threshold, 0, scale="percent"), named=named))
+    return " ".join(parts) or PROSE.fill("stability.clean")
 
 
 def heavily_truncated(truncated: pd.DataFrame | None, threshold: float = 0.25) -> dict[str, set[str]]:
@@ -200,55 +204,58 @@ def heavily_truncated(truncated: pd.DataFrame | None, threshold: float = 0.25) -
 
 
 def stability_without_truncation_text(stability: pd.DataFrame, clean: pd.DataFrame,
-                                      dropped: dict[str, set[str]]) -> str:
+                                      dropped: dict[str, set[str]], labels: Mapping[str, str]) -> str:
     """τ across retrievers with and without the heavily truncated strategies, per comparison."""
     if not dropped:
-        return "No strategy has many chunks cut by the embedding model, so no τ needs recomputing."
+        return PROSE.fill("clean.none")
     keys = ["across", "setting a", "setting b"]
     both = stability[stability["across"] == "retrievers"].merge(
         clean[clean["across"] == "retrievers"], on=keys, suffixes=("", " clean"))
+    named = "; ".join(PROSE.fill("clean.dropped", sample=labels[c],
+                                 strategies=", ".join(strategy_label(s) for s in sorted(v))) for c, v in dropped.items())
     if both.empty:
-        return ("Without the heavily truncated strategies (" + "; ".join(
-            f"{_corpus(c)}: {', '.join(strategy_label(s) for s in sorted(v))}" for c, v in dropped.items())
-                + ") too few strategies remain to rank across retrievers.")
-    return ("τ across retrievers recomputed without the strategies whose chunks the embedding model cuts ("
-            + "; ".join(f"{_corpus(c)}: {', '.join(strategy_label(s) for s in sorted(v))}" for c, v in dropped.items())
-            + "): " + "; ".join(f"{r['setting a']} vs {r['setting b']}: τ {r['tau']:.2f} [{r['low']:.2f}, {r['high']:.2f}] "
-                               f"with them, {r['tau clean']:.2f} [{r['low clean']:.2f}, {r['high clean']:.2f}] without "
-                               f"({int(r['strategies clean'])} strategies)" for _, r in both.iterrows()) + ".")
+        return PROSE.fill("clean.too_few", dropped=named)
+    comparisons = "; ".join(PROSE.fill(
+        "clean.comparison", a=r["setting a"], b=r["setting b"],
+        with_them=numbers.estimate(r["tau"], r["low"], r["high"], 2),
+        without=numbers.estimate(r["tau clean"], r["low clean"], r["high clean"], 2),
+        strategies=numbers.count(int(r["strategies clean"]), "strategy", "strategies")) for _, r in both.iterrows())
+    return PROSE.fill("clean", dropped=named, comparisons=comparisons)
 
 
-def post02_answer(verdicts: pd.DataFrame, balanced: pd.DataFrame, stability: pd.DataFrame) -> str:
+def post02_answer(verdicts: pd.DataFrame, balanced: pd.DataFrame, stability: pd.DataFrame,
+                  labels: Mapping[str, str]) -> str:
     """The post's closing answer: which chunker, per corpus and retriever, by the paired verdicts."""
     lines = []
     for (corpus, retriever), table in verdicts.groupby(["corpus", "retriever"], sort=False):
         leader = table.iloc[0]
         kept = table[(table["verdict"] == claims.NOT_RULED_OUT) & (table["strategy"] != leader["strategy"])]
-        lines.append(f"- {_corpus(corpus)} · {retriever} ({int(leader['questions'])} questions): "
-                     + (f"**{strategy_label(leader['strategy'])}** is the winner" if leader["verdict"] == claims.WINNER
-                        else f"no winner — {strategy_label(leader['strategy'])} leads, {len(kept)} other strategies "
-                             "cannot be ruled out"))
+        name = strategy_label(leader["strategy"])
+        verdict = (PROSE.fill("answer.winner", leader=name) if leader["verdict"] == claims.WINNER else
+                   PROSE.fill("answer.no_winner", leader=name,
+                              kept=numbers.count(len(kept), "other strategy", "other strategies")))
+        lines.append(PROSE.fill("answer.setting", sample=labels[corpus], retriever=retriever,
+                                questions=_questions(leader["questions"]), verdict=verdict))
     winners = int((balanced["verdict"] == claims.WINNER).sum())
     mean_tau = stability["tau"].mean() if len(stability) else np.nan
     leaders = verdicts.groupby(["corpus", "retriever"], sort=False)["strategy"].first().nunique()
-    small = sorted({_corpus(c) for c, n in verdicts.groupby("corpus")["questions"].first().items() if n < 50})
+    small = [labels[c] for c, n in verdicts.groupby("corpus", sort=False)["questions"].first().items()
+             if n < SMALL_SAMPLE]
     settings = verdicts.groupby(["corpus", "retriever"]).ngroups
     winning = sorted({strategy_label(s) for s in verdicts.loc[verdicts["verdict"] == claims.WINNER, "strategy"]})
     if len(winning) > 1:
-        answer = (f"different strategies win in different settings ({', '.join(winning)}), so the best chunker "
-                  "depends on the retriever and the corpus")
+        supports = PROSE.fill("answer.several_win", winning=", ".join(winning))
     elif leaders > 1:
-        answer = (f"{leaders} different strategies lead the {settings} settings on their point estimates, but "
-                  + (f"only {winning[0]} wins anywhere" if winning else "none is a winner")
-                  + ", so these samples do not show that the best chunker depends on the setting")
+        supports = PROSE.fill("answer.leaders_differ", leaders=leaders, settings=settings,
+                              who_wins=PROSE.fill("answer.one_wins", winner=winning[0]) if winning
+                              else PROSE.fill("answer.none_wins"))
     else:
-        answer = "the same strategy leads every setting"
+        supports = PROSE.fill("answer.same_leader")
     if small:
-        answer += f"; on {', '.join(small)} (fewer than 50 questions) the samples are too small to tell most strategies apart"
-    return ("**Which chunker?** By recall@k with paired intervals:\n" + "\n".join(lines)
-            + f"\n\nBalanced against tokens, {winners} of {balanced.groupby(['corpus', 'lambda']).ngroups} "
-            f"(corpus, λ) settings name a winner; rankings agree only partly across settings (mean τ {mean_tau:.2f}). "
-            f"What this post supports: {answer}. Post 00 puts this next to posts 01 and 03.")
+        supports += PROSE.fill("answer.small", small=", ".join(small), minimum=SMALL_SAMPLE)
+    return PROSE.fill("answer", settings="\n".join(lines), winners=winners,
+                      balanced=balanced.groupby(["corpus", "lambda"]).ngroups,
+                      tau=numbers.number(mean_tau, 2), supports=supports)
 
 
 def recall_verdicts(per_question: pd.DataFrame, k: int, model: str, resamples: int, seed: int) -> pd.DataFrame:

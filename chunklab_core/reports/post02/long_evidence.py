@@ -30,6 +30,9 @@ without located evidence (NQ's short answers recur all over a page) stays with c
 The shares (and the share of gold longer than the median chunk) are shown in the post, so
 the choice can be checked.
 
+The sentences saying which measure each corpus is read by live in ``long_evidence.md``
+(:mod:`chunklab_core.reports.templates`); the heatmap is ``post02.figures.plot_matrix_by_measure``.
+
 Not handled: gold that is not verbatim in its document (QASPER answers are mostly
 abstractive: their span recall is NaN unless the data set gives evidence offsets).
 """
@@ -37,23 +40,25 @@ abstractive: their span recall is NaN unless the data set gives evidence offsets
 from __future__ import annotations
 
 import bisect
+from collections.abc import Mapping
 from typing import Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from chunklab_core.chunking import strategy_label
 from chunklab_core.retrieval.run import RetrievalRun
 from chunklab_core.data.gold_advice import question_evidence
-from chunklab_core.data.corpora import CORPUS_LABELS
 from chunklab_core.evaluation.matrix import MatrixResult
 from chunklab_core.evaluation.measures import column
 from chunklab_core.evaluation.span_metrics import merge_intervals
+from chunklab_core.core import numbers
 from chunklab_core.core.textmatch import TOKEN
+from chunklab_core.reports.templates import Templates
 from chunklab_core.retrieval.registry import needs_model, rows_of_model
 
 LONG_GOLD_SHARE = 0.10
+PROSE = Templates(__file__, "long_evidence.md")
 MEASURE_LABELS = {"containment": "recall (containment)", "span": "token span recall"}
 
 
@@ -167,48 +172,37 @@ def long_evidence_table(matrix: MatrixResult, k: int, model: str, measures: pd.D
     return table.drop(columns="measure")
 
 
-def plot_matrix_by_measure(table: pd.DataFrame, k: int):
-    """One heatmap per corpus, strategies x retrievers, in the measure the corpus is read by
-    (the panel title names it)."""
-    corpora = list(dict.fromkeys(table["corpus"]))
-    strategies = list(dict.fromkeys(table["strategy"]))
-    retrievers = list(dict.fromkeys(table["retriever"]))
-    fig, axes = plt.subplots(1, len(corpora), figsize=(2.4 * len(corpora) + 2.6, 0.38 * len(strategies) + 1.8),
-                             squeeze=False, sharey=True)
-    image = None
-    for ax, corpus in zip(axes[0], corpora):
-        sub = table[table["corpus"] == corpus]
-        read_by = sub["read by"].iloc[0]
-        grid = (sub.pivot(index="strategy", columns="retriever", values=read_by)
-                .reindex(index=strategies, columns=retrievers)).to_numpy(dtype=float)
-        image = ax.imshow(grid, aspect="auto", cmap="viridis", vmin=0, vmax=1)
-        for (i, j), value in np.ndenumerate(grid):
-            if not np.isnan(value):
-                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
-                        color="white" if value < 0.6 else "black")
-        ax.set_xticks(range(len(retrievers)), retrievers)
-        name = "token span recall" if read_by.startswith("token") else "recall (containment)"
-        ax.set_title(f"{CORPUS_LABELS.get(corpus, corpus)}\n{name}@{k}", fontsize=8)
-        ax.grid(False)
-    axes[0][0].set_yticks(range(len(strategies)), [strategy_label(s) for s in strategies])
-    fig.colorbar(image, ax=axes[0].tolist(), label=f"score@{k} (measure per panel)", shrink=0.8)
-    return fig
+def long_evidence_view(table: pd.DataFrame, k: int, labels: Mapping[str, str]) -> pd.DataFrame:
+    """:func:`long_evidence_table` as a reader scans it: one row per (corpus, strategy), the two
+    measures side by side for each retriever (six columns)."""
+    measures = [column("recall", k), column("token_recall", k)]
+    named = table.assign(sample=table["corpus"].map(labels), strategy=table["strategy"].map(strategy_label))
+    wide = named.pivot(index=["sample", "strategy"], columns="retriever", values=measures)
+    wide.index.names = ["corpus", "strategy"]
+    rows = pd.MultiIndex.from_tuples(list(dict.fromkeys(zip(named["sample"], named["strategy"]))),
+                                     names=wide.index.names)
+    retrievers = list(dict.fromkeys(named["retriever"]))
+    columns = pd.MultiIndex.from_tuples([(m, r) for m in measures for r in retrievers], names=[None, "retriever"])
+    return wide.reindex(index=rows, columns=columns)
 
 
-def describe_measures(measures: pd.DataFrame, table: pd.DataFrame, k: int) -> str:
-    """Prose: per corpus, its measure and why, and the gap between the two measures."""
+def measures_view(measures: pd.DataFrame, labels: Mapping[str, str]) -> pd.DataFrame:
+    """:func:`corpus_measures` with each corpus named by its sample label."""
+    return measures.assign(corpus=measures["corpus"].map(lambda key: labels.get(key, key)))
+
+
+def describe_measures(measures: pd.DataFrame, table: pd.DataFrame, k: int, labels: Mapping[str, str]) -> str:
+    """Per corpus, its measure and why, and the gap between the two measures (templates: ``long_evidence.md``)."""
     parts = []
     for _, row in measures.iterrows():
         sub = table[table["corpus"] == row["corpus"]]
         containment, span = sub[column("recall", k)].mean(), sub[column("token_recall", k)].mean()
-        measure = MEASURE_LABELS[row["measure"]]
         cut = row["gold cut by chunking"]
-        reason = (f"no single chunk holds the whole gold of {cut:.0%} of its questions (mean over strategies"
-                  if not np.isnan(cut) else "its gold is not located exactly once in its documents (no evidence"
-                  " to cut") + (f"; median gold {row['median gold chars']:.0f} characters, longer than the median "
-                                f"chunk for {row['gold longer than chunk']:.0%})")
-        span_text = f"{span:.3f}" if not np.isnan(span) else "not computable (no gold located exactly once)"
-        parts.append(f"**{CORPUS_LABELS.get(row['corpus'], row['corpus'])}** is read by **{measure}**: {reason}; "
-                     f"span recall from {LONG_GOLD_SHARE:.0%}. Mean over its cells: containment recall@{k} "
-                     f"{containment:.3f}, token span recall@{k} {span_text}.")
+        reason = (PROSE.fill("reason.cut", cut=numbers.number(cut, 0, scale="percent")) if not np.isnan(cut) else PROSE.fill("reason.not_located"))
+        reason += PROSE.fill("reason.gold", gold=numbers.number(row["median gold chars"], 0),
+                             longer=numbers.number(row['gold longer than chunk'], 0, scale="percent"))
+        parts.append(PROSE.fill(
+            "corpus", sample=labels[row["corpus"]], measure=MEASURE_LABELS[row["measure"]], reason=reason,
+            threshold=numbers.number(LONG_GOLD_SHARE, 0, scale="percent"), k=k, containment=numbers.number(containment),
+            span=numbers.number(span) if not np.isnan(span) else PROSE.fill("span.not_computable")))
     return " ".join(parts)

@@ -1,11 +1,13 @@
-"""Post 02: the notebook's sections, one call each, over a ``evaluation.matrix.MatrixResult``.
+"""Post 02: the notebook's tables, one call each, over a ``evaluation.matrix.MatrixResult``.
 
-Handles: chunk health per corpus, cell summaries with intervals, the recall heatmaps, paired
-retriever comparisons, the two-model comparison, the balanced ranking normalised on each
-corpus's cheapest cell, token-budget tables and curves, span metrics and ranking stability.
-Every sentence of prose it returns is built from the numbers it was given. Not handled:
-running retrieval (``evaluation.matrix``), the formulas, the truncation section
-(``reports.post02.truncation``).
+Handles: chunk health per corpus, cell summaries with intervals, the recall matrix as a table,
+paired retriever comparisons, the two-model comparison, the balanced ranking normalised on each
+corpus's cheapest cell, token-budget tables, span metrics and ranking stability. A table shown
+in the post names each corpus by its sample label (``labels``: data set, n and documents,
+:func:`chunklab_core.reports.samples.labels_for`; :func:`labelled` for the tables that keep the
+corpus key in ``data/``) and is at most a dozen columns wide: wider grids are shown as one row
+per (corpus, strategy). Not handled: running retrieval (``evaluation.matrix``), the formulas,
+the prose (``post02.prose`` and the topic modules), the figures (``post02.figures``).
 """
 
 from __future__ import annotations
@@ -13,24 +15,24 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Sequence
 
-import matplotlib.pyplot as plt
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
 from chunklab_core.stats import claims, bootstrap as stats
 from chunklab_core.reports.verdict_tables import design_of, paired_interval, question_documents
-from chunklab_core.evaluation.budget import recall_at_budget, recall_token_curve
+from chunklab_core.core import numbers
+from chunklab_core.evaluation.budget import recall_at_budget
 from chunklab_core.chunking.health import chunk_health_table
 from chunklab_core.chunking import strategy_label
 from chunklab_core.data.gold_advice import located_evidence
 from chunklab_core.stats.rank_stability import kendall_tau_ci, strategy_scores
-from chunklab_core.data.corpora import CORPUS_LABELS
-from chunklab_core.evaluation.matrix import MatrixResult, cell_summary
+from chunklab_core.evaluation.matrix import MatrixResult, cell_summary, corpus_table
 from chunklab_core.evaluation.span_metrics import SPAN_MEASURES
 from chunklab_core.evaluation.measures import column, depth_columns, interval_columns, largest_k, require_columns
-from chunklab_core.reports.plots import strategy_styles
 from chunklab_core.stats.selection import select_winner
-from chunklab_core.retrieval.registry import BASELINE, compared_with, needs_model, rows_of_model, spec, uses_no_model
+from chunklab_core.retrieval.registry import BASELINE, compared_with, needs_model, rows_of_model, spec
 
 KEYS = ["corpus", "model", "strategy", "retriever"]
 
@@ -40,24 +42,10 @@ def _model_rows(per_question: pd.DataFrame, model: str) -> pd.DataFrame:
     return rows_of_model(per_question, model)
 
 
-def evidence_text(corpora) -> str:
-    """How many questions over how many documents each corpus holds, and what that means for the
-    intervals: documents are resampled, and a corpus with fewer than
-    ``stats.clustered.MIN_RELIABLE_CLUSTERS`` documents gets a warning."""
-    from chunklab_core.stats.clustered import MIN_RELIABLE_CLUSTERS
-
-    parts, few = [], []
-    for name, corpus in corpora.items():
-        documents = len({q.doc_id for q in corpus.questions})
-        parts.append(f"{CORPUS_LABELS.get(name, name)}: {len(corpus.questions):,} questions over {documents:,} "
-                     f"documents (of {len(corpus.documents):,})")
-        if documents < MIN_RELIABLE_CLUSTERS:
-            few.append(f"{CORPUS_LABELS.get(name, name)} ({documents})")
-    text = "; ".join(parts) + "."
-    if few:
-        text += (f" With fewer than {MIN_RELIABLE_CLUSTERS} documents a cluster bootstrap is unreliable "
-                 f"(Cameron, Gelbach & Miller 2008): read the intervals of {', '.join(few)} as a rough guide.")
-    return text
+def corpus_overview(corpora: Mapping, labels: Mapping[str, str]) -> pd.DataFrame:
+    """``evaluation.matrix.corpus_table`` (documents, questions, characters, gold) with each corpus
+    named by its sample label."""
+    return corpus_table(corpora).assign(corpus=[labels[name] for name in corpora])
 
 
 def chunk_health(matrix: MatrixResult, corpora, strategies: Sequence[str]) -> pd.DataFrame:
@@ -123,33 +111,13 @@ def summary_with_intervals(per_question: pd.DataFrame, k: int, resamples: int, s
     return summary
 
 
-def plot_matrix(summary: pd.DataFrame, k: int, model: str):
-    """One heatmap per corpus: strategies x retrievers, recall@k (first model for dense/hybrid)."""
-    table = rows_of_model(summary, model)
-    corpora = list(dict.fromkeys(table["corpus"]))
-    strategies = list(dict.fromkeys(table["strategy"]))
-    retrievers = list(dict.fromkeys(table["retriever"]))
-    fig, axes = plt.subplots(1, len(corpora), figsize=(2.3 * len(corpora) + 2.6, 0.38 * len(strategies) + 1.6),
-                             squeeze=False, sharey=True)
-    for ax, corpus in zip(axes[0], corpora):
-        grid = (table[table["corpus"] == corpus].pivot(index="strategy", columns="retriever",
-                                                        values=column("recall", k))
-                .reindex(index=strategies, columns=retrievers))
-        image = ax.imshow(grid.to_numpy(dtype=float), aspect="auto", cmap="viridis", vmin=0, vmax=1)
-        for (i, j), value in np.ndenumerate(grid.to_numpy(dtype=float)):
-            if not np.isnan(value):
-                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
-                        color="white" if value < 0.6 else "black")
-        ax.set_xticks(range(len(retrievers)), retrievers)
-        ax.set_title(CORPUS_LABELS.get(corpus, corpus), fontsize=9)
-        ax.grid(False)
-    axes[0][0].set_yticks(range(len(strategies)), [strategy_label(s) for s in strategies])
-    fig.colorbar(image, ax=axes[0].tolist(), label=column("recall", k), shrink=0.8)
-    return fig
+def labelled(table: pd.DataFrame, labels: Mapping[str, str], column_name: str = "corpus") -> pd.DataFrame:
+    """``table`` with its corpus keys replaced by their sample labels, for display."""
+    return table.assign(**{column_name: table[column_name].map(lambda key: labels.get(key, key))})
 
 
-def matrix_table(summary: pd.DataFrame, k: int, model: str) -> pd.DataFrame:
-    """recall@k with its interval as text, strategies x (corpus, retriever)."""
+def matrix_table(summary: pd.DataFrame, k: int, model: str, labels: Mapping[str, str]) -> pd.DataFrame:
+    """recall@k with its interval as text, one row per (corpus, strategy), one column per retriever."""
     table = rows_of_model(summary, model).copy()
     recall = column("recall", k)
     low, high = interval_columns(recall)
@@ -157,12 +125,15 @@ def matrix_table(summary: pd.DataFrame, k: int, model: str) -> pd.DataFrame:
     # and its cells there say so
     base = table["strategy"].map(strategy_label)
     note = np.where(table["label"] != base, " (paragraphs)", "")
-    table["cell"] = [f"{r[recall]:.3f} [{r[low]:.3f}, {r[high]:.3f}]{n}" for (_, r), n in zip(table.iterrows(), note)]
+    table["cell"] = [numbers.estimate(r[recall], r[low], r[high]) + n for (_, r), n in zip(table.iterrows(), note)]
     table["row"] = base
-    wide = table.pivot(index="row", columns=["corpus", "retriever"], values="cell")
-    wide.index.name = "label"
-    order = list(dict.fromkeys(table["row"]))
-    return wide.reindex(order)
+    table["sample"] = table["corpus"].map(labels)
+    wide = table.pivot(index=["sample", "row"], columns="retriever", values="cell")
+    wide.index.names = ["corpus", "label"]
+    wide.columns.name = None
+    order = list(dict.fromkeys(zip(table["sample"], table["row"])))
+    return wide.reindex(pd.MultiIndex.from_tuples(order, names=wide.index.names))[
+        list(dict.fromkeys(table["retriever"]))]
 
 
 def paired_retrievers(per_question: pd.DataFrame, k: int, model: str, resamples: int, seed: int) -> pd.DataFrame:
@@ -221,27 +192,17 @@ def paired_models(per_question: pd.DataFrame, k: int, models: Sequence[str], res
     return pd.DataFrame(rows, columns=columns)
 
 
-def describe_paired(paired: pd.DataFrame) -> str:
-    """Counts of the series' pair verdicts (``claims.pair_verdict``) per corpus and comparison, as prose."""
-    if paired.empty:
-        return "No paired comparison (BM25 and another retriever are both needed)."
-    parts = []
-    for (corpus, comparison), group in paired.groupby(["corpus", "comparison"], sort=False):
-        counts = group["verdict"].value_counts()
-        other = comparison.split(" − ")[0]
-        parts.append(f"**{CORPUS_LABELS.get(corpus, corpus)}**, {comparison}: {other} ahead in "
-                     f"{counts.get(f'{other} ahead', 0)}, BM25 ahead in {counts.get('bm25 ahead', 0)}, "
-                     f"{claims.NOT_TOLD_APART} in {counts.get(claims.NOT_TOLD_APART, 0)} "
-                     f"of {len(group)} strategies (mean difference {group['difference'].mean():+.3f}).")
-    return " ".join(parts)
-
-
 def compare_models(per_question: pd.DataFrame, k: int, models: Sequence[str], resamples: int, seed: int):
-    """Dense recall@k per strategy under each model, and each model's selection verdict."""
+    """Dense recall@k per strategy under each model, and per corpus each model's selection verdict.
+
+    Returns ``(table, comparisons)``: ``comparisons`` holds, per corpus where two models ran,
+    ``corpus``, ``strategies`` (how many both ran) and ``verdicts`` (model -> ``select_winner``
+    verdict), worded by :func:`chunklab_core.reports.post02.prose.models_text`.
+    """
     if len(models) < 2:
-        return pd.DataFrame(), "Only one embedding model was run."
+        return pd.DataFrame(), []
     dense = per_question[per_question["retriever"].map(lambda r: spec(r).stored and needs_model(r))]
-    rows, texts = [], []
+    rows, comparisons = [], []
     for corpus in dict.fromkeys(dense["corpus"]):
         sub = dense[dense["corpus"] == corpus]
         if sub["model"].nunique() < 2:
@@ -261,16 +222,11 @@ def compare_models(per_question: pd.DataFrame, k: int, models: Sequence[str], re
                 rows.append({"corpus": corpus, "model": model, "strategy": strategy_label(strategy),
                              column("recall", k): value})
         if len(winners) == 2:
-            (m1, v1), (m2, v2) = winners.items()
-            same = v1.leader == v2.leader
-            texts.append(f"On {CORPUS_LABELS.get(corpus, corpus)}, among the {len(ordered)} strategies both models ran, "
-                         f"the dense leader is **{v1.leader}** with {m1} "
-                         f"and **{v2.leader}** with {m2} ({'the same' if same else 'the winner changes'}). "
-                         f"{m1}: {v1.headline()} {m2}: {v2.headline()}")
+            comparisons.append({"corpus": corpus, "strategies": len(ordered), "verdicts": winners})
     table = pd.DataFrame(rows)
     if not table.empty:
         table = table.pivot(index="strategy", columns=["corpus", "model"], values=column("recall", k))
-    return table, " ".join(texts) or "The second model was not run on any corpus."
+    return table, comparisons
 
 
 def balanced_matrix(summary: pd.DataFrame, k: int, lam: float) -> pd.DataFrame:
@@ -290,23 +246,6 @@ def balanced_matrix(summary: pd.DataFrame, k: int, lam: float) -> pd.DataFrame:
     columns = ["corpus", "model", "label", "retriever", recall, tokens, "tokens / T_min", "balanced",
                "recall rank", "balanced rank"]
     return pd.concat(frames, ignore_index=True)[columns]
-
-
-def _with_model(row) -> str:
-    return row["retriever"] if uses_no_model(row["model"]) else f"{row['retriever']} ({row['model']})"
-
-
-def describe_balanced(balanced: pd.DataFrame, k: int) -> str:
-    parts = []
-    recall = column("recall", k)
-    for corpus, group in balanced.groupby("corpus", sort=False):
-        best_recall = group.sort_values(recall, ascending=False).iloc[0]
-        best = group.iloc[0]
-        parts.append(f"**{CORPUS_LABELS.get(corpus, corpus)}**: recall@{k} is highest for {best_recall['label']} / "
-                     f"{_with_model(best_recall)} ({best_recall[recall]:.3f} at {best_recall['tokens / T_min']:.1f}× "
-                     f"the cheapest cell's tokens); the balanced leader is {best['label']} / {_with_model(best)} "
-                     f"({best[recall]:.3f} at {best['tokens / T_min']:.1f}×).")
-    return " ".join(parts)
 
 
 def _runs_for(matrix: MatrixResult, model: str):
@@ -364,53 +303,23 @@ def budget_intervals(matrix: MatrixResult, budgets: Sequence[int], model: str, r
     return pd.DataFrame(rows)
 
 
-def budget_view(budget: pd.DataFrame) -> pd.DataFrame:
-    """The budget table as a reader scans it: strategies x (corpus, retriever, budget), 'recall [low, high]'.
+def budget_view(budget: pd.DataFrame, labels: Mapping[str, str]) -> pd.DataFrame:
+    """The budget table as a reader scans it: one row per (corpus, strategy), columns retriever x
+    budget, cells 'recall [low, high]'.
 
     † marks a cell where the recorded depth ended the reading of some question before its budget.
     """
-    cells = budget.assign(cell=[f"{mean:.2f} [{low:.2f}, {high:.2f}]" + (" †" if binds > 0 else "")
+    cells = budget.assign(cell=[numbers.estimate(mean, low, high, 2) + (" †" if binds > 0 else "")
                                 for mean, low, high, binds in zip(budget["recall"], budget["low"], budget["high"],
-                                                                  budget["depth binds"])])
-    wide = cells.pivot(index="strategy", columns=["corpus", "retriever", "budget"], values="cell")
-    return wide.reindex(list(dict.fromkeys(budget["strategy"])))
-
-
-def plot_budget_curves(matrix: MatrixResult, model: str, ks: Sequence[int]):
-    """Recall against mean returned tokens (k = 1..10), a panel per corpus x retriever."""
-    curves = []
-    for corpus, strategy, retriever, run in _runs_for(matrix, model):
-        try:
-            curves.append(recall_token_curve(run))
-        except ValueError:
-            continue
-    data = pd.concat(curves, ignore_index=True)
-    corpora = list(dict.fromkeys(data["corpus"]))
-    retrievers = list(dict.fromkeys(data["retriever"]))
-    fig, axes = plt.subplots(len(corpora), len(retrievers), figsize=(3.4 * len(retrievers), 2.8 * len(corpora)),
-                             squeeze=False, sharey="row")
-    strategies = list(dict.fromkeys(data["strategy"]))
-    styles = strategy_styles(strategies)  # colour by family (plots.FAMILY_COLOURS)
-    for i, corpus in enumerate(corpora):
-        for j, retriever in enumerate(retrievers):
-            ax = axes[i][j]
-            panel = data[(data["corpus"] == corpus) & (data["retriever"] == retriever)]
-            for s_index, strategy in enumerate(strategies):
-                line = panel[panel["strategy"] == strategy]
-                if len(line):
-                    ax.plot(line["mean_tokens"], line["recall"], markersize=3, linewidth=1,
-                            label=strategy_label(strategy), **styles[strategy])
-            ax.set_xscale("log")
-            ax.xaxis.set_minor_formatter(plt.NullFormatter())  # minor labels collide on short log ranges
-            ax.set_title(f"{CORPUS_LABELS.get(corpus, corpus)} · {retriever}", fontsize=8)
-            if i == len(corpora) - 1:
-                ax.set_xlabel("mean returned tokens")
-            if j == 0:
-                ax.set_ylabel("slot recall")
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7, bbox_to_anchor=(0.5, 0.0))
-    fig.tight_layout(rect=(0, 0.035 + 0.3 / (2.8 * len(corpora)), 1, 1))  # room for the legend below the panels
-    return fig
+                                                                  budget["depth binds"])],
+                          sample=budget["corpus"].map(labels))
+    wide = cells.pivot(index=["sample", "strategy"], columns=["retriever", "budget"], values="cell")
+    wide.index.names = ["corpus", "strategy"]
+    rows = pd.MultiIndex.from_tuples(list(dict.fromkeys(zip(cells["sample"], cells["strategy"]))),
+                                     names=wide.index.names)
+    columns = pd.MultiIndex.from_tuples(list(dict.fromkeys(zip(cells["retriever"], cells["budget"]))),
+                                        names=["retriever", "budget"])
+    return wide.reindex(index=rows, columns=columns)
 
 
 def span_table(per_question: pd.DataFrame, k: int, model: str) -> pd.DataFrame:
@@ -470,13 +379,3 @@ def stability(per_question: pd.DataFrame, k: int, ks: Sequence[int], models: Seq
     for c_a, c_b in combinations(corpora, 2):
         add("corpora", f"{c_a} · bm25", f"{c_b} · bm25", wide(c_a, "bm25"), wide(c_b, "bm25"))
     return pd.DataFrame(rows)
-
-
-def describe_stability(table: pd.DataFrame) -> str:
-    if table.empty:
-        return "Not enough settings to compare rankings."
-    parts = []
-    for kind, group in table.groupby("across", sort=False):
-        parts.append(f"across {kind}: mean τ {group['tau'].mean():.2f} (range {group['tau'].min():.2f} to "
-                     f"{group['tau'].max():.2f}, {len(group)} comparisons)")
-    return "Kendall's τ between strategy rankings — " + "; ".join(parts) + "."

@@ -3,35 +3,44 @@
 Handles: the prose summary of ``MatrixResult.truncated`` (chunks longer than a dense model's
 maximum sequence length, per model and the worst cell), and real questions that BM25 finds in
 its top k while dense retrieval misses them because the gold lies past the part of the chunk
-the model reads. Not handled: counting truncated chunks (``evaluation.matrix``), the rest of
+the model reads. The sentences live in ``truncation.md`` (:mod:`chunklab_core.reports.templates`);
+each corpus is named by its sample label (``labels``: :func:`chunklab_core.reports.samples.labels_for`).
+Not handled: counting truncated chunks (``evaluation.matrix``), the rest of
 the post (``reports.post02.tables``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pandas as pd
 
 from chunklab_core.chunking import strategy_label
-from chunklab_core.data.corpora import CORPUS_LABELS
+from chunklab_core.core import numbers
 from chunklab_core.evaluation.matrix import MatrixResult
+from chunklab_core.reports.templates import Templates
 from chunklab_core.retrieval.registry import needs_model, spec
+
+PROSE = Templates(__file__, "truncation.md")
 
 __all__ = ["truncation_text", "miss_examples"]
 
 
-def truncation_text(truncated: pd.DataFrame) -> str:
+def truncation_text(truncated: pd.DataFrame, labels: Mapping[str, str]) -> str:
+    """Chunks each model truncates (of all it embedded), and the cell with the largest share cut."""
     if truncated is None or truncated.empty:
-        return "No dense model was run, so nothing was truncated."
+        return PROSE.fill("none")
     worst = truncated.sort_values("share truncated", ascending=False).iloc[0]
     total = truncated.groupby("model")[["chunks", "truncated"]].sum()
-    parts = [f"{model}: {int(r['truncated']):,} of {int(r['chunks']):,} chunks ({r['truncated'] / r['chunks']:.1%})"
-             for model, r in total.iterrows()]
-    return (f"Chunks longer than the embedding model's maximum sequence length — {'; '.join(parts)}. "
-            f"The worst cell is {strategy_label(worst['strategy'])} on {CORPUS_LABELS.get(worst['corpus'], worst['corpus'])} "
-            f"under {worst['model']}: {worst['share truncated']:.1%} of its chunks are cut before the model reads their end.")
+    models = "; ".join(PROSE.fill("model", model=model, truncated=f"{int(r['truncated']):,}", chunks=f"{int(r['chunks']):,}",
+                                  share=numbers.number(r['truncated'] / r['chunks'], 1, scale="percent")) for model, r in total.iterrows())
+    return PROSE.fill("summary", models=models, strategy=strategy_label(worst["strategy"]),
+                      sample=labels.get(worst["corpus"], worst["corpus"]), model=worst["model"],
+                      share=numbers.number(worst['share truncated'], 1, scale="percent"))
 
 
-def miss_examples(matrix: MatrixResult, model: str, k: int, max_examples: int = 3, width: int = 140) -> list[str]:
+def miss_examples(matrix: MatrixResult, model: str, k: int, labels: Mapping[str, str], max_examples: int = 3,
+                  width: int = 140) -> list[str]:
     """Questions BM25 answers in its top k and dense misses, where the gold sits past the dense
     model's maximum sequence length inside the BM25 hit (a truncation miss)."""
     from chunklab_core.core.textmatch import match_text
@@ -67,13 +76,12 @@ def miss_examples(matrix: MatrixResult, model: str, k: int, max_examples: int = 
                 if position < cut:
                     break
                 used.add(q.qid)
-                examples.append(
-                    f"**{CORPUS_LABELS.get(corpus, corpus)} · {strategy_label(strategy)}** — *{q.text}* "
-                    f"(gold: {q.gold_slots[0][0]!r}). BM25 returns a chunk of {len(text):,} characters holding the gold "
-                    f"near character {position:,}; {model} reads only its first ~{cut:,} characters, and dense "
-                    f"retrieval misses it in the top {k}.")
+                examples.append(PROSE.fill(
+                    "miss", sample=labels.get(corpus, corpus), strategy=strategy_label(strategy), question=q.text,
+                    gold=repr(q.gold_slots[0][0]), length=f"{len(text):,}", position=f"{position:,}", model=model,
+                    cut=f"{cut:,}", k=k))
                 break
-    return examples or [f"No truncation miss was found in the top {k} under {model}."]
+    return examples or [PROSE.fill("no_miss", k=k, model=model)]
 
 
 def _holds(run, context_index: int, question) -> bool:

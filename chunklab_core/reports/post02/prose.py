@@ -1,0 +1,123 @@
+"""Post 02's sentences about its corpora and its main tables, filled into the templates of ``prose.md``.
+
+Handles: the evidence each corpus holds (:func:`evidence_text`, with the warning for corpora
+with too few documents for a cluster bootstrap), the counts of paired retriever verdicts
+(:func:`describe_paired`), the two-model comparison (:func:`models_text`), the recall and
+balanced leaders per corpus (:func:`describe_balanced`) and the τ summary
+(:func:`describe_stability`). The sentences live in ``prose.md``
+(:mod:`chunklab_core.reports.templates`); this module computes the values (numbers by
+:mod:`chunklab_core.core.numbers`, verdict words by :mod:`chunklab_core.stats.claims`) and names
+every corpus by its sample label (``labels``: :func:`chunklab_core.reports.samples.labels_for`).
+Not handled: the tables (``post02.tables``), the readings of the other sections
+(``post02.claims``, ``long_evidence``, ``structure``, ``truncation``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from chunklab_core.core import numbers
+from chunklab_core.evaluation.measures import column
+from chunklab_core.reports.samples import DATASETS, DOCUMENT_WORDS
+from chunklab_core.reports.templates import Templates
+from chunklab_core.retrieval.registry import uses_no_model
+from chunklab_core.stats import claims
+
+PROSE = Templates(__file__, "prose.md")
+
+__all__ = ["evidence_text", "describe_paired", "models_text", "describe_balanced", "describe_stability"]
+
+
+def _documents(key: str, n: int) -> str:
+    singular, plural = DOCUMENT_WORDS.get(key, ("document", "documents"))
+    return numbers.count(n, singular, plural)
+
+
+def evidence_text(corpora: Mapping, labels: Mapping[str, str]) -> str:
+    """Each corpus's sample (questions and the documents they are about, of all its documents),
+    and a warning for those whose questions come from fewer than
+    ``stats.clustered.MIN_RELIABLE_CLUSTERS`` documents (documents are resampled)."""
+    from chunklab_core.stats.clustered import MIN_RELIABLE_CLUSTERS
+
+    parts, few = [], []
+    for name, corpus in corpora.items():
+        documents = len({q.doc_id for q in corpus.questions})
+        parts.append(PROSE.fill("evidence.corpus", sample=labels[name],
+                                documents=_documents(name, len(corpus.documents))))
+        if documents < MIN_RELIABLE_CLUSTERS:
+            few.append(f"{DATASETS.get(name, name)} ({_documents(name, documents)})")
+    text = PROSE.fill("evidence", corpora="; ".join(parts))
+    if few:
+        text += " " + PROSE.fill("evidence.few", minimum=MIN_RELIABLE_CLUSTERS, few=", ".join(few))
+    return text
+
+
+def describe_paired(paired: pd.DataFrame, labels: Mapping[str, str]) -> str:
+    """Counts of the series' pair verdicts (``claims.pair_verdict``) per corpus and comparison."""
+    if paired.empty:
+        return PROSE.fill("paired.none")
+    parts = []
+    for (corpus, comparison), group in paired.groupby(["corpus", "comparison"], sort=False):
+        counts = group["verdict"].value_counts()
+        other = comparison.split(" − ")[0]
+        parts.append(PROSE.fill(
+            "paired.corpus", sample=labels[corpus], comparison=comparison, other=other,
+            other_ahead=counts.get(f"{other} ahead", 0), bm25_ahead=counts.get("bm25 ahead", 0),
+            not_told_apart=claims.NOT_TOLD_APART, tied=counts.get(claims.NOT_TOLD_APART, 0),
+            strategies=numbers.count(len(group), "strategy", "strategies"),
+            mean=numbers.number(group["difference"].mean(), 3, signed=True)))
+    return " ".join(parts)
+
+
+def models_text(comparisons: Sequence[Mapping], models: Sequence[str], labels: Mapping[str, str]) -> str:
+    """The dense leader under each of two models per corpus, with each model's selection verdict.
+
+    ``comparisons``: :func:`chunklab_core.reports.post02.tables.compare_models`' second value.
+    """
+    if len(models) < 2:
+        return PROSE.fill("models.one")
+    if not comparisons:
+        return PROSE.fill("models.none")
+    parts = []
+    for item in comparisons:
+        (model_a, a), (model_b, b) = item["verdicts"].items()
+        parts.append(PROSE.fill(
+            "models.corpus", sample=labels[item["corpus"]],
+            strategies=numbers.count(item["strategies"], "strategy", "strategies"),
+            leader_a=a.leader, model_a=model_a, leader_b=b.leader, model_b=model_b,
+            same="the same" if a.leader == b.leader else "the winner changes",
+            headline_a=a.headline(), headline_b=b.headline()))
+    return " ".join(parts)
+
+
+def _cell(row) -> str:
+    where = row["retriever"] if uses_no_model(row["model"]) else f"{row['retriever']} ({row['model']})"
+    return f"{row['label']} / {where}"
+
+
+def describe_balanced(balanced: pd.DataFrame, k: int, labels: Mapping[str, str]) -> str:
+    """Per corpus: the cell with the highest recall@k and the balanced leader, each with its
+    recall and its tokens as a multiple of the corpus's cheapest cell (``post02.tables.balanced_matrix``)."""
+    parts = []
+    recall = column("recall", k)
+    for corpus, group in balanced.groupby("corpus", sort=False):
+        best_recall = group.sort_values(recall, ascending=False).iloc[0]
+        best = group.iloc[0]
+        parts.append(PROSE.fill(
+            "balanced.corpus", sample=labels[corpus], k=k, best_recall=_cell(best_recall),
+            recall=numbers.number(best_recall[recall]), ratio=numbers.number(best_recall["tokens / T_min"], 1),
+            best_balanced=_cell(best), balanced_recall=numbers.number(best[recall]),
+            balanced_ratio=numbers.number(best["tokens / T_min"], 1)))
+    return " ".join(parts)
+
+
+def describe_stability(table: pd.DataFrame) -> str:
+    """Mean τ per kind of comparison, with the range of τ over its comparisons (``numbers.value_range``)."""
+    if table.empty:
+        return PROSE.fill("stability.none")
+    kinds = [PROSE.fill("stability.kind", kind=kind, mean=numbers.number(group["tau"].mean(), 2),
+                        spread=numbers.value_range(group["tau"], "comparison"))
+             for kind, group in table.groupby("across", sort=False)]
+    return PROSE.fill("stability", kinds="; ".join(kinds))
