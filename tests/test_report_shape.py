@@ -27,7 +27,6 @@ MAX_WORDS = 15
 
 PENDING_SHAPE = {
     "post00",
-    "post01",
     "post02",
     "post03",
     "post04",
@@ -37,7 +36,6 @@ PENDING_SHAPE = {
 }
 
 PENDING_PROSE = {
-    "post01.py",
     "post02/claims.py",
     "post02/long_evidence.py",
     "post02/structure.py",
