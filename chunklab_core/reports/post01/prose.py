@@ -135,7 +135,7 @@ def full_set_reading(table: pd.DataFrame, reference: pd.DataFrame) -> str:
     return PROSE.fill(
         "full", sample=table["sample"].iloc[0], metric=table["metric"].iloc[0], leader=leader["strategy"],
         mean=numbers.number(leader["mean"]), verdict=leader["verdict"], ruled=len(ruled),
-        others=numbers.count(len(table) - 1, "other strategy", "other strategies"),
+        others=numbers.count(len(table) - 1, "other strategy is", "other strategies are"),
         ruled_list=" " + PROSE.fill("full.ruled_list", names=", ".join(ruled)) if ruled else "",
         kept=PROSE.fill("full.kept", names=", ".join(kept)) if kept else "",
         small_leader=small_leader, where=PROSE.fill(where))
