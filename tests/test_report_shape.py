@@ -28,7 +28,6 @@ MAX_WORDS = 15
 PENDING_SHAPE = {
     "post00",
     "post02",
-    "post05",
     "post07",
     "post08",
 }
@@ -39,9 +38,6 @@ PENDING_PROSE = {
     "post02/structure.py",
     "post02/tables.py",
     "post02/truncation.py",
-    "post05/claims.py",
-    "post05/judges.py",
-    "post05/tables.py",
     "post07.py",
 }
 
