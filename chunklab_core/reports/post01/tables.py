@@ -1,12 +1,12 @@
-"""Post 01's tables: the strategies, chunk statistics, the results with intervals, cut misses, the reference run.
+"""Post 01's tables: the strategies, chunk statistics, the results with intervals, and cut misses.
 
 Handles: the strategy table (name, label, registered parameters), chunk statistics, the
 results per strategy with 95% percentile-bootstrap intervals (questions resampled, the same
 resamples for every strategy and metric), the post's display table (estimates with their
 intervals as text; P@k, tokens and the context cost descriptive), the count of misses whose
-every answer is cut by a chunk boundary, and our numbers beside the quoted reference run.
-Not handled: running the benchmark (``post01.benchmark``), the two-sample comparison with the
-reference (``reports.reference_results``).
+every answer is cut by a chunk boundary. Not handled: running the benchmark
+(``post01.benchmark``), the two-sample comparison with the quoted reference run
+(``reports.reference_results.two_sample_reference``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from chunklab_core.chunking import STRATEGIES, strategy_label
 from chunklab_core.core import numbers
 from chunklab_core.evaluation.measures import KS, column, columns, depth_columns, interval_columns, largest_k
 from chunklab_core.evaluation.scoring import summarize
-from chunklab_core.reports.post01.benchmark import REFERENCE_RUN, BenchmarkResult, check_strategies, count_cut_misses
+from chunklab_core.reports.post01.benchmark import BenchmarkResult, check_strategies, count_cut_misses
 from chunklab_core.stats import bootstrap as stats
 
 
@@ -103,22 +103,3 @@ def display_table(summary: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
 def cut_miss_table(result: BenchmarkResult, k: int = 10) -> pd.DataFrame:
     """Per strategy: misses at k, and how many of them have every answer cut (``benchmark.count_cut_misses``)."""
     return pd.DataFrame([count_cut_misses(run, k) for run in result.runs.values()])
-
-
-def reference_comparison(summary: pd.DataFrame) -> pd.DataFrame:
-    """Our numbers beside the quoted reference run, for the strategies it reported."""
-    rows = []
-    ours = summary.set_index("strategy")
-    for strategy, values in REFERENCE_RUN.items():
-        if strategy not in ours.index:
-            continue
-        for metric, reference in values.items():
-            low, high = ours.loc[strategy].get(f"{metric}_low"), ours.loc[strategy].get(f"{metric}_high")
-            ours_value = ours.loc[strategy, metric]
-            rows.append({
-                "strategy": strategy_label(strategy), "metric": metric, "reference (other sample)": reference,
-                "ours": round(float(ours_value), 4),
-                "ours 95% CI": f"[{low:.3f}, {high:.3f}]" if low is not None else "",
-                "reference inside our CI": bool(low is not None and low <= reference <= high),
-            })
-    return pd.DataFrame(rows)
