@@ -10,7 +10,7 @@ For every notebook source ``notebooks/src/NAME.ipynb`` it reads the code cells, 
 imports of the package named by ``--package`` through the package's modules (``ast``,
 transitively), and writes one make rule without a recipe::
 
-    notebooks/NAME.ipynb: chunklab_core/__init__.py chunklab_core/reports/post01.py ...
+    notebooks/NAME.ipynb: chunklab_core/__init__.py chunklab_core/reports/post01/benchmark.py ...
 
 GNU make merges these prerequisites with the Makefile's own rule for that notebook (the one
 with the recipe), so an edit to a module re-executes exactly the posts whose imports reach it.

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from chunklab_core.reports import post01 as bench
+from chunklab_core.reports.post01 import benchmark as bench, tables as post01_tables
 from chunklab_core.core.corpus import Corpus, Document, Question
 from chunklab_core.evaluation.scoring import ContextGoldIndex, evaluate, run_cell, score_run, summarize
 from chunklab_core.retrieval.run import collapse_to_contexts
@@ -98,10 +98,10 @@ def test_empty_sample_is_a_clear_error(use_mirror):
 
 def test_results_with_intervals_bracket_the_mean():
     result = bench.run_benchmark(_tiny_corpus(), ["fixed_500", "fixed_1000"], ks=[1, 3], progress=False)
-    table = bench.results_with_intervals(result, resamples=500, seed=3, metrics=("hit@1", "hit@3", "rr@3"))
+    table = post01_tables.results_with_intervals(result, resamples=500, seed=3, metrics=("hit@1", "hit@3", "rr@3"))
     for metric in ("hit@1", "hit@3", "rr@3"):
         assert (table[f"{metric}_low"] <= table[metric]).all() and (table[metric] <= table[f"{metric}_high"]).all()
-    again = bench.results_with_intervals(result, resamples=500, seed=3, metrics=("hit@1", "hit@3", "rr@3"))
+    again = post01_tables.results_with_intervals(result, resamples=500, seed=3, metrics=("hit@1", "hit@3", "rr@3"))
     pd.testing.assert_frame_equal(table, again)  # deterministic
 
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from chunklab_core.questions import retrieval_comparison as qr
-from chunklab_core.reports.post04 import study as qs
+from chunklab_core.reports.post04 import tables as qs
 from chunklab_core.core.corpus import Corpus, Document
 from chunklab_core.questions.checks import CHECK_NAMES
 from chunklab_core.questions.generation import GENERATION_COLUMNS
@@ -195,7 +195,7 @@ def test_check_table_examples_and_read_sample():
 
 
 def test_figures_draw_one_panel_per_corpus():
-    from chunklab_core.reports.post04 import plots as qp
+    from chunklab_core.reports.post04 import figures as qp
 
     overlaps = qs.overlap_table(PASSAGES, GENERATIONS)
     fig = qp.plot_overlap(overlaps, qs.HUMAN_LABELS, qs.CORPUS_LABELS)

@@ -173,7 +173,7 @@ def test_post03_figures_draw_their_tables():
 
 
 def test_post01_sentences():
-    from chunklab_core.reports import post01
+    from chunklab_core.reports.post01 import benchmark as post01_benchmark, prose as post01
 
     results = pd.DataFrame({
         "label": ["A", "B", "C"], "strategy": ["a", "b", "c"],
@@ -213,7 +213,7 @@ def test_post01_sentences():
 
 def test_post01_reading_follows_the_tables_depth():
     """A table whose largest k is 5 is read at 5 (no hard-coded @10 columns, no KeyError)."""
-    from chunklab_core.reports import post01
+    from chunklab_core.reports.post01 import benchmark as post01_benchmark, prose as post01
 
     results = pd.DataFrame({"label": ["A", "B"], "strategy": ["a", "b"], "hit@1": [0.4, 0.5], "hit@5": [0.8, 0.6],
                             "hit@5_low": [0.7, 0.5], "hit@5_high": [0.9, 0.72], "ndcg@5": [0.5, 0.55]})
@@ -227,13 +227,13 @@ def test_post01_reading_follows_the_tables_depth():
 def test_post01_recall_verdicts_are_the_leader_rule_on_the_per_question_hits():
     from types import SimpleNamespace
 
-    from chunklab_core.reports import post01
+    from chunklab_core.reports.post01 import benchmark as post01_benchmark, prose as post01
     from chunklab_core.reports.verdict_tables import leader_verdicts
 
     rng = np.random.default_rng(0)
     per_question = pd.DataFrame({"qid": np.repeat(np.arange(60), 2), "strategy": ["a", "b"] * 60,
                                  "hit@10": (rng.random(120) < np.tile([0.9, 0.4], 60)).astype(float)})
-    table = post01.recall_verdicts(SimpleNamespace(per_question=per_question), 10, 500, 1)
+    table = post01_benchmark.recall_verdicts(SimpleNamespace(per_question=per_question), 10, 500, 1)
     wide = per_question.pivot(index="qid", columns="strategy", values="hit@10")
     pd.testing.assert_frame_equal(table, leader_verdicts(wide, "hit@10", 500, 1))
     assert table["verdict"].tolist() == ["winner", "ruled out"]

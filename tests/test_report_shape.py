@@ -27,21 +27,11 @@ MAX_WORDS = 15
 
 PENDING_SHAPE = {
     "post00",
-    "post01",
-    "post03",
-    "post04",
-    "post05",
     "post07",
     "post08",
 }
 
 PENDING_PROSE = {
-    "post01.py",
-    "post03/prose.py",
-    "post04/claims.py",
-    "post05/claims.py",
-    "post05/judges.py",
-    "post05/tables.py",
     "post07.py",
 }
 

@@ -37,7 +37,7 @@ def test_label_from_a_corpus_counts_the_documents_asked_about():
 def test_post04_labels_count_passages_and_their_documents():
     from types import SimpleNamespace
 
-    from chunklab_core.reports.post04.study import sample_labels
+    from chunklab_core.reports.post04.tables import sample_labels
 
     passages = [SimpleNamespace(corpus="squad", doc_id=d) for d in ("a", "a", "b")] + \
         [SimpleNamespace(corpus="nq", doc_id="p")]

@@ -6,15 +6,20 @@ human comparison recomputed on the passages whose generated question trips no va
 (a generated question that contains its own answer, or is no question, makes retrieval look
 easier for reasons other than copied words). Not handled: the checks (:mod:`chunklab_core.questions.checks`),
 the comparison itself (:func:`chunklab_core.questions.retrieval_comparison.set_comparison`).
+The sentences live in ``claims.md`` beside this module (:mod:`chunklab_core.reports.templates`).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from chunklab_core.stats import claims
+from chunklab_core.core import numbers
 from chunklab_core.questions.checks import CHECK_NAMES
 from chunklab_core.questions.retrieval_comparison import set_comparison
+from chunklab_core.reports.templates import Templates
+from chunklab_core.stats import claims
+
+PROSE = Templates(__file__, "claims.md")
 
 
 def correlated_cells_text(comparison: pd.DataFrame, corpus_labels: dict) -> str:
@@ -23,10 +28,8 @@ def correlated_cells_text(comparison: pd.DataFrame, corpus_labels: dict) -> str:
     for corpus, group in comparison.groupby("corpus", sort=False):
         sides = [claims.interval_side(low, high) for low, high in zip(group["low"], group["high"])]
         up, down = sides.count(1), sides.count(-1)
-        parts.append(f"On {corpus_labels.get(corpus, corpus)}, {up + down} of {len(group)} cells separate "
-                     f"({up} upwards, {down} downwards), but all {len(group)} score the same "
-                     f"{int(group['passages'].iloc[0])} passages and questions: they are one correlated family "
-                     "of tests, not independent confirmations, and count as one finding.")
+        parts.append(PROSE.fill("correlated", corpus=corpus_labels.get(corpus, corpus), separated=up + down,
+                                cells=len(group), up=up, down=down, passages=int(group["passages"].iloc[0])))
     return " ".join(parts)
 
 
@@ -48,12 +51,14 @@ def clean_text(full: pd.DataFrame, clean: pd.DataFrame, corpus_labels: dict, met
     for corpus, group in full.groupby("corpus", sort=False):
         kept = clean[clean["corpus"] == corpus]
         if kept.empty:
-            parts.append(f"{corpus_labels.get(corpus, corpus)}: no unflagged passage left.")
+            parts.append(PROSE.fill("clean.none", corpus=corpus_labels.get(corpus, corpus)))
             continue
         words = [claims.pair_verdict("generated", "human", lo, hi) for lo, hi in zip(kept["low"], kept["high"])]
-        parts.append(f"{corpus_labels.get(corpus, corpus)}: mean generated − human {metric} "
-                     f"{group['generated − human'].mean():+.2f} on {int(group['passages'].iloc[0])} passages, "
-                     f"{kept['generated − human'].mean():+.2f} on the {int(kept['passages'].iloc[0])} unflagged ones "
-                     f"(generated ahead in {words.count('generated ahead')} of {len(words)} cells, "
-                     f"cannot be told apart in {words.count(claims.NOT_TOLD_APART)}).")
+        parts.append(PROSE.fill(
+            "clean.corpus", corpus=corpus_labels.get(corpus, corpus), metric=metric,
+            full=numbers.number(group["generated − human"].mean(), 2, signed=True),
+            passages=int(group["passages"].iloc[0]),
+            clean=numbers.number(kept["generated − human"].mean(), 2, signed=True),
+            kept=int(kept["passages"].iloc[0]), ahead=words.count("generated ahead"), cells=len(words),
+            not_told_apart=claims.NOT_TOLD_APART, tied=words.count(claims.NOT_TOLD_APART)))
     return " ".join(parts)

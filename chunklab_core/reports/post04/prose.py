@@ -8,8 +8,8 @@ in ``prose.md`` (:mod:`chunklab_core.reports.templates`); this module computes t
 interval is worded by :func:`interval_direction`, which asks
 :func:`chunklab_core.stats.claims.interval_side` (the series' one test of "the interval
 excludes 0") on which side of 0 it lies, if any. Corpora are named by the labels the notebook
-passes (:func:`chunklab_core.reports.post04.study.sample_labels`: data set, n and documents).
-Not handled: computing the tables (``post04.study``, ``questions.retrieval_comparison``) or the
+passes (:func:`chunklab_core.reports.post04.tables.sample_labels`: data set, n and documents).
+Not handled: computing the tables (``post04.tables``, ``questions.retrieval_comparison``) or the
 claims about correlated cells and flagged questions (``post04.claims``).
 """
 
@@ -145,3 +145,13 @@ def takeaways(overlap_paired: pd.DataFrame, comparison: pd.DataFrame, trend: pd.
     points.append(PROSE.fill("takeaway.clean", clean=clean_text))
     points.append(PROSE.fill("takeaway.checks", flagged=share(*flagged)))
     return PROSE.fill("takeaways", points="\n".join(PROSE.fill("takeaway.point", point=p) for p in points))
+
+
+def no_trend_text() -> str:
+    """The sentence shown when BM25 and dense retrieval were not both run (no advantage to relate)."""
+    return PROSE.fill("trend.none")
+
+
+def flagged_text(flagged: tuple[int, int]) -> str:
+    """How many generated questions at least one check flags (:func:`flagged_generated`), leading into the counts."""
+    return PROSE.fill("checks.flagged", flagged=share(*flagged))

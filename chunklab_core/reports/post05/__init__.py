@@ -1,1 +1,1 @@
-"""Post 05 (answers and judges): tables, claims, drift and judge agreement."""
+"""Post 05 (answers and judges): the answer tables, judge agreement, claims with intervals, drift, figures."""

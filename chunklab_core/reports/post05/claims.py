@@ -5,10 +5,12 @@ clustered bootstrap intervals for the deterministic generation metrics (the same
 unit as the answer table, :func:`chunklab_core.reports.post05.tables.clusters`), cost per strategy as the
 median seconds per item with the stalled calls named (a mean is dominated by one call that
 waited for the machine), the runtime the calls were recorded on (read from the records, not
-typed), and the post's closing reading worded by :mod:`chunklab_core.stats.claims`.
+typed), and the post's closing reading worded by :mod:`chunklab_core.stats.claims`. The
+sentences live in ``claims.md`` beside this module (:mod:`chunklab_core.reports.templates`);
+this module computes the values (numbers by :mod:`chunklab_core.core.numbers`) and picks the templates.
 
-Not handled: the answer table and paired strategy differences themselves (:mod:`post05`),
-judge agreement (:mod:`chunklab_core.reports.post05.judges`).
+Not handled: the answer table and paired strategy differences themselves (``post05.tables``),
+judge agreement (:mod:`chunklab_core.reports.post05.judges`), the figures (``post05.figures``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import json
 import warnings
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
@@ -29,12 +30,14 @@ from chunklab_core.answers.verdicts import REFERENCE_NAME, grader_name, sentence
 from chunklab_core.reports.post05.tables import clusters, cost_columns, generation_metrics_row, per_strategy_cost
 from chunklab_core.stats.clustered import clustered_bootstrap_ci
 from chunklab_core.core import numbers
-from chunklab_core.reports.samples import sample_label
+from chunklab_core.reports.samples import DATASETS, sample_label
+from chunklab_core.reports.templates import Templates
 
 PROBES = {"plain_pass": "passes a plain correct answer", "padded_flip": "changes its verdict when padded",
           "wrong_figure_caught": "catches a wrong figure", "retest_changed": "changes on a retest"}
 GENERATION = ["exact_match", "f1", "rouge_l_f1", "grounding", "unsupported_number_rate", "abstained"]
 MIN_DOCUMENTS = 10  # below this a cluster bootstrap is unreliable (stats.clustered warns)
+PROSE = Templates(__file__, "claims.md")
 STALL_FACTOR = 10.0  # a call slower than 10x its stage's median waited for the machine, not the model
 
 
@@ -138,35 +141,15 @@ def stalled_calls(study) -> pd.DataFrame:
 
 def cost_text(study, runtime: str) -> str:
     """Why a mean per strategy can mislead, from :func:`stalled_calls`."""
-    stalled = stalled_calls(study)
-    text = f"Calls were recorded with {runtime}. The figure shows **medians** per item."
-    for row in stalled.itertuples():
-        text += (f" One `{row.stage}` call for {row.strategy} on {row.corpus} took {row.seconds:,.0f} s against a "
-                 f"stage median of {row[5]:.0f} s, for a prompt of ordinary length — time the recording process "
-                 f"spent waiting rather than computing, most likely; it alone lifts that strategy's mean, which is "
-                 f"{row[6]:.1f} s per item without it.")
-    return text
-
-
-def plot_cost(medians: pd.DataFrame, runtime: str):
-    """Stacked median seconds per item by stage, one bar per corpus and strategy; legend beside the bars."""
-    seconds = [c for c in medians.columns if c.endswith("_seconds")]
-    labels = [f"{c}\n{s}" for c, s in zip(medians["corpus"], medians["strategy"])]
-    fig, ax = plt.subplots(figsize=(1.6 * len(labels) + 3.5, 4.4))
-    bottom = np.zeros(len(labels))
-    for column in seconds:
-        ax.bar(labels, medians[column], bottom=bottom, label=column.removesuffix("_seconds"))
-        bottom += medians[column].to_numpy()
-    ax.set_ylabel("median seconds per item")
-    ax.set_title(f"recorded with {runtime}", fontsize=9)
-    ax.tick_params(axis="x", labelsize=8)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    return fig
+    stalled = "".join(" " + PROSE.fill(
+        "cost.stalled", stage=row.stage, strategy=row.strategy, corpus=DATASETS.get(row.corpus, row.corpus),
+        seconds=f"{row.seconds:,.0f}", median=f"{row[5]:.0f}", without=f"{row[6]:.1f}")
+        for row in stalled_calls(study).itertuples())
+    return PROSE.fill("cost", runtime=runtime, stalled=stalled)
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.0f}%"
+    return numbers.number(x, 0, scale="percent")
 
 
 def corpus_reading(corpus: str, answers: pd.DataFrame, differences: pd.DataFrame, measure: str) -> str:
@@ -177,38 +160,37 @@ def corpus_reading(corpus: str, answers: pd.DataFrame, differences: pd.DataFrame
     leader = part.loc[part["share"].idxmax()]
     words = [claims.pair_verdict(a, b, lo, hi) for a, b, lo, hi in
              zip(pairs["strategy A"], pairs["strategy B"], pairs["low"], pairs["high"])]
-    text = (f"- **{sample_label(corpus, n, int(part['documents'].iloc[0]))}**: the {measure} passes "
-            f"{_pct(leader['share'])} [{_pct(leader['low'])}, {_pct(leader['high'])}] of {leader['strategy']}'s answers. ")
     separated = [w for w in words if w != claims.NOT_TOLD_APART]
-    if separated:
-        text += "Separated pairs: " + "; ".join(separated) + "."
-    else:
-        text += f"No leader: every pair of strategies **{claims.NOT_TOLD_APART}** (each paired 95% interval contains 0)."
+    verdict = (PROSE.fill("reading.separated", pairs="; ".join(separated)) if separated else
+               PROSE.fill("reading.no_leader", not_told_apart=claims.NOT_TOLD_APART))
     degenerate = pairs[(pairs["low"] == pairs["high"])]
-    if len(degenerate):
-        text += (f" For {len(degenerate)} pair(s) the interval is a single point: on all {n} questions the two "
-                 "strategies' answers passed or failed together, so resampling has no disagreement to work with "
-                 "— that is a sample too small to say anything, not evidence that the strategies are equal.")
+    point = (" " + PROSE.fill("reading.degenerate", pairs=numbers.count(len(degenerate), "pair"), questions=n)
+             if len(degenerate) else "")
     open_pairs = pairs[~pairs["separated"] & (pairs["A - B"].abs() > 0) & pairs["questions needed"].notna()]
+    needed = ""
     if len(open_pairs):
         row = open_pairs.loc[open_pairs["A - B"].abs().idxmax()]
-        text += (f" The largest gap, {row['strategy A']} − {row['strategy B']} = {100 * row['A - B']:+.0f} points, "
-                 f"would need about {int(row['questions needed']):,} questions of this design to separate, if it held.")
-    return text
+        needed = " " + PROSE.fill("reading.needed", a=row["strategy A"], b=row["strategy B"],
+                                  gap=numbers.number(row["A - B"], 0, signed=True, scale="points") + " points",
+                                  needed=f"{int(row['questions needed']):,}")
+    return PROSE.fill("reading.corpus", sample=sample_label(corpus, n, int(part["documents"].iloc[0])), measure=measure,
+                      share=numbers.estimate(leader["share"], leader["low"], leader["high"], 0, scale="percent"),
+                      leader=leader["strategy"], pairs=verdict, degenerate=point, needed=needed)
 
 
 def reading(coverage: pd.DataFrame, answers: pd.DataFrame, differences: pd.DataFrame, agreement: pd.DataFrame,
             probes: pd.DataFrame | None, measure: str = REFERENCE_NAME) -> str:
     """The post's closing Markdown: coverage, the per-corpus verdicts, judge agreement, probes with intervals."""
-    lines = [f"- **{r.corpus}**: {r.questions_recorded} of {r.questions_planned} planned questions recorded "
-             f"({r.items} answered items)." for r in coverage.itertuples()]
+    lines = [PROSE.fill("reading.coverage", corpus=DATASETS.get(r.corpus, r.corpus), recorded=r.questions_recorded,
+                        planned=r.questions_planned, items=r.items) for r in coverage.itertuples()]
     lines += [corpus_reading(corpus, answers, differences, measure) for corpus in dict.fromkeys(answers["corpus"])]
     for row in agreement[(agreement["scale"] == "pass/fail") & (agreement["grader A"] == measure)].itertuples():
-        lines.append(f"- {sentence_start(row[2])} against the {measure} (pass/fail, all corpora): {row.agree} of {row.items} items "
-                     f"agree, κ = {numbers.estimate(row.kappa, row.low, row.high, 2)}.")
+        lines.append(PROSE.fill("reading.agreement", judge=sentence_start(row[2]), measure=measure, agree=row.agree,
+                                items=row.items, kappa=numbers.estimate(row.kappa, row.low, row.high, 2)))
     if probes is not None and len(probes):
         for judge, part in probes.groupby("judge", sort=False):
-            lines.append(f"- Probes, {judge} (n = {int(part['n'].iloc[0])} SQuAD questions each): " + "; ".join(
-                f"{r['probe']} {r['k']} of {r['n']} [{_pct(r['low'])}, {_pct(r['high'])}]" for _, r in part.iterrows())
-                + ".")
+            listed = "; ".join(PROSE.fill("reading.probe", probe=r["probe"], k=r["k"], n=r["n"],
+                                          interval=numbers.interval(r["low"], r["high"], 0, scale="percent"))
+                               for _, r in part.iterrows())
+            lines.append(PROSE.fill("reading.probes", judge=judge, n=int(part["n"].iloc[0]), probes=listed))
     return "\n".join(lines)

@@ -4,10 +4,10 @@ Handles: the verdict columns of the study, the answer table per corpus and
 strategy with article-clustered bootstrap intervals (reference grader and each LLM judge) and
 how much the clustering widens them, paired strategy differences, the deterministic
 generation metrics, and the cost per stage and per strategy. Every sentence of prose these
-functions return is built from the numbers they compute. The graders' display names and the
+functions return is filled from the numbers they compute into the templates of ``tables.md``. The graders' display names and the
 pass/fail rule are the verdict vocabulary's (:mod:`chunklab_core.answers.verdicts`).
 Not handled: agreement between judges and the probes (``reports.post05.judges``), where retrieval and
-answer part ways (``reports.post05.drift``), running models (``answers.study``), the formulas
+answer part ways (``reports.post05.drift``), the figures (``reports.post05.figures``), running models (``answers.study``), the formulas
 (``answers.metrics``, ``stats``, ``stats.clustered``).
 """
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -26,6 +25,10 @@ from chunklab_core.answers.metrics import (context_grounding, exact_match, is_ab
 from chunklab_core.answers.verdicts import REFERENCE_COLUMN, grader_name, passed
 from chunklab_core.chunking import strategy_label
 from chunklab_core.stats.clustered import clustered_bootstrap_ci, design_effect
+from chunklab_core.reports.samples import sample_label
+from chunklab_core.reports.templates import Templates
+
+PROSE = Templates(__file__, "tables.md")
 
 def grader_columns(table: pd.DataFrame) -> list[str]:
     """The verdict columns present, reference grader first."""
@@ -108,38 +111,11 @@ def clustering_text(effect: pd.DataFrame) -> str:
         ratio = part["width_ratio"].dropna()
         useful = part["effective_questions"].replace(np.inf, np.nan).dropna()
         span = _range(ratio, "{:.2f}") if len(ratio) else "n/a"
-        worth = (f"; the sample is worth about {_range(useful, '{:.0f}')} independent questions"
-                 if len(useful) else "")
-        lines.append(f"- **{corpus}**: {int(part['n_questions'].iloc[0])} questions from "
-                     f"{int(part['n_documents'].iloc[0])} documents; resampling documents makes the intervals "
-                     f"{span} times as wide as resampling questions{worth}."
-                     + (" A ratio below 1 is the bootstrap's own noise: there, clustering makes no "
-                        "difference this sample can show." if len(ratio) and ratio.min() < 1 else ""))
+        worth = PROSE.fill("clustering.worth", questions=_range(useful, "{:.0f}")) if len(useful) else ""
+        noise = " " + PROSE.fill("clustering.noise") if len(ratio) and ratio.min() < 1 else ""
+        sample = sample_label(corpus, int(part["n_questions"].iloc[0]), int(part["n_documents"].iloc[0]))
+        lines.append(PROSE.fill("clustering.corpus", sample=sample, span=span, worth=worth, noise=noise))
     return "\n".join(lines)
-
-
-def plot_answer_table(answers: pd.DataFrame):
-    """Share passed per strategy (rows of panels: corpora), one marker per grader, with intervals."""
-    corpora = list(dict.fromkeys(answers["corpus"]))
-    fig, axes = plt.subplots(1, len(corpora), figsize=(6.5 * len(corpora), 4.2), squeeze=False)
-    measures = list(dict.fromkeys(answers["measure"]))
-    for ax, corpus in zip(axes[0], corpora):
-        part = answers[answers["corpus"] == corpus]
-        strategies = list(dict.fromkeys(part["strategy"]))
-        for m, measure in enumerate(measures):
-            rows = part[part["measure"] == measure].set_index("strategy").loc[strategies]
-            x = np.arange(len(strategies)) + (m - (len(measures) - 1) / 2) * 0.13
-            ax.errorbar(x, rows["share"], yerr=[rows["share"] - rows["low"], rows["high"] - rows["share"]],
-                        fmt="o", capsize=3, label=measure)
-        ax.set_xticks(np.arange(len(strategies)), strategies)
-        ax.set_ylim(0, 1.02)
-        ax.set_title(f"{corpus}: {int(part['questions'].iloc[0])} questions per strategy")
-        ax.set_ylabel("share of questions")
-        ax.grid(axis="y", alpha=0.3)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(measures), fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))  # the legend sits below the panels, off the markers
-    return fig
 
 
 def strategy_differences(study, column: str = REFERENCE_COLUMN, resamples: int = 10_000,

@@ -4,7 +4,7 @@ Handles: the generation summary (``unparsed`` counted, never dropped), word over
 question (``questions.checks.word_overlap``) with bootstrap intervals per set and paired
 generated − human differences per corpus, the overlap-versus-BM25-advantage trend
 (``trend.clustered_slope_ci``, resampling passages), the validity checks on every question of
-both sets with counts, real examples and a seeded sample to read, and the post's figures.
+both sets with counts, real examples and a seeded sample to read, and the tables the post shows (its figures: ``post04.figures``).
 Retrieval itself lives in ``questions.retrieval_comparison``, generation in ``questions.generation``.
 
 Not handled: deciding whether a flagged question is really bad (the evidence column and the

@@ -1,6 +1,6 @@
 """Post 04's figures: overlap distributions, paired retrieval differences, overlap vs advantage.
 
-Handles: drawing tables that ``reports.post04.study`` / ``questions.retrieval_comparison`` computed; saving is
+Handles: drawing tables that ``reports.post04.tables`` / ``questions.retrieval_comparison`` computed; saving is
 ``plots.save_figure`` (deterministic files). Not handled: computing anything plotted, except
 the bin means of the last figure, which are plain averages of the plotted points.
 """
