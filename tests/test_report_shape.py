@@ -26,7 +26,6 @@ SOURCES = ROOT / "notebooks" / "src"
 MAX_WORDS = 15
 
 PENDING_SHAPE = {
-    "post00",
     "post07",
     "post08",
 }

@@ -7,7 +7,7 @@ else the series' :func:`chunklab_core.stats.claims.pair_verdict` of the cited in
 :data:`READING_ORDER` (every post, 07 included), :func:`posts_with_findings` and
 :func:`small_rows` (the rows resting on fewer than ``n`` questions, computed, not listed by post).
 
-Not handled: the decision guide (``guide``), the wording (``prose``).
+Not handled: the decision guide (``tables``), the wording (``prose``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from chunklab_core.chunking import strategy_label
 from chunklab_core.core import numbers
 from chunklab_core.reports.samples import DATASETS, sample_label
 from chunklab_core.stats import claims
-from chunklab_core.reports.post00.guide import documents_of, judge_accuracy, judge_agreement
+from chunklab_core.reports.post00.tables import documents_of, judge_accuracy, judge_agreement
 from chunklab_core.reports.post00.sources import key_text, read_table
 
 __all__ = ["READING_ORDER", "POST_FINDINGS", "post_findings", "reading_order", "findings_table", "findings_view", "posts_with_findings", "small_rows"]

@@ -7,7 +7,7 @@ retriever and model pairs, post 07's stage, depth and scorer comparisons), :func
 :func:`limitations`. Python only picks the template and formats the values
 (:mod:`chunklab_core.core.numbers`); every sentence is in ``prose.md``.
 
-Not handled: the tables (``guide``, ``findings``).
+Not handled: the tables (``tables``, ``findings``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from chunklab_core.core import numbers
 from chunklab_core.reports.samples import DATASETS
 from chunklab_core.reports.templates import Templates
 from chunklab_core.stats import claims
-from chunklab_core.reports.post00.guide import DECIDED, KINDS, NO_DIFFERENCE, PAIRED_TABLES, POWER, series_comparisons
+from chunklab_core.reports.post00.tables import DECIDED, KINDS, NO_DIFFERENCE, PAIRED_TABLES, POWER, series_comparisons
 from chunklab_core.reports.post00.sources import read_table
 
 __all__ = ["PROSE", "guide_text", "cost_text", "counts_text", "retriever_text", "model_text", "rerank_text", "judge_text", "findings_text", "limitations", "guide_view"]
@@ -82,7 +82,7 @@ def _truncation(row: pd.Series) -> str:
 
 
 def guide_text(guide: pd.DataFrame, tests: int, separated: int, winners: int) -> str:
-    """The reading of :func:`guide.chunking_guide`'s table, one bullet per row, and multiplicity."""
+    """The reading of :func:`tables.chunking_guide`'s table, one bullet per row, and multiplicity."""
     tokens = next(c for c in guide.columns if c.startswith("cheapest tokens@")).removeprefix("cheapest ")
     winner_rows = guide[guide["leader verdict"] == claims.WINNER]
     undecided = (~guide["what would decide"].isin([DECIDED, NO_DIFFERENCE])).any()
@@ -106,7 +106,7 @@ def guide_text(guide: pd.DataFrame, tests: int, separated: int, winners: int) ->
 
 
 def cost_text(table: pd.DataFrame, metric: str) -> str:
-    """Post 02's balanced verdicts at one penalty (:func:`guide.cost_aware_guide`), one bullet per corpus."""
+    """Post 02's balanced verdicts at one penalty (:func:`tables.cost_aware_guide`), one bullet per corpus."""
     if table.empty:
         raise ValueError("no balanced verdicts to report")
     bullets = [PROSE.fill("cost.row", kind=r["kind of document"], sample=r["sample"], leader=r["leader"],
@@ -122,7 +122,7 @@ def _spread(low: float, high: float) -> str:
 
 
 def counts_text(counts: pd.DataFrame, heading: str, where: list[str], comparison, sides, **values) -> str:
-    """One bullet per row of :func:`guide.comparison_counts` under the template ``heading``.
+    """One bullet per row of :func:`tables.comparison_counts` under the template ``heading``.
 
     ``where``: the columns that name the group; ``comparison(row)`` its wording and ``sides(row)``
     the names of the two sides (a, b).
@@ -297,7 +297,7 @@ def model_text(counts: pd.DataFrame, metric: str) -> str:
 
 def rerank_text(stage: pd.DataFrame, depths: pd.DataFrame, slices: pd.DataFrame,
                 stage_rows: pd.DataFrame | None = None) -> str:
-    """Post 07's stage, depth and scorer comparisons, counted (:func:`guide.comparison_counts`);
+    """Post 07's stage, depth and scorer comparisons, counted (:func:`tables.comparison_counts`);
     ``stage_rows`` (``07_stage`` itself) names the first stage, strategies, scorers and the tokens read."""
     rows = stage_rows if stage_rows is not None else pd.DataFrame(
         {"first_stage": stage["first_stage"], "strategy": [""] * len(stage), "scorer": stage["scorer"],

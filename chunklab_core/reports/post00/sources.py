@@ -7,7 +7,7 @@ silent empty table), :func:`key_text` / :func:`parse_key` (the citation of one s
 ``column=value; column=value``, so a test can look the row up BY KEY) and :func:`row_by_key`
 (that look-up; zero or several matches are errors).
 
-Not handled: what post 00 says about the rows (``guide``, ``findings``), running a post.
+Not handled: what post 00 says about the rows (``tables``, ``findings``), running a post.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Post 00's decision guide: per kind of document and retriever, what to use, at what cost, how sure.
+"""Post 00's tables: the decision guide per kind of document and retriever, what to use, at what cost, how sure.
 
 Handles, from the tables the posts commit (read through :mod:`.sources`, never recomputed):
 
