@@ -32,7 +32,6 @@ PENDING_SHAPE = {
     "post03",
     "post04",
     "post05",
-    "post07",
     "post08",
 }
 
@@ -48,7 +47,6 @@ PENDING_PROSE = {
     "post05/claims.py",
     "post05/judges.py",
     "post05/tables.py",
-    "post07.py",
 }
 
 
