@@ -43,9 +43,10 @@ MPNET      := .cache/models/all-mpnet-base-v2/model.safetensors
 # writes there); the tables the notebooks write sit at the top of data/.
 RECORDS    := data/records
 AUDIT      := data/audit
-LLM_CALLS      := $(wildcard $(RECORDS)/*.jsonl)
+LLM_CALLS      := $(filter-out $(RECORDS)/chunker_%.jsonl,$(wildcard $(RECORDS)/*.jsonl))
 QUESTION_CALLS := $(wildcard $(RECORDS)/questions_qwen15.jsonl)
 RERANK_CALLS   := $(wildcard $(RECORDS)/rerank_qwen15.jsonl)
+CHUNKER_CALLS  := $(wildcard $(RECORDS)/chunker_qwen15.jsonl)
 POST06_INPUTS  := $(wildcard $(AUDIT)/post05_v2_sheet.csv $(AUDIT)/post05_v2_key.csv \
                   $(AUDIT)/post05_v2_population.csv $(AUDIT)/post05_sheet.csv \
                   $(AUDIT)/post05_key.csv $(AUDIT)/post05_population.csv \
@@ -55,6 +56,7 @@ NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebook
               $(if $(QUESTION_CALLS),notebooks/04_questions.ipynb,) notebooks/05_answers.ipynb \
               $(if $(wildcard $(AUDIT)/post05_v2_sheet.csv),notebooks/06_judge_audit.ipynb,) \
               $(if $(RERANK_CALLS),notebooks/07_reranking.ipynb,) \
+              notebooks/08_library_splitters.ipynb \
               notebooks/00_findings.ipynb
 # The findings post reads the tables the other posts write, so it runs after them.
 # (the list is chunklab_core.reports.post00.sources.SOURCES; tests/test_findings.py checks they agree)
@@ -69,7 +71,7 @@ ifneq ($(strip $(DOCS)),)
 .PHONY: notebooks/02_retrievers.ipynb   # your documents: always re-execute post 02 with them
 endif
 
-.PHONY: help env data models llm-env llm-models llm-run llm-questions llm-rerank all test test-slow bench clean notebooks own
+.PHONY: help env data models llm-env llm-models llm-run llm-questions llm-rerank llm-chunker all test test-slow bench clean notebooks own
 .PHONY: lock lab site site-check runs verify-runs
 
 # Variables that `make help` lists (one `#: NAME description` line each):
@@ -85,7 +87,7 @@ endif
 #: LAB_ARGS     extra arguments of `make lab` (e.g. --no-browser --port 8899)
 #: SITE_DIR     output folder of `make site` (default site, gitignored)
 #: CI           set (CI=true, as .ci/run's machine does): papermill's progress bar off
-#: RUN_POSTS    make runs: the posts to record (default 02_retrievers 01_chunking 03_uncertainty 05_answers 04_questions 07_reranking)
+#: RUN_POSTS    make runs: the posts to record (default 02_retrievers 01_chunking 03_uncertainty 05_answers 04_questions 07_reranking 08_library_splitters)
 #: VERIFY_CELLS make verify-runs: how many recorded cells to recompute (default 3)
 #: VERIFY_MAX_TEXTS make verify-runs: only cells with at most this many chunks (CI uses a small number)
 #: VERIFY_ARGS  make verify-runs: more options, e.g. --model all-MiniLM-L6-v2 (only BM25 and that model's cells)
@@ -161,6 +163,9 @@ llm-run: llm-models data ## Record post 05's answers, verdicts and judge probes 
 llm-rerank: llm-models data ## Record post 07's LLM reranking (Qwen 1.5B YES/NO on BM25's top 10; resumable)
 	$(PY) -m chunklab_core.rerank.study --corpus squad --strategies recursive_500 --questions 20 --depth 10 --threads 1
 
+llm-chunker: llm-models data ## Record post 08's LLM chunker (Qwen 1.5B picks split points on three Chroma corpora; about an hour on 2 cores; resumable)
+	$(PY) -m chunklab_core.reports.chunker_recording
+
 llm-questions: llm-models data ## Record post 04's generated questions (Qwen 1.5B, one call per passage; resumable)
 	$(PY) -m chunklab_core.questions.generation
 
@@ -180,6 +185,9 @@ notebooks/07_reranking.ipynb: notebooks/src/07_reranking.ipynb $(RERANK_CALLS) |
 	$(PAPERMILL) $< $@ $(PARAMS)
 
 notebooks/06_judge_audit.ipynb: notebooks/src/06_judge_audit.ipynb $(POST06_INPUTS) | env
+	$(PAPERMILL) $< $@ $(PARAMS)
+
+notebooks/08_library_splitters.ipynb: notebooks/src/08_library_splitters.ipynb $(CHUNKER_CALLS) | env
 	$(PAPERMILL) $< $@ $(PARAMS)
 
 own: | env ## Your documents: make own DOCS=dir QUESTIONS=file [OUT=dir] [CONFIG=file] -> report in OUT

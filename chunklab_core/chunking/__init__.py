@@ -169,7 +169,7 @@ def _library_specs() -> list[StrategySpec]:
               "Cluster semantic 400", False),
         _spec("cluster_200", cluster_semantic, {"embed": None, "max_tokens": 200, "piece_tokens": 50},
               "Cluster semantic 200", False),
-        _spec("llm_semantic", llm_semantic, {"complete": None, "window_tokens": 800, "piece_tokens": 50},
+        _spec("llm_semantic", llm_semantic, {"complete": None, "window_tokens": 800, "piece_tokens": 50, "stats": None},
               "LLM chunker (recorded)", False),
     ]
     return lib

@@ -68,7 +68,8 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
                models: Sequence[str] = ("all-MiniLM-L6-v2",), model_corpora: dict[str, Sequence[str]] | None = None,
                ks: Sequence[int] = KS, threshold: float = 0.90, progress: bool = True,
                model_strategies: dict[str, Sequence[str]] | None = None, backend: str = "torch",
-               store=None, processes: int = 1, device: str | None = None) -> MatrixResult:
+               store=None, processes: int = 1, device: str | None = None,
+               chunk_options: dict[str, dict] | None = None) -> MatrixResult:
     """Score every (corpus, model, strategy, retriever) cell.
 
     ``model_corpora`` / ``model_strategies`` restrict a model to some corpora / strategies
@@ -78,6 +79,8 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
     Rankings and model-cut chunks go through the run store (``retrieval.recorded_runs``; by
     ``CHUNKLAB_RUNS``: replayed, recorded or live), so a replay loads no model; a dense model is
     built only when something must be encoded (``processes``/``device`` as ``DenseRetriever``).
+    ``chunk_options``: per strategy, options its chunker needs that are not data (the recorded
+    model's ``complete`` of ``llm_semantic``); a strategy that needs one and lacks it fails.
     """
     from tqdm import tqdm
 
@@ -86,6 +89,9 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
         raise ValueError(f"unknown strategies {unknown}; known: {sorted(STRATEGIES)}")
+    stray = sorted(set(chunk_options or {}) - set(strategies))
+    if stray:
+        raise ValueError(f"chunk_options name strategies that are not run: {stray}")
     bad = [r for r in retrievers if r not in RETRIEVERS]
     if bad:
         raise ValueError(f"unknown retrievers {bad}; known: {', '.join(RETRIEVERS)}")
@@ -114,7 +120,7 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
     cells = [(c, s) for c in corpora for s in strategies]
     for corpus_name, strategy in tqdm(cells, desc="corpus x strategy", disable=not bar):
         corpus = corpora[corpus_name]
-        chunks = _chunks(corpus, strategy, first_model, dense_model, store)
+        chunks = _chunks(corpus, strategy, first_model, dense_model, store, (chunk_options or {}).get(strategy))
         chunk_sets[(corpus_name, strategy)] = chunks
         cell_runs = []
         for model in models:
@@ -154,9 +160,9 @@ def needs_embedding(strategy: str) -> bool:
     return strategy in EMBEDDING_STRATEGIES or "embed" in STRATEGIES[strategy].params  # variants too
 
 
-def _chunks(corpus: Corpus, strategy: str, model: str, dense_model, store) -> list:
+def _chunks(corpus: Corpus, strategy: str, model: str, dense_model, store, options: dict | None = None) -> list:
     if not needs_embedding(strategy):
-        return chunk_corpus(corpus.documents, strategy)
+        return chunk_corpus(corpus.documents, strategy, **(options or {}))
     index = {doc.doc_id: i for i, doc in enumerate(corpus.documents)}
 
     def cut():

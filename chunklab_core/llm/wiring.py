@@ -5,7 +5,7 @@ through it, per thread, so items processed at once by ``llm.pool`` keep their ow
 :func:`default_backend` (a live Ollama server if one answers, else the embedded model),
 :func:`make_backend` (an unloaded llama.cpp, Ollama or OpenAI-compatible backend for a model
 name), :func:`make_models` (the answerer and the judges of a study, each recorded under its
-own stage) and :func:`replaying` (serve the models from their records only, for a while). Not handled: prompts and parsing (``answering``, ``judges``), the call records
+own stage), :func:`make_chunker_llm` (the recorded model of Chroma's LLM chunker) and :func:`replaying` (serve the models from their records only, for a while). Not handled: prompts and parsing (``answering``, ``judges``), the call records
 themselves (``records``), which questions are asked (``chunklab_core.answers.study``).
 """
 
@@ -161,3 +161,19 @@ def make_models(mode: str = "replay_or_record", n_threads: int | None = None, ro
             raise ValueError("'answerer' cannot be a judge name")
         models[judge_name] = recorded(f"judges_{judge_name}", judge_model)
     return models
+
+
+CHUNKER_STAGE = "chunker_qwen15"
+
+
+def make_chunker_llm(mode: str = "replay", root=None, model: str = "qwen-1.5b", stage: str = CHUNKER_STAGE,
+                     n_threads: int | None = None, backend: str = "llamacpp", host: str | None = None,
+                     base_url: str | None = None):
+    """The recorded model that chooses split points for Chroma's LLM chunker
+    (``chunking.llm_split``), recorded under ``data/records/<stage>.jsonl``; its ``complete``
+    is what ``llm_semantic`` calls. Nothing is loaded here: the backend loads on the first call
+    that is not recorded, so ``mode="replay"`` never loads a model."""
+    from chunklab_core.llm.records import CallStore, RecordedLLM
+
+    store = CallStore.for_stage(stage, root, make_target="llm-chunker")
+    return RecordedLLM(make_backend(backend, model, n_threads, host, base_url), store, mode)

@@ -10,7 +10,8 @@ numbers shown beside ours), ``templates`` (prose kept as Markdown templates besi
 module, filled with computed values), ``samples`` (a sample named by its n and documents),
 ``site_tables`` (the website's tables as a reader expects them); ``notebook_run`` (the safe runner every Makefile notebook rule
 uses), ``run_recording`` (``make runs`` records the posts' retrieval runs by executing them in
-record mode; ``make verify-runs`` recomputes a sample) and ``website`` (the static site).
+record mode; ``make verify-runs`` recomputes a sample), ``chunker_recording`` (``make llm-chunker`` records
+post 08's LLM chunker calls) and ``website`` (the static site).
 
 Only this stage imports ``reports``; nothing in the library depends on it.
 """

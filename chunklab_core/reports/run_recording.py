@@ -40,7 +40,8 @@ from chunklab_core.retrieval.registry import needs_model
 
 # The posts that retrieve, in the order `make runs` records them, and the parameters lowered
 # for the recording pass (statistics only: no ranking depends on them).
-POSTS = ("02_retrievers", "01_chunking", "03_uncertainty", "05_answers", "04_questions", "07_reranking")
+POSTS = ("02_retrievers", "01_chunking", "03_uncertainty", "05_answers", "04_questions", "07_reranking",
+         "08_library_splitters")
 RECORDING_PARAMETERS = {"RESAMPLES": 200, "WRITE_OUTPUTS": False}
 SCORE_TOLERANCE = 1e-6
 
@@ -84,7 +85,7 @@ def recorded_cells(store: RunStore) -> list[Path]:
 
 def _inputs(meta: dict, chunks_store: RunStore):
     """The texts and queries of a recorded cell, rebuilt from its provenance."""
-    from chunklab_core.chunking import chunk_corpus
+    from chunklab_core.chunking import STRATEGIES, chunk_corpus
     from chunklab_core.data.corpora import load_corpus
     from chunklab_core.evaluation.matrix import needs_embedding
     from chunklab_core.retrieval.recorded_runs import corpus_sample_label
@@ -109,7 +110,12 @@ def _inputs(meta: dict, chunks_store: RunStore):
 
         chunks = _chunks(corpus, strategy, meta["cell"]["model"] or "all-MiniLM-L6-v2", None, chunks_store)
     else:
-        chunks = chunk_corpus(corpus.documents, strategy, **(meta.get("strategy_options") or {}))
+        options = dict(meta.get("strategy_options") or {})
+        if "complete" in STRATEGIES[strategy].params:  # an LLM-cut strategy: its recorded calls, replayed
+            from chunklab_core.llm.wiring import make_chunker_llm
+
+            options["complete"] = make_chunker_llm("replay").complete
+        chunks = chunk_corpus(corpus.documents, strategy, **options)
     texts = [corpus.doc(c.doc_id).text[c.start:c.end] for c in chunks]
     return texts, [q.text for q in corpus.questions]
 
