@@ -32,7 +32,6 @@ PENDING_SHAPE = {
     "post03",
     "post04",
     "post05",
-    "post08",
 }
 
 PENDING_PROSE = {
