@@ -60,7 +60,7 @@ NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebook
               notebooks/00_findings.ipynb
 # The findings post reads the tables the other posts write, so it runs after them.
 # (the list is chunklab_core.reports.post00.sources.SOURCES; tests/test_findings.py checks they agree)
-FINDINGS_TABLES := data/01_results.csv data/01_full_set_verdicts.csv data/02_recall_verdicts.csv data/02_matrix.csv data/02_paired_retrievers.csv \
+FINDINGS_TABLES := data/01_full_set_verdicts.csv data/02_recall_verdicts.csv data/02_chunk_health.csv data/02_stability.csv data/02_balanced_verdicts.csv data/02_matrix.csv data/02_paired_retrievers.csv \
               data/02_models.csv data/03_paired_vs_leader.csv data/03_clustered.csv data/03_calibration.csv \
               data/04_retrieval.csv data/04_trend.csv data/04_checks.csv data/05_answers.csv \
               data/05_strategy_differences.csv data/05_agreement.csv data/06_agreement.csv data/06_accuracy.csv \

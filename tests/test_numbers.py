@@ -41,3 +41,11 @@ def test_value_range_never_says_range_a_to_a():
     assert numbers.value_range([0.75, 0.9, 0.8], "comparison") == "0.75 to 0.90 over 3 comparisons"
     with pytest.raises(ValueError, match="at least one"):
         numbers.value_range([], "comparison")
+
+
+def test_span_prints_one_value_when_both_ends_print_the_same():
+    from chunklab_core.core.numbers import span
+
+    assert span(552.4, 5508.2, 0) == "552 to 5508"
+    assert span(0.8001, 0.7999, 2) == "0.80"
+    assert span(-0.0123, 0.0456, 3, signed=True) == "-0.012 to +0.046"

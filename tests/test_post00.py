@@ -24,7 +24,7 @@ TOLD, NOT_OUT, OUT, WIN = claims.NOT_TOLD_APART, claims.NOT_RULED_OUT, claims.RU
 # ("pair": the verdict must be the series' word for the interval; None: descriptive, not checked).
 FIELDS = {
     "02_recall_verdicts.csv": ("leader − strategy", "low", "high", "verdict"),
-    "01_results.csv": ("hit@10", "hit@10_low", "hit@10_high", None),
+    "02_stability.csv": ("tau", "low", "high", None),
     "01_full_set_verdicts.csv": ("leader − strategy", "low", "high", "verdict"),
     "03_paired_vs_leader.csv": ("difference", "low", "high", "pair"),
     "03_clustered.csv": ("mean", "clustered_low", "clustered_high", None),
@@ -53,13 +53,27 @@ def write_fixture(folder, shuffle: bool = False):
         # squad/bm25: leader A; B cannot be ruled out (its interval contains 0); C ruled out.
         # cuad/bm25: X the winner over Y.
         "02_recall_verdicts.csv": _frame([
-            ["A", 0.90, 0.0, nan, nan, NOT_OUT, "recall@5", 200, "documents (10)", "squad", "bm25"],
-            ["B", 0.88, 0.02, -0.01, 0.05, NOT_OUT, "recall@5", 200, "documents (10)", "squad", "bm25"],
-            ["C", 0.70, 0.20, 0.10, 0.30, OUT, "recall@5", 200, "documents (10)", "squad", "bm25"],
-            ["X", 0.80, 0.0, nan, nan, WIN, "recall@5", 21, "documents (3)", "cuad", "bm25"],
-            ["Y", 0.40, 0.40, 0.20, 0.60, OUT, "recall@5", 21, "documents (3)", "cuad", "bm25"],
+            ["A", 0.90, 0.0, nan, nan, NOT_OUT, "recall@5", 200, "documents (10)", NOT_OUT, "squad", "bm25"],
+            ["B", 0.88, 0.02, -0.01, 0.05, NOT_OUT, "recall@5", 200, "documents (10)", NOT_OUT, "squad", "bm25"],
+            ["C", 0.70, 0.20, 0.10, 0.30, OUT, "recall@5", 200, "documents (10)", OUT, "squad", "bm25"],
+            ["X", 0.80, 0.0, nan, nan, WIN, "recall@5", 21, "documents (3)", WIN, "cuad", "bm25"],
+            ["Y", 0.40, 0.40, 0.20, 0.60, OUT, "recall@5", 21, "documents (3)", OUT, "cuad", "bm25"],
         ], ["strategy", "mean", "leader − strategy", "low", "high", "verdict", "metric", "questions", "design",
-            "corpus", "retriever"]),
+            "question verdict", "corpus", "retriever"]),
+        # share of each strategy's chunks the dense model truncates (read for dense and hybrid only)
+        "02_chunk_health.csv": _frame([["squad", "A", 0.6], ["squad", "B", 0.0], ["squad", "C", 0.0],
+                                       ["cuad", "X", 0.1], ["cuad", "Y", 0.0]],
+                                      ["corpus", "strategy", "share truncated"]),
+        # balanced score at two penalties: at 0.05 on squad, "B / bm25" leads and A / bm25 cannot be ruled out
+        "02_balanced_verdicts.csv": _frame([
+            ["B / bm25", 0.85, 0.0, nan, nan, NOT_OUT, 200, "documents (10)", NOT_OUT, 0.05, "squad"],
+            ["A / bm25", 0.84, 0.01, -0.02, 0.04, NOT_OUT, 200, "documents (10)", NOT_OUT, 0.05, "squad"],
+            ["C / bm25", 0.60, 0.25, 0.15, 0.35, OUT, 200, "documents (10)", OUT, 0.05, "squad"],
+            ["A / bm25", 0.89, 0.0, nan, nan, WIN, 200, "documents (10)", WIN, 0.02, "squad"],
+            ["X / bm25", 0.70, 0.0, nan, nan, WIN, 21, "documents (3)", NOT_OUT, 0.05, "cuad"],
+            ["Y / bm25", 0.30, 0.40, 0.20, 0.60, OUT, 21, "documents (3)", OUT, 0.05, "cuad"],
+        ], ["strategy", "mean", "leader − strategy", "low", "high", "verdict", "questions", "design",
+            "question verdict", "lambda", "corpus"]),
         # tokens@5: C is the cheapest of all but ruled out, so B (400) is the cheapest candidate.
         "02_matrix.csv": _frame([
             ["squad", "—", "A", "Strategy A", "bm25", 200, 1000.0, 0.90, 0.85, 0.95],
@@ -79,10 +93,9 @@ def write_fixture(folder, shuffle: bool = False):
             ["squad", "dense", "Strategy A", "m2 − m", 0.03, 0.01, 0.05, "m2 ahead", 200, "documents (10)"],
         ], ["corpus", "retriever", "strategy", "comparison", "difference", "low", "high", "verdict", "questions",
             "design"]),
-        "01_results.csv": _frame([
-            ["Strategy A", "A", "bm25", 800, 0.94, 0.92, 0.96, 1046.0],
-            ["Strategy B", "B", "bm25", 800, 0.90, 0.88, 0.92, 757.0],
-        ], ["label", "strategy", "retriever", "questions", "hit@10", "hit@10_low", "hit@10_high", "tokens@10"]),
+        "02_stability.csv": _frame([["retrievers", "squad · bm25", "squad · dense", 0.6, 0.2, 0.9, 3, True],
+                                    ["corpora", "squad · bm25", "cuad · bm25", 0.1, -0.5, 0.7, 2, True]],
+                                   ["across", "setting a", "setting b", "tau", "low", "high", "strategies", "paired"]),
         "01_full_set_verdicts.csv": _frame([
             ["Strategy A", 0.95, 0.0, nan, nan, NOT_OUT, "hit@10", 2000, "documents (48)", "SQuAD v1.1 dev, 2,000"],
             ["Strategy B", 0.94, 0.01, -0.005, 0.025, NOT_OUT, "hit@10", 2000, "documents (48)", "SQuAD v1.1 dev, 2,000"],
@@ -147,7 +160,7 @@ def write_fixture(folder, shuffle: bool = False):
     }
     assert set(tables) == set(post00.SOURCES), "the fixture covers every table post 00 reads"
     for name, table in tables.items():
-        if shuffle and name not in ("02_recall_verdicts.csv", "01_full_set_verdicts.csv"):  # leader first: format
+        if shuffle and name not in ("02_recall_verdicts.csv", "01_full_set_verdicts.csv", "02_balanced_verdicts.csv"):  # leader first: format
             table = table.iloc[::-1]
         table.to_csv(folder / name, index=False)
     (folder / "audit").mkdir(exist_ok=True)
@@ -170,28 +183,61 @@ def test_guide_names_the_cheapest_candidate_its_interval_and_what_would_decide(f
     assert squad["cheapest"] == "Strategy B" and squad["cheapest tokens@5"] == 400
     assert (squad["leader − cheapest"], squad["low"], squad["high"]) == (0.02, -0.01, 0.05)
     assert squad["verdict"] == NOT_OUT
-    # questions needed: max(201, ceil(200 · (0.03 / 0.02)²)) = 450
-    assert squad["what would decide"] == "450 questions"
+    # 80% power: 200 · ((1.959964 + 0.841621) · (0.03 / 1.959964) / 0.02)² = 200 · 2.14411² = 919.4 -> 920
+    assert squad["what would decide"] == "920 questions"
+    assert (squad["leader recall@5"], squad["leader low"], squad["leader high"]) == (0.90, 0.85, 0.95)
+    assert math.isnan(squad["leader truncated"])  # BM25 reads every token
+    assert squad["saving"] == pytest.approx(0.6)  # 1 − 400 / 1000
+    assert squad["question verdict"] == NOT_OUT and not squad["at the edge"] and not squad["few documents"]
     assert squad["sample"] == "SQuAD v1.1, 200 questions from 10 articles"
     cuad = guide.loc[("cuad", "bm25")]
     assert (cuad["leader verdict"], cuad["cheapest"], cuad["what would decide"]) == (WIN, "Strategy X", "—")
     assert cuad["sample"] == "CUAD, 21 questions from 3 contracts"
+    assert cuad["few documents"]  # 3 documents: a document-clustered interval is a rough guide
     assert post00.guide_comparisons(fixture) == (3, 2, 1)  # B, C, Y paired; C and Y exclude 0; X wins
 
 
 def test_questions_to_decide_by_hand():
-    assert post00.questions_to_decide(20, 0.02, -0.08, 0.12) == "500 questions"  # 20·(0.1/0.02)² = 500
+    # 80% power: 20 · ((1.959964 + 0.841621) · (0.1 / 1.959964) / 0.02)² = 20 · 7.14734² = 1021.7 -> 1022
+    assert post00.questions_to_decide(20, 0.02, -0.08, 0.12) == "1,022 questions"
     assert post00.questions_to_decide(100, 0.05, 0.01, 0.09) == "—"  # already separated
-    assert post00.questions_to_decide(100, 0.0, -0.01, 0.01) == "no difference to resolve"
+    assert post00.questions_to_decide(100, 0.0, -0.01, 0.01) == "no difference measured"
     assert post00.questions_to_decide(100, 1e-4, -0.5, 0.5) == "more than 100,000 questions"
+
+
+def test_questions_for_power_against_statsmodels():
+    from statsmodels.stats.power import NormalIndPower
+
+    from chunklab_core.stats.bootstrap import questions_for_power, questions_needed
+
+    for n, diff, ci in ((20, 0.02, (-0.08, 0.12)), (200, 0.02, (-0.01, 0.05)), (2000, -0.011, (-0.03, 0.008))):
+        sigma = (ci[1] - ci[0]) / (2 * 1.959963984540054) * math.sqrt(n)  # per-question spread
+        reference = NormalIndPower().solve_power(effect_size=abs(diff) / sigma, alpha=0.05, power=0.80, ratio=0)
+        assert questions_for_power(n, diff, ci) == max(n + 1, math.ceil(reference - 1e-6)), (n, diff, ci)
+    # at 50% power the formula is questions_needed's
+    assert questions_for_power(20, 0.02, (-0.08, 0.12), power=0.5) == questions_needed(20, 0.02, (-0.08, 0.12))
+    with pytest.raises(ValueError):
+        questions_for_power(20, 0.02, (0.1, -0.1))
+
+
+def test_cost_aware_guide_reads_one_penalty(fixture):
+    table = post00.cost_aware_guide(fixture, 0.05).set_index("corpus")
+    assert (table.loc["squad", "leader"], table.loc["squad", "verdict"]) == ("B / bm25", NOT_OUT)
+    assert (table.loc["squad", "cannot be ruled out"], table.loc["squad", "settings"]) == (2, 3)
+    assert (table.loc["cuad", "verdict"], table.loc["cuad", "question verdict"]) == (WIN, NOT_OUT)
+    with pytest.raises(ValueError, match="lambda"):
+        post00.cost_aware_guide(fixture, 0.5)
 
 
 def test_guide_text_and_multiplicity(fixture):
     guide = post00.chunking_guide(fixture, model="m")
     text = post00.guide_text(guide, *post00.guide_comparisons(fixture))
     assert "Strategy X is the **winner**" in text
-    assert "Strategy B is the cheapest (400 tokens@5 against the leader Strategy A's 1000 tokens@5)" in text
-    assert "+0.020 [-0.010, +0.050]" in text and "About 450 questions would tell them apart." in text
+    assert "Strategy B is the cheapest (400 tokens@5 against the leader Strategy A's 1000 tokens@5, 60% fewer)" in text
+    assert "The leader's recall@5 is 0.900 [0.850, 0.950]." in text
+    # CUAD rests on 3 documents: the rough-guide warning with the question-level verdict
+    assert "With 3 documents, the document-resampled interval is a rough guide" in text
+    assert "+0.020 [-0.010, +0.050]" in text and "About 920 questions would give 80% power to tell them apart." in text
     assert claims.multiplicity_text(3, 2) in text and "names 1 winner" in text
 
 
@@ -280,13 +326,33 @@ def test_every_judge_of_post_06_is_reported_with_ppi_beside_the_grades(fixture):
     assert "+5.0 points [+1.0, +9.0] (judge-only too high)" in text
     assert "gives the grades-only estimate exactly under strict scoring" in text
     assert "Under lenient scoring they differ by up to 1.0 points." in text
+    # which judge to use: only those whose κ interval lies above 0
+    assert "Use a judge only where its κ interval lies above 0: judge J (binary)." in text
+    assert "Not above chance: judge K (binary)." in text and "The highest weighted κ is the judge J's" in text
+
+
+def test_a_single_comparison_reads_as_one_estimate_not_as_counts(fixture):
+    counts = post00.decision_counts(fixture)
+    text = post00.rerank_text(counts["stage"], counts["depths"], counts["slices"],
+                              pd.read_csv(fixture / "07_stage.csv"))
+    assert "llm − mini: -0.010, cannot be told apart (7 questions, resampling questions)" in text
+    assert "ahead in 0" not in text.split("Scorers against each other")[1]
+    assert "reads 700 to 900 tokens per question" in text and "strategies Fixed 500" in text
+
+
+def test_the_retriever_answer_names_the_strategies_the_model_truncates(fixture):
+    counts = post00.decision_counts(fixture)
+    text = post00.retriever_text(counts["retriever"], "recall@5", pd.read_csv(fixture / "02_chunk_health.csv"))
+    assert "(A: more than half truncated" in text
 
 
 def test_limitations_word_post_04_by_its_verdicts(fixture):
     guide = post00.chunking_guide(fixture, model="m")
     text = " ".join(post00.limitations(guide, 3, 2, fixture))
     assert "1 of 2 generated questions" in text
-    assert "exclude 0 in 2 of 3 cells" in text and "go both ways" in text  # squad dense −, nq dense +
+    assert "exclude 0 in 2 of 3 cells" in text  # squad dense −, nq dense +
+    assert "on SQuAD v1.1, generated questions score higher in 0 and lower in 1 of 2 cells" in text
+    assert "on Natural Questions, generated questions score higher in 1 and lower in 0 of 1 cell" in text
     assert "favour lexical retrieval" not in text
 
 
@@ -294,8 +360,9 @@ def test_small_samples_are_computed_not_listed_by_post(fixture):
     table = post00.findings_table(fixture)
     text = post00.findings_text(table, below=50)
     small = table[table["n"] < 50]
-    assert sorted(set(small["post"])) == ["04"]  # nq's 31 passages; post 07's 400 questions are not small
-    assert f"{len(small)} row" in text and "posts 04" in text
+    # nq's 31 passages, and post 02's τ over 3 and 2 ranked strategies; post 07's 400 questions are not small
+    assert sorted(set(small["post"])) == ["02", "04"]
+    assert f"{len(small)} row" in text and "posts 02, 04" in text
 
 
 # ------------------------------------------------------------------ clear errors
@@ -322,3 +389,14 @@ def test_the_notebook_reads_a_data_dir_parameter():
     assert "DATA_DIR = None" in params.source
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     assert code.count("DATA_DIR") >= 6 and "max_rows=None" in code
+
+
+def test_multiplicity_counts_every_paired_table_post_00_reads(fixture):
+    tests, separated = post00.series_comparisons(fixture)
+    # by hand from the fixture: 01 full set 2 (1 out), 02 recall 3 (2), balanced 3 (2), retrievers 3 (2),
+    # models 1 (1), 03 paired 1 (1), 04 retrieval 3 (2), 05 differences 1 (0), 06 paired 4 (2),
+    # 07 stage 2 (1), 07 depths 1 (1), 07 slices 1 (0)
+    assert (tests, separated) == (25, 15)
+    guide = post00.chunking_guide(fixture, model="m")
+    text = " ".join(post00.limitations(guide, 3, 2, fixture))
+    assert claims.multiplicity_text(25, 15) in text

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
-__all__ = ["number", "interval", "estimate", "count", "value_range"]
+__all__ = ["number", "interval", "estimate", "count", "value_range", "span"]
 
 SCALES = ("plain", "percent", "points")
 
@@ -63,6 +63,12 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
     """``n noun`` with the noun in the plural unless ``n`` is 1 (``plural`` defaults to ``noun + "s"``)."""
     n = int(n)
     return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def span(low: float, high: float, digits: int = 3, signed: bool = False, scale: str = "plain") -> str:
+    """``low to high``, or one value when both print the same (``numbers.span(552, 5508, 0)``)."""
+    a, b = number(low, digits, signed, scale), number(high, digits, signed, scale)
+    return a if a == b else f"{a} to {b}"
 
 
 def value_range(values: Iterable[float], noun: str, digits: int = 2, plural: str | None = None) -> str:

@@ -199,6 +199,36 @@ def questions_needed(n: int, diff: float, ci: tuple[float, float], cap: int = 10
     return None if needed > cap else int(needed)
 
 
+def questions_for_power(n: int, diff: float, ci: tuple[float, float], power: float = 0.80,
+                        level: float = 0.95, cap: int = 100_000) -> int | None:
+    """Questions at which a true difference of ``diff`` would exclude 0 with probability ``power``.
+
+    ``ceil(n * ((z_(1-a/2) + z_power) * se / |diff|)**2)``, ``se = (high - low) / (2 z_(1-a/2))``
+    read from the 95% interval measured on ``n`` questions: the normal-approximation sample size
+    of a two-sided z test (e.g. Chow, Shao & Wang, *Sample Size Calculations in Clinical
+    Research*, 3rd ed., section 3.1), the per-question spread held at what was measured.
+    :func:`questions_needed` is the same formula at 50% power (``z_power = 0``): the n at which
+    the lead *as measured* would just reach the interval's edge. At least ``n + 1``; None when
+    |diff| < 1e-9 or above ``cap``. Cross-checked against statsmodels' ``NormalIndPower``
+    (one sample) in ``tests/test_post00.py``.
+    """
+    from scipy.stats import norm
+
+    if n < 1:
+        raise ValueError(f"n must be a positive number of questions, got {n!r}")
+    if not 0.5 <= power < 1 or not 0 < level < 1:
+        raise ValueError(f"power must be in [0.5, 1) and level in (0, 1), got {power!r}, {level!r}")
+    low, high = ci
+    if high < low:
+        raise ValueError(f"ci must be (low, high) with low <= high, got {ci!r}")
+    if abs(diff) < 1e-9:
+        return None
+    z_level = float(norm.ppf(1 - (1 - level) / 2))
+    se = (high - low) / (2 * z_level)
+    needed = max(n + 1, math.ceil(round(n * ((z_level + float(norm.ppf(power))) * se / abs(diff)) ** 2, 6)))
+    return None if needed > cap else int(needed)
+
+
 def best_shares(means: np.ndarray, scale: float = 1.0) -> np.ndarray:
     """Per resample row, 1/k for each of the k cells tied at the row maximum, else 0.
 

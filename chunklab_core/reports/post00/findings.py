@@ -53,17 +53,13 @@ def _passages_label(corpus: str, passages: int) -> str:
 
 
 def _post01_03(data_dir) -> list[dict]:
-    results = read_table("01_results.csv", data_dir)
+    """Post 01's recall@10 per strategy with articles resampled (post 03's honest interval for
+    questions that share articles; post 01's question-resampled interval of the same quantity is
+    not repeated), post 03's paired differences and its calibration."""
     clustered = read_table("03_clustered.csv", data_dir)
-    documents = int(clustered["n_documents"].max())
     rows = []
-    for _, r in results.iterrows():
-        label = sample_label("squad", int(r["questions"]), documents)
-        rows.append(_row("01", f"recall@10 (hit@10) of {r['label']}, {r['retriever']}", label, r["questions"],
-                         r["hit@10"], r["hit@10_low"], r["hit@10_high"], "—", "01_results.csv",
-                         key_text(label=r["label"])))
-    n = int(results["questions"].max())
-    label = sample_label("squad", n, documents)
+    n = int(clustered["n_questions"].max())
+    label = sample_label("squad", n, int(clustered["n_documents"].max()))
     for _, r in read_table("03_paired_vs_leader.csv", data_dir).iterrows():
         rows.append(_row("03", f"recall@10: {r['strategy']} − {r['minus']} (paired, questions resampled)", label, n,
                          r["difference"], r["low"], r["high"],
@@ -96,6 +92,19 @@ def _post01_full(data_dir) -> list[dict]:
         rows.append(_row("01", f"{r['metric']}: {leader} − {r['strategy']} (paired, {r['design']} resampled)",
                          r["sample"], r["questions"], r["leader − strategy"], r["low"], r["high"], r["verdict"],
                          "01_full_set_verdicts.csv", key_text(strategy=r["strategy"])))
+    return rows
+
+
+def _post02(data_dir) -> list[dict]:
+    """Post 02's ranking stability: Kendall's τ between two settings' rankings of the same strategies."""
+    rows = []
+    for _, r in read_table("02_stability.csv", data_dir).iterrows():
+        side = claims.interval_side(r["low"], r["high"])
+        rows.append(_row("02", f"Kendall's τ of the strategy ranking, {r['setting a']} against {r['setting b']}",
+                         f"{numbers.count(r['strategies'], 'strategy', 'strategies')} ranked in both settings",
+                         r["strategies"], r["tau"], r["low"], r["high"],
+                         "rankings agree" if side > 0 else "rankings disagree" if side < 0 else "agreement not shown",
+                         "02_stability.csv", key_text(**{"setting a": r["setting a"], "setting b": r["setting b"]})))
     return rows
 
 
@@ -173,7 +182,7 @@ def _post07(data_dir) -> list[dict]:
     return rows
 
 
-POST_FINDINGS = {"01, 03": _post01_03, "01 full set": _post01_full, "04": _post04, "05": _post05, "06": _post06, "07": _post07}
+POST_FINDINGS = {"01, 03": _post01_03, "01 full set": _post01_full, "02": _post02, "04": _post04, "05": _post05, "06": _post06, "07": _post07}
 
 
 def post_findings(posts: str, data_dir: Path | None = None) -> pd.DataFrame:
@@ -184,7 +193,8 @@ def post_findings(posts: str, data_dir: Path | None = None) -> pd.DataFrame:
 
 
 def findings_table(data_dir: Path | None = None) -> pd.DataFrame:
-    """Every finding of posts 01 and 03–07 (post 02's are the decision guide), each citing its row."""
+    """Every finding of posts 01 and 03–07 and post 02's ranking stability (its verdicts are the
+    decision guide), each citing its row."""
     return pd.concat([post_findings(posts, data_dir) for posts in POST_FINDINGS], ignore_index=True)
 
 

@@ -30,18 +30,22 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.reports.samples import sample_label
-from chunklab_core.retrieval.registry import rows_of_model
+from chunklab_core.retrieval.registry import needs_model, rows_of_model
 from chunklab_core.stats import claims
-from chunklab_core.stats.bootstrap import questions_needed
+from chunklab_core.stats.bootstrap import questions_for_power
 from chunklab_core.reports.post00.sources import key_text, read_table
 
-__all__ = ["KINDS", "DECIDED", "documents_of", "questions_to_decide", "chunking_guide", "comparison_counts",
-           "judge_agreement", "judge_accuracy", "ppi_gaps", "guide_comparisons", "decision_counts"]
+__all__ = ["KINDS", "DECIDED", "NO_DIFFERENCE", "documents_of", "questions_to_decide", "chunking_guide", "cost_aware_guide", "comparison_counts",
+           "judge_agreement", "judge_accuracy", "ppi_gaps", "guide_comparisons", "decision_counts",
+           "series_comparisons", "PAIRED_TABLES"]
 
 KINDS = {"squad": "short encyclopaedia passages", "nq": "long web pages", "cuad": "contracts",
          "qasper": "scientific papers", "chroma": "Chroma's mixed corpora", "own": "your documents"}
 CAP = 100_000
 DECIDED = "—"  # "what would decide" of a row its intervals already decide
+NO_DIFFERENCE = "no difference measured"
+FEW_DOCUMENTS = 10  # below this many documents a document-clustered interval is a rough guide (stats.clustered)
+POWER = 0.80
 
 
 def documents_of(design: str, questions: int) -> int:
@@ -55,16 +59,16 @@ def documents_of(design: str, questions: int) -> int:
     raise ValueError(f"unknown resampling design {design!r} (expected 'questions' or 'documents (n)')")
 
 
-def questions_to_decide(n: int, difference: float, low: float, high: float) -> str:
-    """What would tell a cheaper candidate from the leader: ``stats.bootstrap.questions_needed``
-    (``n·(half-width/|difference|)²``, the interval shrinking like 1/√n), as text; decided cells
-    (an interval that excludes 0, or no interval: the leader itself) get ``—``."""
+def questions_to_decide(n: int, difference: float, low: float, high: float, power: float = 0.80) -> str:
+    """What would tell a cheaper candidate from the leader: the questions at which a lead as large
+    as measured would exclude 0 with probability ``power`` (``stats.bootstrap.questions_for_power``,
+    the interval shrinking like 1/√n), as text; decided cells (an interval that excludes 0, or no
+    interval: the leader itself) get ``—``."""
     if any(math.isnan(float(v)) for v in (low, high)) or claims.excludes_zero(low, high):
         return DECIDED
-    needed = questions_needed(int(n), float(difference), (float(low), float(high)), cap=CAP)
+    needed = questions_for_power(int(n), float(difference), (float(low), float(high)), power, cap=CAP)
     if needed is None:
-        return ("no difference to resolve" if abs(float(difference)) < 1e-9
-                else f"more than {CAP:,} questions")
+        return (NO_DIFFERENCE if abs(float(difference)) < 1e-9 else f"more than {CAP:,} questions")
     return f"{needed:,} questions"
 
 
@@ -75,10 +79,18 @@ def _k_of(metric: str) -> int:
     return int(found.group(1))
 
 
+def _at_edge(low: float, high: float, digits: int = 3) -> bool:
+    """True when an interval touches 0 at the shown precision (``[+0.000, …]``): decided by a hair."""
+    return any(not math.isnan(float(v)) and round(float(v), digits) == 0 for v in (low, high))
+
+
 def chunking_guide(data_dir: Path | None = None, model: str = "all-MiniLM-L6-v2") -> pd.DataFrame:
-    """One row per (corpus, retriever): candidates, the cheapest of them, its verdict and interval."""
+    """One row per (corpus, retriever): candidates, the cheapest of them, its verdict and interval,
+    the leader's own level (``02_matrix``), the verdict the question-level interval gives, and the
+    share of the leader's chunks the dense model truncates (``02_chunk_health``)."""
     verdicts = read_table("02_recall_verdicts.csv", data_dir)
     matrix = read_table("02_matrix.csv", data_dir)
+    health = read_table("02_chunk_health.csv", data_dir).set_index(["corpus", "strategy"])
     rows = []
     for (corpus, retriever), cell in verdicts.groupby(["corpus", "retriever"], sort=False):
         cell = cell.reset_index(drop=True)
@@ -86,9 +98,10 @@ def chunking_guide(data_dir: Path | None = None, model: str = "all-MiniLM-L6-v2"
         if not (np.isnan(leader["low"]) and leader["leader − strategy"] == 0):
             raise ValueError(f"02_recall_verdicts.csv: the first row of {corpus}/{retriever} is not its leader")
         k = _k_of(leader["metric"])
-        tokens = f"tokens@{k}"
-        if tokens not in matrix:
-            raise ValueError(f"02_matrix.csv has no column {tokens} for post 02's {leader['metric']}")
+        tokens, metric = f"tokens@{k}", leader["metric"]
+        for column in (tokens, metric, f"{metric}_low", f"{metric}_high"):
+            if column not in matrix:
+                raise ValueError(f"02_matrix.csv has no column {column} for post 02's {metric}")
         here = rows_of_model(matrix[(matrix["corpus"] == corpus) & (matrix["retriever"] == retriever)],
                              model).set_index("strategy")
         if here.index.duplicated().any():
@@ -101,23 +114,58 @@ def chunking_guide(data_dir: Path | None = None, model: str = "all-MiniLM-L6-v2"
         cheapest = kept.sort_values(["tokens", "leader − strategy"], kind="stable").iloc[0]
         label = here["label"]
         n = int(leader["questions"])
+        best = here.loc[leader["strategy"]]
+        truncated = (float(health.loc[(corpus, leader["strategy"]), "share truncated"])
+                     if needs_model(retriever) and (corpus, leader["strategy"]) in health.index else float("nan"))
+        documents = documents_of(leader["design"], n)
         rows.append({
             "kind of document": KINDS.get(corpus, corpus), "corpus": corpus,
-            "sample": sample_label(corpus, n, documents_of(leader["design"], n)),
-            "retriever": retriever, "model": here.loc[leader["strategy"], "model"],
+            "sample": sample_label(corpus, n, documents),
+            "retriever": retriever, "model": best["model"],
             "leader": label[leader["strategy"]], "leader verdict": leader["verdict"],
+            f"leader {metric}": float(best[metric]), "leader low": float(best[f"{metric}_low"]),
+            "leader high": float(best[f"{metric}_high"]), "leader truncated": truncated,
             "cannot be ruled out": ", ".join(label[s] for s in kept["strategy"]),
             "candidates": len(kept), "strategies": len(cell),
             "cheapest": label[cheapest["strategy"]], f"cheapest {tokens}": float(cheapest["tokens"]),
-            f"leader {tokens}": float(here.loc[leader["strategy"], tokens]),
+            f"leader {tokens}": float(best[tokens]),
+            "saving": 1.0 - float(cheapest["tokens"]) / float(best[tokens]) if float(best[tokens]) else 0.0,
             "leader − cheapest": float(cheapest["leader − strategy"]),
             "low": float(cheapest["low"]), "high": float(cheapest["high"]), "verdict": cheapest["verdict"],
-            "metric": leader["metric"], "questions": n, "design": leader["design"],
+            "question verdict": cheapest["question verdict"],
+            "at the edge": _at_edge(cheapest["low"], cheapest["high"]),
+            "few documents": documents < FEW_DOCUMENTS and leader["design"] != "questions",
+            "metric": metric, "questions": n, "documents": documents, "design": leader["design"],
             "what would decide": questions_to_decide(n, cheapest["leader − strategy"], cheapest["low"],
                                                      cheapest["high"]),
             "source": "02_recall_verdicts.csv",
             "key": key_text(corpus=corpus, retriever=retriever, strategy=cheapest["strategy"]),
         })
+    return pd.DataFrame(rows)
+
+
+def cost_aware_guide(data_dir: Path | None = None, penalty: float = 0.05) -> pd.DataFrame:
+    """Per corpus, post 02's balanced verdicts (recall minus ``penalty`` times tokens over the
+    cheapest cell's, every strategy × retriever together) at one penalty: the leader, its verdict,
+    how many settings cannot be ruled out, and the question-level verdict beside."""
+    table = read_table("02_balanced_verdicts.csv", data_dir)
+    here = table[np.isclose(table["lambda"], penalty)]
+    if here.empty:
+        raise ValueError(f"02_balanced_verdicts.csv has no rows at lambda {penalty}; "
+                         f"it has {sorted(table['lambda'].unique())}")
+    rows = []
+    for corpus, cell in here.groupby("corpus", sort=False):
+        cell = cell.reset_index(drop=True)
+        leader = cell.iloc[0]
+        kept = cell[cell["verdict"] != claims.RULED_OUT]
+        n = int(leader["questions"])
+        rows.append({"kind of document": KINDS.get(corpus, corpus), "corpus": corpus,
+                     "sample": sample_label(corpus, n, documents_of(leader["design"], n)),
+                     "leader": leader["strategy"], "balanced": float(leader["mean"]), "verdict": leader["verdict"],
+                     "question verdict": leader["question verdict"], "lambda": float(leader["lambda"]),
+                     "cannot be ruled out": len(kept), "settings": len(cell), "questions": n,
+                     "design": leader["design"], "source": "02_balanced_verdicts.csv",
+                     "key": key_text(corpus=corpus, strategy=leader["strategy"], **{"lambda": leader["lambda"]})})
     return pd.DataFrame(rows)
 
 
@@ -128,6 +176,26 @@ def guide_comparisons(data_dir: Path | None = None) -> tuple[int, int, int]:
     separated = int(sum(claims.excludes_zero(lo, hi) for lo, hi in zip(paired["low"], paired["high"])))
     winners = int((verdicts["verdict"] == claims.WINNER).sum())
     return len(paired), separated, winners
+
+
+# The paired tables post 00 reads: (table, low column, high column); a row without an interval is a leader.
+PAIRED_TABLES = (("01_full_set_verdicts.csv", "low", "high"), ("02_recall_verdicts.csv", "low", "high"),
+                 ("02_balanced_verdicts.csv", "low", "high"), ("02_paired_retrievers.csv", "low", "high"),
+                 ("02_models.csv", "low", "high"), ("03_paired_vs_leader.csv", "low", "high"),
+                 ("04_retrieval.csv", "low", "high"), ("05_strategy_differences.csv", "low", "high"),
+                 ("06_paired.csv", "low", "high"), ("07_stage.csv", "d_ndcg_low", "d_ndcg_high"),
+                 ("07_depths.csv", "low", "high"), ("07_slice_comparisons.csv", "low", "high"))
+
+
+def series_comparisons(data_dir: Path | None = None) -> tuple[int, int]:
+    """(paired intervals in every paired table post 00 reads, how many exclude 0)."""
+    tests = separated = 0
+    for name, low, high in PAIRED_TABLES:
+        table = read_table(name, data_dir)
+        paired = table[table[low].notna() & table[high].notna()]
+        tests += len(paired)
+        separated += int(sum(claims.excludes_zero(lo, hi) for lo, hi in zip(paired[low], paired[high])))
+    return tests, separated
 
 
 def comparison_counts(name: str, by: list[str], estimate: str = "difference", low: str = "low",

@@ -17,15 +17,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from chunklab_core.chunking import strategy_label
+from chunklab_core.chunking import STRATEGIES, strategy_label
 from chunklab_core.core import numbers
 from chunklab_core.reports.samples import DATASETS
 from chunklab_core.reports.templates import Templates
 from chunklab_core.stats import claims
-from chunklab_core.reports.post00.guide import DECIDED, KINDS
+from chunklab_core.reports.post00.guide import DECIDED, KINDS, NO_DIFFERENCE, PAIRED_TABLES, POWER, series_comparisons
 from chunklab_core.reports.post00.sources import read_table
 
-__all__ = ["PROSE", "guide_text", "counts_text", "retriever_text", "model_text", "rerank_text", "judge_text", "findings_text", "limitations", "guide_view"]
+__all__ = ["PROSE", "guide_text", "cost_text", "counts_text", "retriever_text", "model_text", "rerank_text", "judge_text", "findings_text", "limitations", "guide_view"]
 
 PROSE = Templates(__file__, "prose.md")
 AUDIT_SHEET = "audit/post05_v2_sheet.csv"
@@ -35,6 +35,9 @@ def _tokens(value: float, column: str) -> str:
     return f"{numbers.number(value, 0)} {column}"
 
 
+MIN_SAVING = 0.10  # a cheaper candidate saving less than this share of the leader's tokens is not worth naming
+
+
 def _choice(row: pd.Series, tokens: str) -> str:
     if row["leader verdict"] == claims.WINNER:
         return PROSE.fill("guide.choice.winner", leader=row["leader"])
@@ -42,28 +45,59 @@ def _choice(row: pd.Series, tokens: str) -> str:
     if row["cheapest"] == row["leader"]:
         return PROSE.fill("guide.choice.leader_cheapest", leader=row["leader"], candidates=candidates,
                           tokens=_tokens(row[f"cheapest {tokens}"], tokens))
+    values = dict(candidates=candidates, cheapest=row["cheapest"], tokens=_tokens(row[f"cheapest {tokens}"], tokens),
+                  leader=row["leader"], leader_tokens=_tokens(row[f"leader {tokens}"], tokens))
+    if row["leader − cheapest"] == 0 and row["low"] == 0 and row["high"] == 0:
+        return PROSE.fill("guide.choice.identical", metric=row["metric"], **values)
+    difference = numbers.estimate(row["leader − cheapest"], row["low"], row["high"], signed=True)
+    saving = numbers.number(row["saving"], 0, scale="percent")
+    if row["saving"] < MIN_SAVING:
+        return PROSE.fill("guide.choice.cheaper_small", saving=saving, difference=difference, **values)
     decide = row["what would decide"]
-    return PROSE.fill("guide.choice.cheaper", candidates=candidates, cheapest=row["cheapest"],
-                      tokens=_tokens(row[f"cheapest {tokens}"], tokens), leader=row["leader"],
-                      leader_tokens=_tokens(row[f"leader {tokens}"], tokens),
-                      difference=numbers.estimate(row["leader − cheapest"], row["low"], row["high"], signed=True),
-                      verdict=row["verdict"],
-                      decide=PROSE.fill("guide.choice.decide", needed=decide) if decide != DECIDED else "")
+    power = numbers.number(POWER, 0, scale="percent")
+    return PROSE.fill("guide.choice.cheaper", saving=saving, difference=difference, verdict=row["verdict"],
+                      decide=PROSE.fill("guide.choice.decide", needed=decide, power=power)
+                      if decide not in (DECIDED, NO_DIFFERENCE) else "", **values)
+
+
+def _caveats(row: pd.Series) -> str:
+    subject = "the leader is" if row["cheapest"] == row["leader"] else "the cheaper one"
+    verdict = row["question verdict"]
+    if row["cheapest"] == row["leader"]:
+        verdict = row["leader verdict"] if verdict == row["leader verdict"] else verdict
+    parts = []
+    if row["few documents"]:
+        parts.append(PROSE.fill("guide.caveat.few", documents=numbers.count(row["documents"], "document"),
+                                subject=subject, question_verdict=verdict))
+    elif row["at the edge"]:
+        parts.append(PROSE.fill("guide.caveat.edge", subject=subject, question_verdict=verdict))
+    return "".join(" " + p for p in parts)
+
+
+def _truncation(row: pd.Series) -> str:
+    share = float(row["leader truncated"])
+    if np.isnan(share) or share <= 0.5:
+        return ""
+    return " " + PROSE.fill("guide.truncation", share=numbers.number(share, 0, scale="percent"), model=row["model"])
 
 
 def guide_text(guide: pd.DataFrame, tests: int, separated: int, winners: int) -> str:
     """The reading of :func:`guide.chunking_guide`'s table, one bullet per row, and multiplicity."""
     tokens = next(c for c in guide.columns if c.startswith("cheapest tokens@")).removeprefix("cheapest ")
     winner_rows = guide[guide["leader verdict"] == claims.WINNER]
-    undecided = (guide["what would decide"] != DECIDED).any()
-    parts = [PROSE.fill("guide.reading", cells=numbers.count(len(guide), "setting"),
+    undecided = (~guide["what would decide"].isin([DECIDED, NO_DIFFERENCE])).any()
+    metric = guide["metric"].iloc[0]
+    parts = [PROSE.fill("guide.reading", cells=numbers.count(len(guide), "setting"), metric=metric,
                         winners=(numbers.count(len(winner_rows), "row") + " (" + "; ".join(
                             f"{r['leader']} on {r['kind of document']} under {r['retriever']}"
                             for _, r in winner_rows.iterrows()) + ")") if len(winner_rows) else "no row",
-                        tokens=tokens,
+                        tokens=tokens, power=numbers.number(POWER, 0, scale="percent"),
                         decide_note=PROSE.fill("guide.decide_note.some" if undecided else "guide.decide_note.none"))]
     parts.append("\n".join(PROSE.fill("guide.kind", kind=r["kind of document"], sample=r["sample"],
-                                      retriever=r["retriever"], choice=_choice(r, tokens))
+                                      retriever=r["retriever"], choice=_choice(r, tokens), metric=r["metric"],
+                                      level=numbers.estimate(r[f"leader {r['metric']}"], r["leader low"],
+                                                             r["leader high"]),
+                                      truncation=_truncation(r), caveats=_caveats(r))
                            for _, r in guide.iterrows()))
     parts.append(PROSE.fill("guide.multiplicity", multiplicity=claims.multiplicity_text(tests, separated),
                             tests=tests, separated=separated,
@@ -71,9 +105,20 @@ def guide_text(guide: pd.DataFrame, tests: int, separated: int, winners: int) ->
     return "\n\n".join(parts)
 
 
+def cost_text(table: pd.DataFrame, metric: str) -> str:
+    """Post 02's balanced verdicts at one penalty (:func:`guide.cost_aware_guide`), one bullet per corpus."""
+    if table.empty:
+        raise ValueError("no balanced verdicts to report")
+    bullets = [PROSE.fill("cost.row", kind=r["kind of document"], sample=r["sample"], leader=r["leader"],
+                          value=numbers.number(r["balanced"], 3), verdict=r["verdict"],
+                          kept=r["cannot be ruled out"], settings=r["settings"],
+                          question_verdict=r["question verdict"]) for _, r in table.iterrows()]
+    return (PROSE.fill("cost.reading", metric=metric, penalty=numbers.number(table["lambda"].iloc[0], 2))
+            + "\n\n" + "\n".join(bullets))
+
+
 def _spread(low: float, high: float) -> str:
-    a, b = numbers.number(low, 3, signed=True), numbers.number(high, 3, signed=True)
-    return a if a == b else f"{a} to {b}"
+    return numbers.span(low, high, 3, signed=True)
 
 
 def counts_text(counts: pd.DataFrame, heading: str, where: list[str], comparison, sides, **values) -> str:
@@ -89,6 +134,13 @@ def counts_text(counts: pd.DataFrame, heading: str, where: list[str], comparison
         a, b = sides(r)
         place = ", ".join(KINDS.get(str(r[c]), str(r[c])) if c == "corpus" else f"depth {r[c]}" if c == "depth"
                           else str(r[c]) for c in where)
+        if r["compared"] == 1:
+            side = a if r["a ahead"] else b if r["b ahead"] else None
+            bullets.append(PROSE.fill("counts.row.one", where=place, comparison=comparison(r),
+                                      estimate=numbers.number(r["lowest"], 3, signed=True),
+                                      verdict=f"{side} ahead" if side else claims.NOT_TOLD_APART,
+                                      questions=numbers.count(r["questions"], "question"), design=r["design"]))
+            continue
         bullets.append(PROSE.fill("counts.row", where=place, comparison=comparison(r), a=a, b=b,
                                   a_n=r["a ahead"], b_n=r["b ahead"], told=r[claims.NOT_TOLD_APART],
                                   compared=numbers.count(r["compared"], "comparison"),
@@ -146,7 +198,14 @@ def judge_text(agreement: pd.DataFrame, accuracy: pd.DataFrame, gaps: pd.Series,
     strict_gap = float(gaps["strict"])
     ppi = (PROSE.fill("judge.ppi_equal", lenient=lenient) if strict_gap < 1e-9 else
            PROSE.fill("judge.ppi_differs", gap=numbers.number(strict_gap, 1, scale="points"), lenient=lenient))
-    return PROSE.fill("judge.reading", who=who) + "\n\n" + "\n".join(bullets) + "\n\n" + ppi
+    binary = agreement.sort_values("estimate", ascending=False, kind="stable")
+    above = binary[binary["verdict"] == "above chance"]
+    usable = "; ".join(dict.fromkeys(f"{r['judge']} ({r['scale']})" for _, r in above.iterrows())) or "none"
+    unusable = "; ".join(dict.fromkeys(f"{r['judge']} ({r['scale']})" for _, r in binary.iterrows()
+                                       if r["verdict"] != "above chance")) or "none"
+    use = PROSE.fill("judge.use", usable=usable, unusable=unusable, best=binary.iloc[0]["judge"])
+    return (PROSE.fill("judge.reading", who=who) + "\n\n" + "\n".join(bullets) + "\n\n" + use
+            + "\n\n" + ppi)
 
 
 def _spread_n(values) -> str:
@@ -180,22 +239,20 @@ def limitations(guide: pd.DataFrame, tests: int, separated: int, data_dir=None) 
     generated = checks[checks["set"] == "generated"]
     retrieval = read_table("04_retrieval.csv", data_dir)
     sides = np.array([claims.interval_side(lo, hi) for lo, hi in zip(retrieval["low"], retrieval["high"])])
-    directions = "; ".join(
-        f"{'higher' if s > 0 else 'lower'} for generated questions on {DATASETS.get(r['corpus'], r['corpus'])} "
-        f"with {strategy_label(r['strategy'])} / {r['retriever']}" for s, (_, r) in zip(sides, retrieval.iterrows()) if s != 0) or "none"
-    going = {int(np.sign(x)) for x in sides if x != 0}
-    reading = (PROSE.fill("limits.generated.none") if not going else PROSE.fill("limits.generated.mixed")
-               if len(going) > 1 else PROSE.fill("limits.generated.one",
-                                                 direction="easier" if going == {1} else "harder"))
+    by_corpus = "; ".join(
+        PROSE.fill("limits.generated.corpus", corpus=DATASETS.get(corpus, corpus),
+                   up=int((sides[part.index] > 0).sum()), down=int((sides[part.index] < 0).sum()),
+                   cells=numbers.count(len(part), "cell"))
+        for corpus, part in retrieval.reset_index(drop=True).groupby("corpus", sort=False))
     sizes = "; ".join(dict.fromkeys(f"{r['kind of document']}: {r['sample']}" for _, r in guide.iterrows()))
     return [
         PROSE.fill("limits.grader", graded=numbers.count(graded, "item"), who=who, kind=PROSE.fill(kind)),
         PROSE.fill("limits.samples", sizes=sizes),
         PROSE.fill("limits.generated", flagged=int(generated[flags].any(axis=1).sum()), generated=len(generated),
-                   separated=int((sides != 0).sum()), cells=len(retrieval), directions=directions,
-                   reading=reading),
+                   separated=int((sides != 0).sum()), cells=len(retrieval), by_corpus=by_corpus),
         PROSE.fill("limits.answerer"),
-        PROSE.fill("limits.multiplicity", multiplicity=claims.multiplicity_text(tests, separated)),
+        PROSE.fill("limits.multiplicity", multiplicity=claims.multiplicity_text(*series_comparisons(data_dir)),
+                   tables=numbers.count(len(PAIRED_TABLES), "paired table")),
     ]
 
 
@@ -217,9 +274,17 @@ def _split(row) -> tuple[str, str]:
     return a, b
 
 
-def retriever_text(counts: pd.DataFrame, metric: str) -> str:
-    """Post 02's retriever pairs (``02_paired_retrievers`` counted per corpus and comparison)."""
-    return counts_text(counts, "retriever.reading", ["corpus"], lambda r: r["comparison"], _split, metric=metric)
+def retriever_text(counts: pd.DataFrame, metric: str, health: pd.DataFrame | None = None) -> str:
+    """Post 02's retriever pairs (``02_paired_retrievers`` counted per corpus and comparison);
+    ``health`` (``02_chunk_health``) names the strategies the dense model mostly truncates."""
+    text = counts_text(counts, "retriever.reading", ["corpus"], lambda r: r["comparison"], _split, metric=metric)
+    if health is None:
+        return text
+    shares = health.groupby("strategy", sort=False)["share truncated"].max()
+    truncated = [strategy_label(s) if s in STRATEGIES else str(s) for s, share in shares.items() if share > 0.5]
+    if not truncated:
+        return text
+    return text + "\n\n" + PROSE.fill("retriever.truncation", strategies=", ".join(truncated))
 
 
 def model_text(counts: pd.DataFrame, metric: str) -> str:
@@ -230,10 +295,21 @@ def model_text(counts: pd.DataFrame, metric: str) -> str:
                        metric=metric)
 
 
-def rerank_text(stage: pd.DataFrame, depths: pd.DataFrame, slices: pd.DataFrame) -> str:
-    """Post 07's stage, depth and scorer comparisons, counted (:func:`guide.comparison_counts`)."""
+def rerank_text(stage: pd.DataFrame, depths: pd.DataFrame, slices: pd.DataFrame,
+                stage_rows: pd.DataFrame | None = None) -> str:
+    """Post 07's stage, depth and scorer comparisons, counted (:func:`guide.comparison_counts`);
+    ``stage_rows`` (``07_stage`` itself) names the first stage, strategies, scorers and the tokens read."""
+    rows = stage_rows if stage_rows is not None else pd.DataFrame(
+        {"first_stage": stage["first_stage"], "strategy": [""] * len(stage), "scorer": stage["scorer"],
+         "tokens_read": [np.nan] * len(stage)})
+    tokens = rows["tokens_read"].dropna()
+    heading = dict(first_stage=", ".join(dict.fromkeys(rows["first_stage"].astype(str))),
+                   strategies=", ".join(strategy_label(s) if s in STRATEGIES else str(s)
+                                        for s in dict.fromkeys(rows["strategy"]) if s),
+                   scorers=", ".join(dict.fromkeys(rows["scorer"].astype(str))),
+                   tokens=numbers.span(tokens.min(), tokens.max(), 0) if len(tokens) else "an unrecorded number of")
     parts = [counts_text(stage, "rerank.reading", ["corpus", "first_stage", "scorer", "depth"],
-                         lambda r: "reranked − first stage", lambda r: ("reranked", "first stage"))]
+                         lambda r: "reranked − first stage", lambda r: ("reranked", "first stage"), **heading)]
     if len(depths):
         parts.append(counts_text(depths, "rerank.depths", ["corpus", "first_stage", "scorer"],
                                  lambda r: "deepest − shallowest depth", lambda r: ("deeper", "shallower")))

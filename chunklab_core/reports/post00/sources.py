@@ -22,12 +22,14 @@ __all__ = ["SOURCES", "MissingTable", "read_table", "key_text", "parse_key", "ro
 
 VERDICT = ["low", "high", "verdict"]
 SOURCES: dict[str, tuple[str, list[str]]] = {
-    "01_results.csv": ("01", ["label", "strategy", "retriever", "questions", "hit@10", "hit@10_low", "hit@10_high",
-                              "tokens@10"]),
     "01_full_set_verdicts.csv": ("01", ["strategy", "mean", "leader − strategy", *VERDICT, "metric", "questions",
                                         "design", "sample"]),
     "02_recall_verdicts.csv": ("02", ["strategy", "mean", "leader − strategy", *VERDICT, "metric", "questions",
-                                      "design", "corpus", "retriever"]),
+                                      "design", "question verdict", "corpus", "retriever"]),
+    "02_chunk_health.csv": ("02", ["corpus", "strategy", "share truncated"]),
+    "02_stability.csv": ("02", ["across", "setting a", "setting b", "tau", "low", "high", "strategies"]),
+    "02_balanced_verdicts.csv": ("02", ["strategy", "mean", "leader − strategy", *VERDICT, "questions", "design",
+                                        "question verdict", "lambda", "corpus"]),
     "02_matrix.csv": ("02", ["corpus", "model", "strategy", "label", "retriever", "questions", "tokens@5",
                              "recall@5", "recall@5_low", "recall@5_high"]),
     "02_paired_retrievers.csv": ("02", ["corpus", "strategy", "comparison", "difference", *VERDICT, "questions",
