@@ -427,6 +427,19 @@ def test_corrected_accuracy_refuses_an_ungraded_stratum(tmp_path):
     with pytest.raises(ValueError, match="no graded item"):
         ar.corrected_accuracy(audit)
     assert ar.agreement_table(audit, resamples=100)["weighted agreement"].isna().all()
+    empty = len(audit.empty_strata)
+    assert reading.accuracy_not_estimated(audit) == (
+        f"Not estimated: {empty} verdict pattern{'' if empty == 1 else 's'} "
+        f"{'has' if empty == 1 else 'have'} no graded item yet.")
+
+
+def test_not_estimated_sentence_agrees_with_its_count():
+    from types import SimpleNamespace
+
+    assert reading.accuracy_not_estimated(SimpleNamespace(empty_strata=["a"])) == (
+        "Not estimated: 1 verdict pattern has no graded item yet.")
+    assert reading.accuracy_not_estimated(SimpleNamespace(empty_strata=["a", "b"])) == (
+        "Not estimated: 2 verdict patterns have no graded item yet.")
 
 
 # ------------------------------------------------------------------ prose from the tables

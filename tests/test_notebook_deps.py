@@ -126,10 +126,10 @@ def test_real_post01_depends_on_its_report_module_not_post07s():
     assert "chunklab_core/reports/post01/benchmark.py" in post01
     assert "chunklab_core/reports/post01/prose.md" in post01
     assert "chunklab_core/chunking/token_windows.py" in post01  # through the strategies registry
-    assert "chunklab_core/reports/post07.py" not in post01
+    assert "chunklab_core/reports/post07/tables.py" not in post01
     assert "chunklab_core/rerank/study.py" not in post01
     post07 = real_prerequisites("07_reranking.ipynb")
-    assert "chunklab_core/reports/post07.py" in post07
+    assert "chunklab_core/reports/post07/tables.py" in post07
     assert "chunklab_core/reports/post01/benchmark.py" not in post07
 
 
@@ -191,7 +191,7 @@ def test_make_sees_both_posts_up_to_date(repo_copy):
 
 
 @pytest.mark.parametrize("edited, stale, fresh", [
-    ("chunklab_core/reports/post07.py", [POST07], [POST01]),
+    ("chunklab_core/reports/post07/tables.py", [POST07], [POST01]),
     ("chunklab_core/rerank/study.py", [POST07], [POST01]),
     ("chunklab_core/reports/post01/prose.md", [POST01], [POST07]),
     ("notebooks/src/01_chunking.ipynb", [POST01], [POST07]),

@@ -25,14 +25,9 @@ REPORTS = ROOT / "chunklab_core" / "reports"
 SOURCES = ROOT / "notebooks" / "src"
 MAX_WORDS = 15
 
-PENDING_SHAPE = {
-    "post07",
-    "post08",
-}
+PENDING_SHAPE: set[str] = set()
 
-PENDING_PROSE = {
-    "post07.py",
-}
+PENDING_PROSE: set[str] = set()
 
 
 def _posts() -> list[str]:

@@ -361,7 +361,7 @@ class RunStore:
 
         For what is not a ranking of a cell: the embedding re-scorer's scores of post 07's
         candidates (``rerank.scorers.RecordedScorer``) and the seconds it took
-        (``reports.post07.time_embedding_scorer``). The key holds the digests of every input, so
+        (``reports.post07.cost.time_embedding_scorer``). The key holds the digests of every input, so
         a changed input is a missing record; ``describe`` names it in the error.
         """
         if self.mode == "live":

@@ -161,6 +161,13 @@ def directions_summary(rates: pd.DataFrame, words: GraderWords) -> str:
     return PROSE.fill("directions", grades=words.grades, judges="; ".join(parts))
 
 
+def accuracy_not_estimated(audit: AuditData) -> str:
+    """Why the accuracy by the audit's grades is not estimated: verdict patterns without a graded item."""
+    empty = len(audit.empty_strata)
+    return PROSE.fill("accuracy.not_estimated", patterns=numbers.count(empty, "verdict pattern"),
+                      have="has" if empty == 1 else "have")
+
+
 def accuracy_summary(accuracy: pd.DataFrame, paired: pd.DataFrame, words: GraderWords,
                      target: float, variant: str = STRICT) -> str:
     """Accuracy by the audit's grades, its precision against the target, each judge's paired difference."""

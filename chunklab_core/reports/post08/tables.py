@@ -1,4 +1,4 @@
-"""Post 08: library splitters and Chroma's chunking report re-run with intervals.
+"""Post 08's tables for Chroma's report re-run: the published values, the report's rows, neighbouring rows paired.
 
 Handles, one call per notebook section:
 
@@ -34,8 +34,8 @@ import pandas as pd
 from chunklab_core.chunking import strategy_label
 from chunklab_core.core.paths import DATA_DIR
 from chunklab_core.evaluation.chroma_metrics import chroma_scores
-from chunklab_core.stats.bootstrap import bootstrap_ci, paired_difference_ci
-from chunklab_core.stats.claims import candidate_verdicts, pair_verdict
+from chunklab_core.stats.bootstrap import paired_difference_ci
+from chunklab_core.stats.claims import pair_verdict
 from chunklab_core.stats.clustered import clustered_bootstrap_ci
 from chunklab_core.retrieval.registry import model_column
 
@@ -49,8 +49,7 @@ REPORT_ROWS = ("lc_recursive_tok_800_400", "lc_token_800_400", "lc_recursive_tok
                "lc_recursive_tok_400_0", "lc_token_400_0", "lc_recursive_tok_200_0", "lc_token_200_0",
                "lc_recursive_tok_250_125", "lc_token_250_125", "kamradt", "kamradt_modified_300",
                "cluster_400", "cluster_200", "llm_semantic")
-LIBRARY_DEFAULTS = ("lc_recursive_default", "lc_recursive_1000_200", "lc_token_default", "llama_sentence_default",
-                    "chonkie_token_default", "chonkie_sentence_default", "chonkie_recursive_default", "semchunk_512")
+
 
 
 def load_published(path=PUBLISHED_CSV) -> pd.DataFrame:
@@ -164,52 +163,6 @@ def neighbour_differences(per_question: pd.DataFrame, ks: Sequence[int], metric:
     return pd.DataFrame(rows)
 
 
-def builder_table(per_question: pd.DataFrame, k: int, candidates: Sequence[str], series: Sequence[str],
-                  metric: str = "recall", resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """Per corpus and retriever: each strategy's ``metric@k`` (mean and interval) and tokens@k,
-    its paired difference against the leader (the highest mean among ``series`` and
-    ``candidates``), and the verdict words of ``claims.candidate_verdicts``; ``series' best``
-    names the series' own strategy with the highest mean, for the builder's comparison."""
-    column, tokens = f"{metric}@{k}", f"tokens@{k}"
-    rows = []
-    for (corpus, retriever, model), cell in per_question.groupby(["corpus", "retriever", "model"], sort=False):
-        wide = cell.pivot_table(index="qid", columns="strategy", values=column).dropna(axis=1, how="all").dropna()
-        spent = cell.groupby("strategy")[tokens].mean()
-        names = [s for s in dict.fromkeys([*series, *candidates]) if s in wide.columns]
-        in_series = [s for s in series if s in wide.columns]
-        if not names or wide.empty:
-            continue
-        leader = max(names, key=lambda s: wide[s].mean())
-        series_best = max(in_series, key=lambda s: wide[s].mean()) if in_series else None
-        intervals, table = {}, []
-        for strategy in names:
-            mean = bootstrap_ci(wide[strategy].to_numpy(), resamples, seed)
-            row = {"corpus": corpus, "retriever": retriever, "model": model, "strategy": strategy,
-                   "label": strategy_label(strategy), "library": strategy in candidates, "questions": len(wide),
-                   column: mean.mean, "low": mean.low, "high": mean.high, tokens: float(spent.get(strategy, np.nan))}
-            if strategy != leader:
-                d = paired_difference_ci(wide[leader].to_numpy(), wide[strategy].to_numpy(), resamples, seed)
-                row.update({"leader − this": float(d.mean), "diff low": float(d.low), "diff high": float(d.high)})
-                intervals[strategy] = (float(d.low), float(d.high))
-            table.append(row)
-        words = candidate_verdicts(leader, intervals)
-        for row in table:
-            row["verdict"] = words[row["strategy"]]
-            row["leader"] = strategy_label(leader)
-            row["series' best"] = strategy_label(series_best) if series_best else ""
-        rows.extend(table)
-    return pd.DataFrame(rows)
-
-
-def cheapest_adequate(builder: pd.DataFrame, k: int) -> pd.DataFrame:
-    """Per corpus and retriever, among the strategies the rule cannot rule out (the leader
-    included), the one returning the fewest tokens@k: the cheapest setting the evidence keeps."""
-    tokens = f"tokens@{k}"
-    kept = builder[builder["verdict"] != "ruled out"]
-    picks = kept.loc[kept.groupby(["corpus", "retriever", "model"], sort=False)[tokens].idxmin()]
-    return picks[["corpus", "retriever", "model", "label", tokens, "verdict", "leader"]].reset_index(drop=True)
-
-
 def take_questions(corpus, n: int | None, seed: int):
     """The corpus with its first ``n`` questions of a seeded order (all when ``n`` is None);
     documents stay whole (a smaller run for checks; the post's numbers use every question)."""
@@ -219,23 +172,3 @@ def take_questions(corpus, n: int | None, seed: int):
         return corpus
     order = np.random.default_rng(seed).permutation(len(corpus.questions))[:n]
     return Corpus(corpus.name, corpus.documents, [corpus.questions[i] for i in sorted(order)])
-
-
-def plot_report(table: pd.DataFrame, metric: str = "recall"):
-    """Our mean (points) per report row and depth, with the published value as a cross where known."""
-    import matplotlib.pyplot as plt
-
-    depths = sorted(table["retrieved"].unique())
-    fig, axes = plt.subplots(1, len(depths), figsize=(6 * len(depths), 0.35 * table["strategy"].nunique() + 1.5),
-                             sharey=True, squeeze=False)
-    for ax, k in zip(axes[0], depths):
-        part = table[table["retrieved"] == k].reset_index(drop=True)
-        y = np.arange(len(part))
-        ax.barh(y, part[f"{metric} mean"], color="#4C72B0", label="this run (mean)")
-        ax.scatter(part[f"{metric} published"], y, marker="x", color="#C44E52", zorder=3, label="report (published)")
-        ax.set_yticks(y, part["label"])
-        ax.invert_yaxis()
-        ax.set_xlabel(f"{metric} (points), {k} retrieved")
-        ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    return fig
