@@ -183,7 +183,22 @@ def _post07(data_dir) -> list[dict]:
     return rows
 
 
-POST_FINDINGS = {"01, 03": _post01_03, "01 full set": _post01_full, "02": _post02, "04": _post04, "05": _post05, "06": _post06, "07": _post07}
+def _post08(data_dir) -> list[dict]:
+    """Post 08: Chroma's report re-run (each pair of neighbouring rows, and the LLM chunker on its
+    slice against each other row), paired differences of recall in points with the hull of the
+    corpus-clustered and question-level intervals, post 08's verdict."""
+    rows = []
+    for name, what in (("08_neighbours.csv", "Chroma's corpora"), ("08_llm_pairs.csv", "the LLM chunker's slice")):
+        for _, r in read_table(name, data_dir).iterrows():
+            rows.append(_row("08", f"recall (points) at {r['retrieved']} retrieved: {r['a']} − {r['b']}, {what}",
+                             f"{what}, {numbers.count(r['questions'], 'question')} from "
+                             f"{numbers.count(r['clusters'], 'corpus', 'corpora')}", r["questions"], r["recall a − b"],
+                             r["low"], r["high"], r["verdict"], name,
+                             key_text(retrieved=r["retrieved"], a=r["a"], b=r["b"])))
+    return rows
+
+
+POST_FINDINGS = {"01, 03": _post01_03, "01 full set": _post01_full, "02": _post02, "04": _post04, "05": _post05, "06": _post06, "07": _post07, "08": _post08}
 
 
 def post_findings(posts: str, data_dir: Path | None = None) -> pd.DataFrame:

@@ -58,6 +58,13 @@ SOURCES: dict[str, tuple[str, list[str]]] = {
                              *VERDICT]),
     "07_slice_comparisons.csv": ("07", ["corpus", "strategy", "first_stage", "depth", "a", "b", "questions", "design",
                                         "difference", *VERDICT]),
+    "08_builder.csv": ("08", ["corpus", "retriever", "model", "strategy", "label", "library", "questions",
+                              "documents", "recall@5", "low", "high", "tokens@5", "verdict", "design", "leader"]),
+    "08_cheapest.csv": ("08", ["corpus", "retriever", "label", "tokens@5", "verdict", "leader"]),
+    "08_neighbours.csv": ("08", ["retrieved", "a", "b", "questions", "clusters", "recall a − b", "low", "high",
+                                 "verdict"]),
+    "08_llm_pairs.csv": ("08", ["retrieved", "a", "b", "questions", "clusters", "recall a − b", "low", "high",
+                                "verdict"]),
 }
 
 

@@ -8,13 +8,15 @@ Handles, one call per notebook section:
   ``run_matrix`` result on Chroma's corpora, per question and depth;
 * ``report_table``: per row of the report (strategy x depth) the mean ± standard deviation over
   questions (the report's summary, in points), beside the published value where one is known;
-* ``neighbour_differences``: for each pair of neighbouring rows, the paired difference of a
+* ``paired_rows`` / ``neighbour_differences`` / ``against``: for each pair (neighbouring rows of
+  the report, or one strategy against each other one), the paired difference of a
   metric with a percentile interval from the document-clustered bootstrap
   (``stats.clustered``: Chroma's five corpora are one document each, so this is a
   corpus-clustered interval, unreliable with 5 clusters as that module warns: with so few it can
   come out narrower than the question-level one) and from the plain paired bootstrap over
   questions, worded by ``stats.claims.pair_verdict`` on the hull of the two (the lower of the
   lows, the higher of the highs), so too few clusters can never make a claim stronger;
+* ``chunk_sizes``: each strategy's chunks and their size in tokens (the LLM chunker's slice);
 * ``builder_table``: post 02's corpora, library defaults against the series' strategies under
   each retriever: the metric, tokens returned, the paired difference against the series'
   best strategy of that corpus and retriever, and the series' verdict words
@@ -132,34 +134,62 @@ def report_table(per_question: pd.DataFrame, ks: Sequence[int], published: pd.Da
                              kind="stable").reset_index(drop=True)
 
 
-def neighbour_differences(per_question: pd.DataFrame, ks: Sequence[int], metric: str = "recall",
-                          strategies: Sequence[str] = REPORT_ROWS, resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """Paired ``row − next row`` differences of ``metric`` (points) for neighbouring rows, per depth:
-    the clustered (document = Chroma corpus) and the plain paired interval; the verdict from the
-    hull of the two (``claims.pair_verdict``), the more cautious of them wherever they differ."""
+def paired_rows(per_question: pd.DataFrame, ks: Sequence[int], metric: str,
+                pairs: Sequence[tuple[str, str]], resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Paired ``a − b`` differences of ``metric`` (points) for each pair, per depth: the clustered
+    (document = Chroma corpus) and the plain paired interval, their hull (``low``, ``high``: the
+    lower low, the higher high) and its verdict (``claims.pair_verdict``), so the more cautious
+    interval always decides."""
     import warnings
 
     long = _long(per_question, ks)
-    present = [s for s in strategies if s in set(long["strategy"])]
     rows = []
     for k in ks:
         wide = long[long["retrieved"] == k].pivot_table(index=["qid", "doc_id"], columns="strategy", values=metric)
         wide = wide.dropna()
         clusters = wide.index.get_level_values("doc_id").to_numpy()
-        for a, b in zip(present, present[1:]):
+        for a, b in pairs:
             diff = 100 * (wide[a].to_numpy() - wide[b].to_numpy())
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 clustered = clustered_bootstrap_ci(diff, clusters, resamples, seed)
             plain = paired_difference_ci(100 * wide[a].to_numpy(), 100 * wide[b].to_numpy(), resamples, seed)
+            low, high = min(clustered.low, float(plain.low)), max(clustered.high, float(plain.high))
             rows.append({"retrieved": k, "a": strategy_label(a), "b": strategy_label(b), "questions": len(diff),
                          "clusters": len(set(clusters)), f"{metric} a − b": clustered.mean,
                          "clustered low": clustered.low, "clustered high": clustered.high,
-                         "plain low": float(plain.low), "plain high": float(plain.high),
-                         "verdict": pair_verdict(strategy_label(a), strategy_label(b),
-                                                 min(clustered.low, float(plain.low)),
-                                                 max(clustered.high, float(plain.high))),
+                         "plain low": float(plain.low), "plain high": float(plain.high), "low": low, "high": high,
+                         "verdict": pair_verdict(strategy_label(a), strategy_label(b), low, high),
                          "few clusters": bool(caught)})
+    return pd.DataFrame(rows)
+
+
+def neighbour_differences(per_question: pd.DataFrame, ks: Sequence[int], metric: str = "recall",
+                          strategies: Sequence[str] = REPORT_ROWS, resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """:func:`paired_rows` for each pair of neighbouring rows of the report (row − next row)."""
+    present = [s for s in strategies if s in set(per_question["strategy"])]
+    return paired_rows(per_question, ks, metric, list(zip(present, present[1:])), resamples, seed)
+
+
+def against(per_question: pd.DataFrame, ks: Sequence[int], metric: str, target: str, others: Sequence[str],
+            resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """:func:`paired_rows` of ``target`` against each of ``others`` (target − other)."""
+    present = [s for s in others if s in set(per_question["strategy"]) and s != target]
+    return paired_rows(per_question, ks, metric, [(target, s) for s in present], resamples, seed)
+
+
+def chunk_sizes(result, corpus, strategies: Sequence[str]) -> pd.DataFrame:
+    """Per strategy of a ``run_matrix`` result on ``corpus``: its chunks and their mean and median
+    size in cl100k_base tokens (``core.tokens``), the size the report's rows are named by."""
+    from chunklab_core.core.tokens import count_tokens_many
+
+    rows = []
+    for strategy in strategies:
+        chunks = result.chunks[(corpus.name, strategy)]
+        sizes = np.asarray(count_tokens_many(corpus.doc(c.doc_id).text[c.start:c.end] for c in chunks), dtype=float)
+        rows.append({"strategy": strategy, "label": strategy_label(strategy), "chunks": len(chunks),
+                     "mean tokens": float(sizes.mean()) if sizes.size else np.nan,
+                     "median tokens": float(np.median(sizes)) if sizes.size else np.nan})
     return pd.DataFrame(rows)
 
 
