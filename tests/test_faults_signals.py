@@ -25,14 +25,19 @@ from chunklab_core.reports.notebook_run import run_notebook
 ENV = {**os.environ, "PYTHONPATH": str(PROJ_ROOT), "PYTHONUNBUFFERED": "1"}
 
 
+CELL_SECONDS = 12
+
+
 def sleeping_notebook(path, folder):
-    """Cell 1 writes the kernel's pid and sleeps; cell 2 would write ``late`` after it."""
+    """Cell 1 writes the kernel's pid and sleeps ``CELL_SECONDS``; cell 2 would write ``late`` after it.
+    The sleep is long enough that a runner which stops its kernel on the signal always does so
+    inside cell 1, even on a loaded 2-core machine (4 s was not: a slow shutdown let cell 2 run)."""
     nb = nbformat.v4.new_notebook()
     params = nbformat.v4.new_code_cell("N = 1")
     params.metadata["tags"] = ["parameters"]
     nb.cells = [params,
                 nbformat.v4.new_code_cell(f"import os, time, pathlib\nfolder = pathlib.Path({str(folder)!r})\n"
-                                          "(folder / 'kernel.pid').write_text(str(os.getpid()))\ntime.sleep(4)"),
+                                          f"(folder / 'kernel.pid').write_text(str(os.getpid()))\ntime.sleep({CELL_SECONDS})"),
                 nbformat.v4.new_code_cell("(folder / 'late').write_text('the kernel ran on')")]
     nb.metadata["kernelspec"] = {"name": "chunklab", "display_name": "chunklab", "language": "python"}
     nbformat.write(nb, str(path))
@@ -86,7 +91,7 @@ def test_a_signal_stops_the_notebook_runner_like_ctrl_c(tmp_path, signum):
     assert status == 128 + signum, printed
     last = printed.strip().splitlines()[-1]  # papermill and the stopped kernel log above it, as on Ctrl-C
     assert last.startswith("notebook_run: ") and f"interrupted (stopped by {signum.name})" in last, printed
-    time.sleep(4)  # cell 1 would have ended: cell 2 never runs
+    time.sleep(CELL_SECONDS)  # cell 1 would have ended: cell 2 never runs
     assert output.read_text(encoding="utf-8") == "the committed post"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kernel.pid", "post.ipynb", "src.ipynb"]
 
@@ -99,7 +104,7 @@ def test_sigterm_to_make_stops_its_notebook_rule_cleanly(tmp_path):
         "post.ipynb: src.ipynb\n\t$(PAPERMILL) $< $@\n", encoding="utf-8")
     status, printed = signalled_run(tmp_path, ["make", "-C", str(tmp_path), "post.ipynb"], signal.SIGTERM)
     assert status != 0
-    time.sleep(4)
+    time.sleep(CELL_SECONDS)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["Makefile", "kernel.pid", "src.ipynb"], printed
 
 
