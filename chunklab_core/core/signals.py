@@ -61,6 +61,12 @@ def exit_status(err: KeyboardInterrupt) -> int:
     return 128 + (err.signum if isinstance(err, Interrupted) else signal.SIGINT)
 
 
+def _default_sigint() -> None:
+    """In the child, before exec: SIGINT back to its default, so the SIGINT that stops the child
+    is not ignored when we were started with it ignored (POSIX shells start background jobs so)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_child(command: Sequence[str], grace: float = 30.0, **popen) -> int:
     """Run ``command`` and return its exit status; stop it like Ctrl-C when we are interrupted.
 
@@ -70,6 +76,8 @@ def run_child(command: Sequence[str], grace: float = 30.0, **popen) -> int:
     group is killed; the interrupt is re-raised after the child is gone.
     """
     posix = os.name == "posix"
+    if posix:  # a background job (`make all &` from a script) inherits SIGINT ignored; our stop is SIGINT
+        popen.setdefault("preexec_fn", _default_sigint)
     with signals_as_interrupt():
         child = subprocess.Popen(list(command), **({"process_group": 0} if posix else {}), **popen)
         try:
