@@ -43,7 +43,7 @@ def main() -> None:
         record = {
             "qid": item.qid, "query": item.question, "doc_id": item.doc_id,
             "gold_ids": [context_id(*run.contexts[c]) for c in run.relevant[row]],
-            "gold_snippets": list(item.golds),
+            "gold_snippets": [list(item.golds)],  # one slot: the answer's alternatives
             "retrieved_ids": [context_id(*run.contexts[c]) for c in ranked],
             "context_ids": [context_id(*run.contexts[c]) for c in ranked[:5]],
             "context_texts": list(contexts),

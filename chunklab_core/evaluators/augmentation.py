@@ -7,9 +7,15 @@ query's relevant (gold) ids:
 * ``context_precision`` = |C n G| / |C|; ``context_noise`` = 1 - context_precision;
 * ``context_recall`` = |C n G| / |G| (not measured when G is empty);
 * ``context_sufficiency`` = 1[G is a subset of C]: every gold chunk was packed;
-* ``answer_in_context`` = 1[some context text contains a gold snippet] (the series'
-  normalised containment, ``core.text.normalize``; post 05's "passage retrieved"), from texts
-  and snippets instead of ids;
+* ``answer_in_context`` = 1[some context text holds the gold] (the series' normalised
+  containment, ``common.contains_gold``: one alternative of every slot in one text; post 05's
+  "passage retrieved"), from texts and snippets instead of ids;
+* without ids, **by containment** of the gold's slots in the context texts (said in the
+  metric's definition): ``context_recall`` = #slots filled by some context text / #slots and
+  ``context_sufficiency`` = 1[every slot filled by some context text] (slots may sit in
+  different texts; one slot of alternatives makes both equal to ``answer_in_context``);
+* ``context_text_tokens`` = words (``common.word_tokens``) in the context texts: what the
+  packed context costs, shown beside every A vs B comparison;
 * ``duplicate_ratio`` = (#context items - |C|) / #context items: packing slots spent on repeats;
 * ``budget_compliance`` = 1[context_tokens <= budget_tokens] (tokens as your pipeline counts them);
 * ``evidence_edge_placement`` = share of the packed gold chunks that sit at the first or the
@@ -30,7 +36,8 @@ from typing import Collection, Sequence
 import numpy as np
 
 from chunklab_core.core.text import normalize
-from chunklab_core.evaluators.common import StageResult, encode_ranked, none_where
+from chunklab_core.evaluators.common import (StageResult, as_slots, contains_gold, encode_ranked, none_where,
+                                             slots_filled, word_tokens)
 
 
 def context_precision(in_gold: np.ndarray, distinct: np.ndarray) -> np.ndarray:
@@ -78,11 +85,25 @@ def edge_placement(rel: np.ndarray, items: np.ndarray) -> np.ndarray:
     return np.divide(first + last, packed, out=np.full_like(packed, np.nan), where=packed > 0)
 
 
-def answer_in_context(texts: Sequence[str], snippets: Sequence[str]) -> float:
-    """1.0 when one normalised text contains a normalised (non-empty) snippet, else 0.0; a
-    snippet cut across two packed texts is not found (as in the series)."""
-    wanted = [w for w in (normalize(s) for s in snippets) if w]
-    return float(any(w in body for body in (normalize(t) for t in texts) for w in wanted))
+def answer_in_context(texts: Sequence[str], snippets) -> float:
+    """1.0 when one normalised text holds the gold (``common.contains_gold``: one alternative
+    of every slot), else 0.0; gold cut across two packed texts is not found (as in the series)."""
+    slots = as_slots(snippets)
+    return float(slots is not None and any(contains_gold(normalize(t), slots) for t in texts))
+
+
+def containment_recall(texts: Sequence[str], snippets) -> float | None:
+    """#slots of the gold with an alternative in some normalised context text / #slots;
+    ``None`` without gold."""
+    slots = as_slots(snippets)
+    return None if slots is None else slots_filled([normalize(t) for t in texts], slots) / len(slots)
+
+
+def containment_sufficiency(texts: Sequence[str], snippets) -> float | None:
+    """1[every slot of the gold has an alternative in some normalised context text]; ``None``
+    without gold."""
+    recall = containment_recall(texts, snippets)
+    return None if recall is None else float(recall == 1.0)
 
 
 def evaluate_augmentation(qids: Sequence[str], context_ids: Sequence[Sequence[str] | None] | None = None,
@@ -120,15 +141,33 @@ def evaluate_augmentation(qids: Sequence[str], context_ids: Sequence[Sequence[st
             stage.values["evidence_edge_placement"] = none_where(edge_placement(encoded.rel, items), unmeasured)
     else:
         stage.not_measured["duplicate_ratio"] = "context_ids"
+    by_text = context_texts is not None and gold_snippets is not None
     if context_ids is None or gold_ids is None:
         for name in ("context_precision", "context_noise", "context_recall", "context_sufficiency",
                      "evidence_edge_placement"):
+            if by_text and name in ("context_recall", "context_sufficiency"):
+                continue
             stage.not_measured[name] = "context_ids + gold_ids"
-    if context_texts is not None and gold_snippets is not None:
+    if by_text:
+        pairs = list(zip(context_texts, gold_snippets))
         stage.values["answer_in_context"] = np.array(
-            [np.nan if t is None or not s else answer_in_context(t, s) for t, s in zip(context_texts, gold_snippets)])
+            [np.nan if t is None or as_slots(s) is None else answer_in_context(t, s) for t, s in pairs])
+        stage.definitions["answer_in_context"] = "containment: gold_snippets in context_texts"
+        if context_ids is None or gold_ids is None:
+            for name, fn in (("context_recall", containment_recall), ("context_sufficiency", containment_sufficiency)):
+                values = [None if t is None else fn(t, s) for t, s in pairs]
+                stage.values[name] = np.array([np.nan if v is None else v for v in values], dtype=float)
+                stage.definitions[name] = "containment: gold_snippets slots in context_texts (no context_ids + gold_ids)"
     else:
         stage.not_measured["answer_in_context"] = "context_texts + gold_snippets"
+    if context_ids is not None and gold_ids is not None:
+        for name in ("context_recall", "context_sufficiency"):
+            stage.definitions[name] = "ids: context_ids against gold_ids"
+    if context_texts is not None:
+        stage.values["context_text_tokens"] = np.array(
+            [np.nan if t is None else float(sum(len(word_tokens(x)) for x in t)) for t in context_texts])
+    else:
+        stage.not_measured["context_text_tokens"] = "context_texts"
     if context_tokens is not None and budget_tokens is not None:
         tokens = np.array([np.nan if v is None else float(v) for v in context_tokens])
         budget = np.array([np.nan if v is None else float(v) for v in budget_tokens])

@@ -13,9 +13,15 @@ Handles
   returned twice counted once, at its first rank** (the repeat becomes padding where it stood:
   it used a slot of the list, so later ids keep their ranks), and the relevance matrix against
   each query's relevant ids, vectorised over all queries at once.
+* :func:`as_slots` and :func:`contains_gold`: gold as slots of alternatives, the convention of
+  the own-documents questions file (``evaluation.gold_slots.normalize_gold``: a string is one
+  slot; a list holds slots, each a string or a list of alternatives), and the evaluators'
+  containment rule: a text holds the gold when, after ``core.text.normalize``, it contains one
+  alternative of every slot (one slot of alternatives: any of them, post 01's rule).
 * :class:`StageResult`: one stage's per-query values (a float array per metric, NaN where that
   query was not measured), the metrics whose input was not given at all (with the input that
-  would measure them), percentile metrics (raw values + q) and corpus-level values.
+  would measure them), percentile metrics (raw values + q), corpus-level values, and for a
+  metric that has more than one definition, the one used (``definitions``).
 
 Not handled: the metrics themselves (one module per stage), intervals (``evaluators.scorecard``).
 """
@@ -31,12 +37,36 @@ from typing import Collection, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from chunklab_core.core.text import normalize
+from chunklab_core.evaluation.gold_slots import normalize_gold
+
 WORD = re.compile(r"\w+")
 
 
 def word_tokens(text: str) -> list[str]:
     """Words of ``text``: ``re.findall(r"\\w+", text.lower())`` (letters, digits, underscore)."""
     return WORD.findall(text.lower())
+
+
+def as_slots(gold) -> tuple[tuple[str, ...], ...] | None:
+    """Gold slots (``gold_slots.normalize_gold``: ``"a"`` -> ``(("a",),)``, ``["a", ["b", "c"]]``
+    -> ``(("a",), ("b", "c"))``), each alternative ``core.text.normalize``-d, blank ones dropped;
+    ``None`` for no gold (``None``, an empty list, or nothing left after normalising)."""
+    if gold is None or (isinstance(gold, (list, tuple)) and not gold):
+        return None
+    slots = tuple(tuple(w for w in (normalize(a) for a in slot) if w) for slot in normalize_gold(gold))
+    return slots if slots and all(slots) else None
+
+
+def contains_gold(body: str, slots: tuple[tuple[str, ...], ...]) -> bool:
+    """1[every slot has an alternative that is a substring of ``body``]; ``body`` and ``slots``
+    already normalised (``core.text.normalize``, :func:`as_slots`)."""
+    return all(any(a in body for a in slot) for slot in slots)
+
+
+def slots_filled(bodies: Sequence[str], slots: tuple[tuple[str, ...], ...]) -> int:
+    """How many slots have an alternative in at least one of ``bodies`` (normalised texts)."""
+    return sum(any(a in body for body in bodies for a in slot) for slot in slots)
 
 
 def _measured(values: Iterable[float | None]) -> np.ndarray:
@@ -152,7 +182,9 @@ class StageResult:
     ``values``: metric -> per-query float array (NaN = not measured for that query);
     ``not_measured``: metric -> the input that would measure it (the input was not given);
     ``percentiles``: metric -> (per-query raw values, q) for percentile metrics (``p50``...);
-    ``corpus``: corpus-level metrics (chunking, index) -> value or ``None``.
+    ``corpus``: corpus-level metrics (chunking, index) -> value or ``None``;
+    ``definitions``: metric -> the definition used, for a metric that can be measured from
+    different inputs (ids or containment of snippets).
     """
 
     stage: str
@@ -161,6 +193,7 @@ class StageResult:
     not_measured: dict[str, str] = field(default_factory=dict)
     percentiles: dict[str, tuple[np.ndarray, float]] = field(default_factory=dict)
     corpus: dict[str, float | None] = field(default_factory=dict)
+    definitions: dict[str, str] = field(default_factory=dict)
 
     def means(self) -> dict[str, float | None]:
         """Every metric's value: means of per-query metrics (measured queries only), the

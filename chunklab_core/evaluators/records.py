@@ -8,7 +8,7 @@ Handles
 
       qid            str, unique                      query          str
       doc_id         str: the document the query is about (intervals then resample documents)
-      gold_ids       [str]: relevant chunk ids        gold_snippets  str | [str]: answer strings
+      gold_ids       [str]: relevant chunk ids        gold_snippets  str | [str | [str]]: gold slots
       gold_spans     [[doc_id, start, end]]: evidence character spans
       retrieved_ids  [str], best first                retrieved_texts [str]    retrieved_spans [[doc_id, start, end]]
       reranked_ids   [str]: the reranker's output     context_ids    [str]: the packed context, in order
@@ -18,6 +18,12 @@ Handles
       claims         [bool] or [{"supported": bool}]  cost           number
       tokens         number, or {"prompt": n, "completion": n}
       latency_ms     {"retrieval": n, "rerank": n, "generation": n, "total": n} (any subset)
+
+  ``gold_snippets`` takes the forms of the own-documents questions file, read by the same
+  parser with the same messages (``data.loaders.parse_gold_snippets``): a string is one slot;
+  a list holds slots, each a string (required) or a list of alternatives (any one fills it):
+  ``["store manager", ["regional lead", "area lead"]]``. Alternatives of one answer, as SQuAD
+  gives them, are one slot: ``[["Denver Broncos", "Broncos"]]``. It is kept as a list of slots.
 
   A bad line raises :class:`RecordsError` naming the file, the line and the field; an unknown
   field is an error too (a typo would otherwise silently measure nothing).
@@ -37,6 +43,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
+
+from chunklab_core.data.loaders import parse_gold_snippets
 
 LATENCY_KEYS = ("retrieval", "rerank", "generation", "total")
 
@@ -93,6 +101,15 @@ def _str_or_list(value, where):
     return [_str(value, where)] if isinstance(value, str) else _text_list(value, where)
 
 
+def _gold_slots(value, where):
+    """Gold slots through the questions file's parser (``loaders.parse_gold_snippets``), its
+    messages prefixed with the file, line and field."""
+    slots, problems = parse_gold_snippets(value)
+    if problems:
+        raise RecordsError(f"{where}: {'; '.join(problems)}")
+    return [list(slot) for slot in slots]
+
+
 def _spans(value, where):
     if not isinstance(value, list):
         raise RecordsError(f"{where}: expected a list of [doc_id, start, end], got {json.dumps(value)[:80]}")
@@ -141,7 +158,7 @@ def _latency(value, where):
 
 
 FIELDS: dict[str, Callable] = {
-    "qid": _str, "query": _str, "doc_id": _str, "gold_ids": _str_list, "gold_snippets": _str_or_list,
+    "qid": _str, "query": _str, "doc_id": _str, "gold_ids": _str_list, "gold_snippets": _gold_slots,
     "gold_spans": _spans, "retrieved_ids": _str_list, "retrieved_texts": _text_list, "retrieved_spans": _spans,
     "reranked_ids": _str_list, "context_ids": _str_list, "context_texts": _text_list,
     "context_tokens": _number, "budget_tokens": _number, "answer": _str, "reference": _str_or_list,

@@ -13,12 +13,15 @@ first rank**, ``common.encode_ranked``), with ``R`` the query's distinct relevan
   with it whenever R <= k);
 * ``span_recall@k``, ``span_precision@k``, ``span_iou@k``, ``complete_evidence@k`` (character
   spans, ``evaluation.span_metrics.span_overlap``) when retrieved spans and gold spans are given;
+* ``returned_tokens@k``: words in the top k retrieved texts (what each side hands on, shown
+  beside every A vs B comparison);
 * latency percentiles ``latency_p50_ms``, ``latency_p95_ms`` (``common.percentile``).
 
 Relevance comes from ``gold_ids`` (then every metric is defined when R >= 1; a query with no
 relevant id is not measured, as pytrec_eval leaves out queries without qrels), or, without
 gold ids, from ``gold_snippets`` found in the retrieved texts by the series' rule (normalised
-containment, ``core.text.normalize``): then R is unknown and only hit, precision and RR are
+containment, ``core.text.normalize``; gold as slots of alternatives, ``common.as_slots``):
+then R is unknown and only hit, precision and RR are
 measured; recall, F1, MAP and nDCG stay ``None`` ("needs gold_ids").
 
 Not handled: graded relevance, relevance judged over the whole collection from snippets.
@@ -33,7 +36,8 @@ import numpy as np
 from chunklab_core.core.text import normalize
 from chunklab_core.evaluation import ranking_metrics as rm
 from chunklab_core.evaluation.span_metrics import span_overlap
-from chunklab_core.evaluators.common import EncodedRun, StageResult, encode_ranked, none_where
+from chunklab_core.evaluators.common import (EncodedRun, StageResult, as_slots, contains_gold, encode_ranked,
+                                             none_where, word_tokens)
 
 KS = (1, 3, 5, 10)
 
@@ -69,21 +73,26 @@ def map_at_k(rel: np.ndarray, n_relevant: np.ndarray, k: int) -> np.ndarray:
     return np.divide(total, bound, out=np.full_like(total, np.nan), where=bound > 0)
 
 
-def snippet_relevance(texts: Sequence[Sequence[str]], snippets: Sequence[Sequence[str] | None],
+def snippet_relevance(texts: Sequence[Sequence[str]], snippets: Sequence | None,
                       depth: int) -> np.ndarray:
-    """0/1 grades: retrieved text ``i`` of a query is relevant when it contains any of the
-    query's gold snippets after ``core.text.normalize`` (the series' post-01 rule); NaN rows
-    for queries without snippets."""
+    """0/1 grades: retrieved text ``i`` of a query is relevant when it holds the query's gold
+    (``common.contains_gold``: after ``core.text.normalize``, one alternative of every slot;
+    one slot of alternatives is post 01's rule); NaN rows for queries without snippets."""
     rel = np.zeros((len(texts), depth))
     for row, (returned, golds) in enumerate(zip(texts, snippets)):
-        if not golds:
+        slots = as_slots(golds)
+        if slots is None:
             rel[row] = np.nan
             continue
-        wanted = [normalize(g) for g in golds if normalize(g)]
         for col, text in enumerate(list(returned)[:depth]):
-            body = normalize(text)
-            rel[row, col] = float(any(w in body for w in wanted))
+            rel[row, col] = float(contains_gold(normalize(text), slots))
     return rel
+
+
+def returned_tokens(texts: Sequence[Sequence[str] | None], k: int) -> np.ndarray:
+    """Words (``common.word_tokens``) in the top ``k`` retrieved texts per query: what a
+    retriever hands on, to put beside its hit rate; NaN for a query without texts."""
+    return np.array([np.nan if t is None else float(sum(len(word_tokens(x)) for x in list(t)[:k])) for t in texts])
 
 
 def _ranking(stage: StageResult, rel: np.ndarray, n_relevant: np.ndarray | None, ks: Sequence[int],
@@ -134,11 +143,20 @@ def evaluate_retrieval(qids: Sequence[str], retrieved_ids: Sequence[Sequence[str
         rel = snippet_relevance([t or [] for t in retrieved_texts], gold_snippets, depth)
         unmeasured = np.isnan(rel[:, 0]) if n else np.zeros(0, bool)
         _ranking(stage, np.nan_to_num(rel), None, ks, unmeasured)
+        for k in ks:
+            for name in ("hit", "precision", "rr"):
+                stage.definitions[f"{name}@{k}"] = "containment: gold_snippets in retrieved_texts"
     else:
         for k in ks:
             for name in ("hit", "precision", "rr", "recall", "f1", "map", "ndcg"):
                 stage.not_measured[f"{name}@{k}"] = ("retrieved_ids + gold_ids (or retrieved_texts + "
                                                      "gold_snippets for hit, precision, rr)")
+    if retrieved_texts is not None:
+        for k in ks:
+            stage.values[f"returned_tokens@{k}"] = returned_tokens(retrieved_texts, k)
+    else:
+        for k in ks:
+            stage.not_measured[f"returned_tokens@{k}"] = "retrieved_texts"
     span_names = ("span_recall", "span_precision", "span_iou", "complete_evidence")
     if retrieved_spans is not None and gold_spans is not None:
         for k in ks:
