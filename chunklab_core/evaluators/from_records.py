@@ -5,6 +5,8 @@ A field absent from every record is not given (its metrics are "not measured" wi
 named); a field absent from some records is ``None`` for those queries only. Chunk vectors are
 aligned with the chunk file's rows; query vectors with the records' lines. A TREC run + qrels
 pair supplies ``retrieved_ids`` and ``gold_ids`` of the retrieval stage (matched by qid).
+Last comes the answer funnel (``funnel``) from the same fields, its answer-correct step being
+generation's ``task_success``.
 
 Not handled: file formats (``records``), intervals (``scorecard``).
 """
@@ -21,6 +23,7 @@ from chunklab_core.evaluators.chunking import evaluate_chunking
 from chunklab_core.evaluators.common import StageResult
 from chunklab_core.evaluators.embedding import evaluate_embedding
 from chunklab_core.evaluators.end_to_end import evaluate_end_to_end
+from chunklab_core.evaluators.funnel import evaluate_funnel
 from chunklab_core.evaluators.generation import evaluate_generation
 from chunklab_core.evaluators.records import ChunkRecord
 from chunklab_core.evaluators.reranking import evaluate_reranking
@@ -38,7 +41,7 @@ def evaluate_records(records: Sequence[dict], chunks: Sequence[ChunkRecord] | No
                      query_vectors: np.ndarray | None = None,
                      trec: tuple[dict, dict] | None = None, ks: Sequence[int] = KS, rerank_k: int = 5,
                      max_chars: int | None = None, max_tokens: int | None = None) -> list[StageResult]:
-    """Every stage evaluator on what the inputs hold."""
+    """Every stage evaluator on what the inputs hold, then the funnel (stage ``funnel``)."""
     qids = [r["qid"] for r in records]
     gold_ids = column(records, "gold_ids")
     retrieved_ids = column(records, "retrieved_ids")
@@ -48,6 +51,7 @@ def evaluate_records(records: Sequence[dict], chunks: Sequence[ChunkRecord] | No
         gold_ids = [qrels.get(q) for q in qids]
     snippets = column(records, "gold_snippets")
     stages: list[StageResult] = []
+    funnel_texts = None
     if chunks is not None:
         objs = [Chunk(i, c.doc_id, c.start, c.end, c.start, c.end) for i, c in enumerate(chunks)]
         docs = None
@@ -57,6 +61,7 @@ def evaluate_records(records: Sequence[dict], chunks: Sequence[ChunkRecord] | No
                 raise ValueError(f"chunks refer to documents missing from the documents file: {missing[:5]}")
             docs = [Document(d, t) for d, t in documents.items()]
         texts = [c.text if c.text is not None else (documents or {}).get(c.doc_id, "")[c.start:c.end] for c in chunks]
+        funnel_texts = texts if documents is not None or all(c.text is not None for c in chunks) else None
         evidence = None
         spans = column(records, "gold_spans")
         if spans is not None and docs is not None:
@@ -99,4 +104,11 @@ def evaluate_records(records: Sequence[dict], chunks: Sequence[ChunkRecord] | No
                                       answerable=column(records, "answerable"),
                                       latency_ms=column(records, "latency_ms", "total"),
                                       cost=column(records, "cost"), tokens=column(records, "tokens")))
+    generation = stages[-2]
+    stages.append(evaluate_funnel(qids, gold_snippets=snippets, gold_ids=gold_ids, chunk_texts=funnel_texts,
+                                  chunk_ids=chunk_ids, retrieved_texts=column(records, "retrieved_texts"),
+                                  retrieved_ids=retrieved_ids, context_texts=column(records, "context_texts"),
+                                  context_ids=column(records, "context_ids"), answers=column(records, "answer"),
+                                  task_success=generation.values.get("task_success"),
+                                  answerable=column(records, "answerable"), k=max(ks)))
     return stages

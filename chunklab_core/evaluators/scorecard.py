@@ -14,10 +14,21 @@ Handles
   query's document is given and the measured queries span at least two documents; percentile
   metrics (latency) are re-computed on the same resampled query sets (``stats.bootstrap
   .iter_resample_indices``).
+* Units (:func:`unit_of`): every row says what its number is -- ``count`` (whole numbers),
+  ``tokens``, ``ms``, ``cosine``, ``ratio``, ``ranks``, ``cost`` or ``fraction`` (0 to 1); one
+  unit for shares across the page: chunk health's percentages (``pct_*``) become fractions
+  named ``share_*``. ``definition`` says which inputs a metric that has several was measured
+  from (ids, or containment of snippets).
+* :func:`funnel_table`: the answer funnel (``evaluators.funnel``) over the queries measured at
+  every measured step: per step the share of queries that reached it (passed it and every
+  step before) and the share lost there, each with its interval (the same bootstrap, one call
+  for all steps); :func:`biggest_loss` is the step that loses the most.
 * :func:`compare`: A vs B on the same queries: per metric measured in both, the paired
   difference A - B over the queries measured in both (``stats.bootstrap.paired_difference_ci``,
   or clustered), worded by the series' one rule (``stats.claims.pair_verdict``: "A ahead",
-  "B ahead", or "cannot be told apart").
+  "B ahead", or "cannot be told apart"), with the words each side returned on the same queries
+  beside every retrieval and context row (``tokens_a``, ``tokens_b``: ``returned_tokens@k`` and
+  ``context_text_tokens``).
 
 Not handled: writing files (``evaluators.report_files``), reading records (``evaluators.records``).
 """
@@ -40,7 +51,10 @@ STAGE_ORDER = ("chunking", "embedding_index", "retrieval", "reranking", "augment
 STAGE_TITLES = {"chunking": "Chunking", "embedding_index": "Embedding & index", "retrieval": "Retrieval",
                 "reranking": "Reranking", "augmentation": "Augmentation (packed context)",
                 "generation": "Generation", "end_to_end": "End to end"}
-COLUMNS = ["stage", "metric", "kind", "n", "value", "low", "high", "status"]
+COLUMNS = ["stage", "metric", "kind", "unit", "n", "value", "low", "high", "status", "definition"]
+FUNNEL_COLUMNS = ["step", "title", "definition", "n", "reached", "reached_low", "reached_high", "lost", "lost_low",
+                  "lost_high"]
+COSINE = ("similarity", "margin", "clarity", "stickiness", "cohesion")
 MEASURED = "measured"
 UNDEFINED = "undefined for this input"
 
@@ -50,6 +64,32 @@ class Options:
     resamples: int = 2_000
     seed: int = 0
     confidence: float = 0.95
+
+
+def unit_of(metric: str) -> str:
+    """The unit of a metric's value, from its name (after ``pct_`` -> ``share_``)."""
+    if metric.startswith("n_"):
+        return "count"
+    if "tokens" in metric:
+        return "tokens"
+    if metric.endswith("_ms"):
+        return "ms"
+    if metric == "cost":
+        return "cost"
+    if metric == "size_cv":
+        return "ratio"
+    if metric == "first_relevant_rank_change":
+        return "ranks"
+    if any(word in metric for word in COSINE):
+        return "cosine"
+    return "fraction"
+
+
+def as_share(metric: str, value):
+    """``(name, value)`` with a percentage (``pct_x``, 0-100) turned into a fraction ``share_x``."""
+    if metric.startswith("pct_"):
+        return "share_" + metric[4:], None if value is None else value / 100.0
+    return metric, value
 
 
 def _interval(values: np.ndarray, docs: np.ndarray | None, options: Options) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -106,13 +146,55 @@ def stage_table(result: StageResult, docs: Sequence | None = None, options: Opti
         low, high = _percentile_interval(values, q, options)
         rows[metric] = dict(kind="percentile", n=n, value=percentile(values, q), low=low, high=high, status=MEASURED)
     for metric, value in result.corpus.items():
-        value = as_optional(value)
+        metric, value = as_share(metric, as_optional(value))
         rows[metric] = dict(kind="corpus", n=None, value=value, low=None, high=None,
                             status=MEASURED if value is not None else UNDEFINED)
     for metric, needs in result.not_measured.items():
+        metric = as_share(metric, None)[0]
         rows[metric] = dict(kind="—", n=0, value=None, low=None, high=None, status=f"not measured: needs {needs}")
-    frame = pd.DataFrame([{"stage": result.stage, "metric": m, **r} for m, r in rows.items()], columns=COLUMNS)
+    frame = pd.DataFrame([{"stage": result.stage, "metric": m, "unit": unit_of(m), **r,
+                           "definition": result.definitions.get(m)} for m, r in rows.items()], columns=COLUMNS)
     return frame.astype(object).where(frame.notna(), None)
+
+
+def funnel_table(result: StageResult, docs: Sequence | None = None, options: Options | None = None) -> pd.DataFrame:
+    """The funnel's rows (``FUNNEL_COLUMNS``), one per measured step in order.
+
+    On the queries measured at every measured step: ``reached_s`` = 1[steps 1..s all passed],
+    ``lost_s`` = ``reached_{s-1}`` - ``reached_s`` (``reached_0`` = 1), their means with
+    intervals (clustered by document as every other row). No measured step: no rows.
+    """
+    from chunklab_core.evaluators.funnel import STEP_TITLES, STEPS
+
+    options = options or Options()
+    steps = [s for s in STEPS if s in result.values and (~np.isnan(result.values[s])).any()]
+    if not steps:
+        return pd.DataFrame(columns=FUNNEL_COLUMNS)
+    passed = np.column_stack([result.values[s] for s in steps])
+    keep = ~np.isnan(passed).any(axis=1)
+    if not keep.any():
+        return pd.DataFrame(columns=FUNNEL_COLUMNS)
+    reached = np.cumprod(passed[keep] > 0, axis=1).astype(float)
+    lost = np.column_stack([np.ones(len(reached)), reached[:, :-1]]) - reached
+    clusters = None
+    if docs is not None and len(docs) == len(result.qids):
+        clusters = np.asarray(list(docs), dtype=object)[keep]
+        clusters = None if any(c is None for c in clusters) else clusters
+    mean, low, high = _interval(np.column_stack([reached, lost]), clusters, options)
+    m = len(steps)
+    rows = [{"step": s, "title": STEP_TITLES[s], "definition": result.definitions.get(s), "n": int(keep.sum()),
+             "reached": float(mean[j]), "reached_low": float(low[j]), "reached_high": float(high[j]),
+             "lost": float(mean[m + j]), "lost_low": float(low[m + j]), "lost_high": float(high[m + j])}
+            for j, s in enumerate(steps)]
+    return pd.DataFrame(rows, columns=FUNNEL_COLUMNS)
+
+
+def biggest_loss(table: pd.DataFrame) -> dict | None:
+    """The funnel row that loses the most queries (the first of equal ones); ``None`` when the
+    funnel is empty or no step loses a query."""
+    if table is None or table.empty or not (table["lost"] > 0).any():
+        return None
+    return table.loc[table["lost"].idxmax()].to_dict()
 
 
 @dataclass
@@ -124,6 +206,7 @@ class Scorecard:
     docs: list | None = None
     options: Options = field(default_factory=Options)
     source: str = ""
+    funnel: pd.DataFrame | None = None
 
     def table(self) -> pd.DataFrame:
         """All stages' rows in stage order, one frame."""
@@ -148,14 +231,22 @@ def build_scorecard(stages: Sequence[StageResult], docs: Sequence | None = None,
             result = by_name[stage]
             stage_docs = docs if docs is not None and result.qids and len(docs) == len(result.qids) else None
             tables[stage] = stage_table(result, stage_docs, options)
-    return Scorecard(by_name, tables, None if docs is None else list(docs), options, source)
+    funnel = None
+    if "funnel" in by_name:
+        if progress:
+            progress("funnel")
+        funnel = funnel_table(by_name["funnel"], docs, options)
+    return Scorecard(by_name, tables, None if docs is None else list(docs), options, source, funnel)
 
 
 def compare(a: Scorecard, b: Scorecard, names: tuple[str, str] = ("A", "B")) -> pd.DataFrame:
     """Paired A - B per per-query metric measured in both, on the queries measured in both.
 
     Queries are matched by ``qid``; the two scorecards must score the same set of queries.
-    Columns: stage, metric, n, mean_a, mean_b, difference, low, high, verdict.
+    Columns: stage, metric, n, mean_a, mean_b, difference, low, high, verdict, tokens_a, tokens_b
+    (the mean words each side returned on those queries: ``returned_tokens@k`` at the row's k,
+    the largest k for a row without one, ``context_text_tokens`` for the context; ``None`` for
+    other stages or where the texts were not given).
     """
     rows = []
     for stage in STAGE_ORDER:
@@ -185,10 +276,39 @@ def compare(a: Scorecard, b: Scorecard, names: tuple[str, str] = ("A", "B")) -> 
                     ci = clustered_bootstrap_ci(diff, clusters, a.options.resamples, a.options.seed, a.options.confidence)
             else:
                 ci = paired_difference_ci(va[both], vb[both], a.options.resamples, a.options.seed, a.options.confidence)
+            tokens = _tokens_metric(stage, metric, sa)
+            ta = sa.values.get(tokens) if tokens else None
+            tb = sb.values[tokens][align] if tokens and tokens in sb.values else None
             rows.append({"stage": stage, "metric": metric, "n": int(both.sum()), "mean_a": float(va[both].mean()),
                          "mean_b": float(vb[both].mean()), "difference": float(ci.mean), "low": float(ci.low),
-                         "high": float(ci.high), "verdict": pair_verdict(names[0], names[1], ci.low, ci.high)})
-    return pd.DataFrame(rows, columns=["stage", "metric", "n", "mean_a", "mean_b", "difference", "low", "high", "verdict"])
+                         "high": float(ci.high), "verdict": pair_verdict(names[0], names[1], ci.low, ci.high),
+                         "tokens_a": _mean_on(ta, both), "tokens_b": _mean_on(tb, both)})
+    return pd.DataFrame(rows, columns=COMPARE_COLUMNS)
+
+
+COMPARE_COLUMNS = ["stage", "metric", "n", "mean_a", "mean_b", "difference", "low", "high", "verdict", "tokens_a",
+                   "tokens_b"]
+
+
+def _mean_on(values: np.ndarray | None, rows: np.ndarray) -> float | None:
+    """Mean of the measured ``values[rows]``; ``None`` when none is measured."""
+    if values is None:
+        return None
+    picked = values[rows]
+    picked = picked[~np.isnan(picked)]
+    return float(picked.mean()) if picked.size else None
+
+
+def _tokens_metric(stage: str, metric: str, result: StageResult) -> str | None:
+    """The per-query words returned that belong beside ``metric`` of ``stage`` in a comparison."""
+    if stage == "augmentation":
+        return "context_text_tokens"
+    if stage != "retrieval":
+        return None
+    if "@" in metric:
+        return f"returned_tokens@{metric.rsplit('@', 1)[1]}"
+    ks = [int(m.rsplit("@", 1)[1]) for m in result.values if m.startswith("returned_tokens@")]
+    return f"returned_tokens@{max(ks)}" if ks else None
 
 
 def scorecard_dict(card: Scorecard) -> dict:
@@ -205,5 +325,12 @@ def scorecard_dict(card: Scorecard) -> dict:
             "per_query": {"qid": list(result.qids),
                           **{m: [as_optional(v) for v in vals] for m, vals in result.values.items()}},
         }
+    if card.funnel is not None:
+        result = card.stages["funnel"]
+        out["funnel"] = {"steps": [{k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()}
+                                   for row in card.funnel.to_dict(orient="records")],
+                         "not_measured": dict(result.not_measured),
+                         "per_query": {"qid": list(result.qids),
+                                       **{m: [as_optional(v) for v in vals] for m, vals in result.values.items()}}}
     return out
 
