@@ -182,7 +182,14 @@ def test_cli_on_the_example(tmp_path):
     table = pd.read_csv(out / "scorecard.csv")
     assert set(table.stage) == {"chunking", "embedding_index", "retrieval", "reranking", "augmentation", "generation",
                                 "end_to_end"}
-    assert (out / "scorecard.html").read_text().count("<table>") == 7
+    page = (out / "scorecard.html").read_text()
+    # the funnel first (its sentence and inline figure), then the stage lines, the measured tables, the not-measured list
+    order = [page.index(x) for x in ("The step that loses the most is", "data:image/png;base64,", "Stage by stage",
+                                     "<h3>Retrieval</h3>", "Not measured (what would measure them)")]
+    assert order == sorted(order)
+    assert (out / "funnel.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert page.count("<h3>") == 4  # the stages with a measured row: retrieval, augmentation, generation, end to end
+    assert "not measured: needs" not in page.split("Not measured (what would measure them)")[0]
 
 
 def test_cli_with_chunks_documents_and_vectors(tmp_path):

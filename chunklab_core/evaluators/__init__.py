@@ -9,7 +9,7 @@ context), ``generation`` (reuses ``answers.metrics``) and ``end_to_end``. Shared
 ``common`` (the word token, the percentile rule, a repeated id counted once at its first rank).
 
 Then: ``records`` (the records, chunk and TREC files, validated), ``from_records`` (which field
-feeds which metric), ``scorecard`` (tables with bootstrap intervals from ``stats``, A vs B by
+feeds which metric), ``funnel`` (per query, the step that loses the answer), ``scorecard`` (tables with bootstrap intervals from ``stats``, A vs B by
 ``stats.claims``), ``report_files`` (CSV, JSON, HTML, all or nothing), ``cli``
 (``chunklab-evaluate``) and ``vector_db`` (a chromadb adapter, optional dependency).
 

@@ -283,7 +283,9 @@ def compare(a: Scorecard, b: Scorecard, names: tuple[str, str] = ("A", "B")) -> 
                          "mean_b": float(vb[both].mean()), "difference": float(ci.mean), "low": float(ci.low),
                          "high": float(ci.high), "verdict": pair_verdict(names[0], names[1], ci.low, ci.high),
                          "tokens_a": _mean_on(ta, both), "tokens_b": _mean_on(tb, both)})
-    return pd.DataFrame(rows, columns=COMPARE_COLUMNS)
+    frame = pd.DataFrame(rows, columns=COMPARE_COLUMNS)
+    frame.attrs["names"] = tuple(names)
+    return frame
 
 
 COMPARE_COLUMNS = ["stage", "metric", "n", "mean_a", "mean_b", "difference", "low", "high", "verdict", "tokens_a",
