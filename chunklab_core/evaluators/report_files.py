@@ -75,7 +75,8 @@ def fmt_number(value, unit: str = "fraction") -> str:
         return f"{value:,.1f}"
     if abs(value) >= 1e4:
         return f"{value:,.0f}"
-    return f"{value:.3f}"
+    text = f"{value:.3f}"
+    return "0.000" if text == "-0.000" else text
 
 
 def _table_html(frame: pd.DataFrame, numeric: set[str] = NUMERIC, unit_of_row=None) -> str:

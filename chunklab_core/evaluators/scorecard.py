@@ -76,7 +76,7 @@ def unit_of(metric: str) -> str:
         return "ms"
     if metric == "cost":
         return "cost"
-    if metric == "size_cv":
+    if metric in ("size_cv", "redundancy"):
         return "ratio"
     if metric == "first_relevant_rank_change":
         return "ranks"
