@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from chunklab_core.core.corpus import Document
@@ -209,3 +210,28 @@ def test_comparison_shows_the_words_each_side_returned():
     assert table.loc[("augmentation", "answer_in_context"), "tokens_b"] == pytest.approx(1.5)
     page = report_files.scorecard_html(a, compare(a, b, ("long", "short")))
     assert "Paired comparison (long − short on the same queries)" in page
+
+
+# ------------------------------------------------------------------ the examples
+
+
+def test_both_examples_open_with_the_funnel(tmp_path):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "examples" / "evaluate"
+    lc = root / "langchain_chroma"
+    runs = {"post05": [str(root / "post05_squad_fixed500.jsonl")],
+            "langchain": [str(lc / "records.jsonl"), "--chunks", str(lc / "chunks.jsonl"), "--documents",
+                          str(lc / "documents.jsonl"), "--vectors", str(lc / "chunk_vectors.npy"), "--query-vectors",
+                          str(lc / "query_vectors.npy"), "--max-chars", "1000", "--against",
+                          str(lc / "records_400.jsonl"), "--names", "1000-char", "400-char"]}
+    for name, args in runs.items():
+        out = tmp_path / name
+        assert cli.main(args + ["--out", str(out), "--resamples", "200"]) == 0
+        page = (out / "scorecard.html").read_text()
+        body = page.split("<h2>", 1)[1]
+        assert body.startswith("Where the answer is lost</h2>") and "The step that loses the most is" in body[:600]
+        assert (out / "funnel.png").exists() and "data:image/png;base64," in page
+    comparison = pd.read_csv(tmp_path / "langchain" / "comparison.csv")
+    tokens = comparison.loc[comparison.stage.isin(["retrieval", "augmentation"]), ["tokens_a", "tokens_b"]]
+    assert len(tokens) and (tokens > 0).all().all()  # the words each side returned, beside every row
