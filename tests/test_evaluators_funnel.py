@@ -193,7 +193,7 @@ def test_chunk_health_percentages_become_fractions():
     assert "pct_tiny" not in table.index
     assert table.loc["share_tiny", "value"] == pytest.approx(chunking.corpus["pct_tiny"] / 100)
     assert table.loc["share_tiny", "unit"] == "fraction" and table.loc["n_chunks", "unit"] == "count"
-    assert table.loc["n_chunks", "value"] == 2
+    assert table.loc["n_chunks", "value"] == 2 and isinstance(table.loc["n_chunks", "value"], int)
 
 
 def test_comparison_shows_the_words_each_side_returned():

@@ -152,9 +152,13 @@ def stage_table(result: StageResult, docs: Sequence | None = None, options: Opti
     for metric, needs in result.not_measured.items():
         metric = as_share(metric, None)[0]
         rows[metric] = dict(kind="—", n=0, value=None, low=None, high=None, status=f"not measured: needs {needs}")
+    for metric, row in rows.items():  # a count is a whole number in every file, not 307.0
+        if unit_of(metric) == "count" and row["value"] is not None and float(row["value"]).is_integer():
+            row["value"] = int(row["value"])
     frame = pd.DataFrame([{"stage": result.stage, "metric": m, "unit": unit_of(m), **r,
-                           "definition": result.definitions.get(m)} for m, r in rows.items()], columns=COLUMNS)
-    return frame.astype(object).where(frame.notna(), None)
+                           "definition": result.definitions.get(m)} for m, r in rows.items()], columns=COLUMNS,
+                         dtype=object)
+    return frame.where(frame.notna(), None)
 
 
 def funnel_table(result: StageResult, docs: Sequence | None = None, options: Options | None = None) -> pd.DataFrame:
