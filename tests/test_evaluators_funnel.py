@@ -160,7 +160,8 @@ def test_slots_are_all_required_and_alternatives_any():
     # every metric from what is given: by containment, with its definition named
     assert aug.values["context_recall"].tolist() == [1.0] and aug.values["context_sufficiency"].tolist() == [1.0]
     assert aug.definitions["context_recall"].startswith("containment")
-    assert "context_recall" not in aug.not_measured and "context_precision" in aug.not_measured
+    assert aug.values["context_precision"].tolist() == [0.0]  # neither text holds both slots
+    assert not {"context_recall", "context_precision"} & set(aug.not_measured)
 
 
 def test_containment_recall_counts_slots():
@@ -169,6 +170,18 @@ def test_containment_recall_counts_slots():
     aug = {s.stage: s for s in evaluate_records(records)}["augmentation"]
     assert aug.values["context_recall"].tolist() == [0.5, 0.0]
     assert aug.values["context_sufficiency"].tolist() == [0.0, 0.0]
+
+
+def test_containment_precision_and_edge_placement():
+    from chunklab_core.evaluators.augmentation import evaluate_augmentation
+
+    stage = evaluate_augmentation(["a", "b", "c"], context_texts=[["x thirty days", "no", "Thirty  days y"], ["none"], None],
+                                  gold_snippets=[[["thirty days"]], [["thirty days"]], [["q"]]])
+    assert stage.values["context_precision"][:2].tolist() == [pytest.approx(2 / 3), 0.0]
+    assert stage.values["context_noise"][:2].tolist() == [pytest.approx(1 / 3), 1.0]
+    edge = stage.values["evidence_edge_placement"]
+    assert edge[0] == 1.0 and np.isnan(edge[1]) and np.isnan(edge[2])  # gold first and last; none packed; no texts
+    assert stage.definitions["context_precision"].startswith("containment")
 
 
 # ------------------------------------------------------------------ numbers as what they are

@@ -14,6 +14,8 @@ query's relevant (gold) ids:
   metric's definition): ``context_recall`` = #slots filled by some context text / #slots and
   ``context_sufficiency`` = 1[every slot filled by some context text] (slots may sit in
   different texts; one slot of alternatives makes both equal to ``answer_in_context``);
+  ``context_precision`` (``context_noise``) and ``evidence_edge_placement`` with "a context
+  text is gold when it holds the gold" (retrieval's snippet relevance) in place of G;
 * ``context_text_tokens`` = words (``common.word_tokens``) in the context texts: what the
   packed context costs, shown beside every A vs B comparison;
 * ``duplicate_ratio`` = (#context items - |C|) / #context items: packing slots spent on repeats;
@@ -92,6 +94,23 @@ def answer_in_context(texts: Sequence[str], snippets) -> float:
     return float(slots is not None and any(contains_gold(normalize(t), slots) for t in texts))
 
 
+def text_relevance(context_texts, gold_snippets) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rel, items, unmeasured): ``rel[i, j]`` = 1[context text j of query i holds the gold]
+    (``common.contains_gold``), padded with 0; ``items`` the number of texts; ``unmeasured``
+    where a query has no texts or no gold."""
+    n = len(context_texts)
+    items = np.array([0 if t is None else len(t) for t in context_texts], dtype=np.int64)
+    rel = np.zeros((n, max(int(items.max()) if n else 0, 1)))
+    unmeasured = np.zeros(n, dtype=bool)
+    for i, (texts, gold) in enumerate(zip(context_texts, gold_snippets)):
+        slots = as_slots(gold)
+        if texts is None or slots is None:
+            unmeasured[i] = True
+            continue
+        rel[i, :len(texts)] = [float(contains_gold(normalize(t), slots)) for t in texts]
+    return rel, items, unmeasured
+
+
 def containment_recall(texts: Sequence[str], snippets) -> float | None:
     """#slots of the gold with an alternative in some normalised context text / #slots;
     ``None`` without gold."""
@@ -145,7 +164,7 @@ def evaluate_augmentation(qids: Sequence[str], context_ids: Sequence[Sequence[st
     if context_ids is None or gold_ids is None:
         for name in ("context_precision", "context_noise", "context_recall", "context_sufficiency",
                      "evidence_edge_placement"):
-            if by_text and name in ("context_recall", "context_sufficiency"):
+            if by_text:
                 continue
             stage.not_measured[name] = "context_ids + gold_ids"
     if by_text:
@@ -158,6 +177,12 @@ def evaluate_augmentation(qids: Sequence[str], context_ids: Sequence[Sequence[st
                 values = [None if t is None else fn(t, s) for t, s in pairs]
                 stage.values[name] = np.array([np.nan if v is None else v for v in values], dtype=float)
                 stage.definitions[name] = "containment: gold_snippets slots in context_texts (no context_ids + gold_ids)"
+            rel, items, unmeasured = text_relevance(context_texts, gold_snippets)
+            precision = none_where(context_precision(rel.sum(axis=1), items), unmeasured)
+            stage.values["context_precision"], stage.values["context_noise"] = precision, 1.0 - precision
+            stage.values["evidence_edge_placement"] = none_where(edge_placement(rel, items), unmeasured)
+            for name in ("context_precision", "context_noise", "evidence_edge_placement"):
+                stage.definitions[name] = "containment: a context text is gold when it holds gold_snippets"
     else:
         stage.not_measured["answer_in_context"] = "context_texts + gold_snippets"
     if context_ids is not None and gold_ids is not None:
