@@ -83,6 +83,22 @@ def test_funnel_loses_one_query_at_each_step():
     np.testing.assert_allclose(table.lost_high, ci.high[5:])
 
 
+def test_funnel_intervals_are_clustered_by_document():
+    from chunklab_core.stats.clustered import clustered_bootstrap_ci
+
+    records = fixture_records()
+    docs = ["d1", "d1", "d2", "d2", "d3", "d3", "d3"]
+    for r, d in zip(records, docs):
+        r["doc_id"] = d
+    card = build_scorecard(evaluate_records(records, chunks=_chunks(), ks=[2]), docs, Options(resamples=400, seed=3))
+    reached = np.array([[v >= s for s in range(1, 6)] for v in (0, 1, 2, 3, 4, 5)], dtype=float)
+    lost = np.column_stack([np.ones(6), reached[:, :-1]]) - reached
+    with pytest.warns(UserWarning):  # three documents: few clusters, as the scorecard notes
+        ci = clustered_bootstrap_ci(np.column_stack([reached, lost]), np.array(docs[:6], dtype=object), 400, 3, 0.95)
+    np.testing.assert_allclose(card.funnel.reached_low, ci.low[:5])
+    np.testing.assert_allclose(card.funnel.lost_high, ci.high[5:])
+
+
 def test_funnel_names_the_step_that_loses_most_and_draws_it(tmp_path):
     records = fixture_records()
     for r in records[:2]:  # two more lost at packing: q1, q2 now find the answer and retrieve it
