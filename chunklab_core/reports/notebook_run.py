@@ -44,6 +44,7 @@ import shutil
 import subprocess  # noqa: F401  (tests replace subprocess.call through this module)
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import yaml
@@ -143,9 +144,13 @@ def run_notebook(source: str | os.PathLike, output: str | os.PathLike, papermill
 
 
 def _run(source, output: Path, tmp: Path, papermill_args: list[str], kernel: str, keep_failed) -> int:
-    progress = "--no-progress-bar" if os.environ.get("CI") else "--progress-bar"  # off under CI only
+    # CHUNKLAB_PROGRESS=0 (make all, which runs posts in parallel): no bar, papermill's warnings
+    # only, and one line per post when it is done, so concurrent posts stay readable
+    parallel = os.environ.get("CHUNKLAB_PROGRESS") == "0"
+    progress = "--no-progress-bar" if os.environ.get("CI") or parallel else "--progress-bar"  # off under CI too
     command = [sys.executable, "-m", "papermill", "--kernel", kernel, progress,
-               str(source), str(tmp), *papermill_args]
+               str(source), str(tmp), *(["--log-level", "WARNING"] if parallel else []), *papermill_args]
+    started = time.monotonic()
     guarded = tuple(paths.IRREPLACEABLE_DIRS)  # read at call time (tests point it elsewhere)
     before = snapshot(guarded)
     outputs = RegeneratedOutputs((paths.TABLES_DIR, paths.FIGURES_DIR))
@@ -166,6 +171,8 @@ def _run(source, output: Path, tmp: Path, papermill_args: list[str], kernel: str
         if status == 0:
             os.replace(tmp, output)
             outputs.keep()
+            if parallel:
+                print(f"notebook_run: {output} executed in {time.monotonic() - started:.0f} s", flush=True)
             return 0
         if keep_failed and tmp.exists():
             shutil.move(str(tmp), str(keep_failed))
