@@ -78,3 +78,36 @@ def test_make_all_runs_posts_in_parallel_in_dependency_order(tmp_path):
     for first, second in zip(lines[::2], lines[1::2]):  # each post's lines together
         assert first.startswith("begin ") and second.startswith("end ") and first.split()[1] == second.split()[1]
     assert all(line.endswith("progress=0") for line in lines if line.startswith("end "))
+
+
+def test_a_failed_post_leaves_the_files_of_a_post_running_beside_it(tmp_path, monkeypatch):
+    """Post 02 fails while post 08 (run in parallel) writes its tables: 02's own files are put
+    back, 08's new and rewritten files stay as 08 wrote them."""
+    import nbformat
+
+    from chunklab_core.reports import notebook_run
+
+    tables, figures = tmp_path / "data", tmp_path / "figures"
+    tables.mkdir(), figures.mkdir()
+    (tables / "02_matrix.csv").write_text("committed matrix\n", encoding="utf-8")
+    (tables / "08_report.csv").write_text("committed report\n", encoding="utf-8")
+    monkeypatch.setattr(notebook_run.paths, "TABLES_DIR", tables)
+    monkeypatch.setattr(notebook_run.paths, "FIGURES_DIR", figures)
+
+    def failing_beside_another(command):
+        if "papermill" in command:
+            (tables / "02_matrix.csv").write_text("half-written matrix\n", encoding="utf-8")
+            (tables / "08_report.csv").write_text("post 08's new report\n", encoding="utf-8")  # the other post
+            (figures / "08_builder.png").write_bytes(b"post 08's figure")
+            return 1
+        raise AssertionError("the cleaner must not run after a failure")
+
+    monkeypatch.setattr(notebook_run, "run_child", failing_beside_another)
+    source = tmp_path / "src.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("N = 1", metadata={"tags": ["parameters"]})]
+    nbformat.write(nb, str(source))
+    assert notebook_run.run_notebook(source, tmp_path / "02_retrievers.ipynb", []) == 1
+    assert (tables / "02_matrix.csv").read_text(encoding="utf-8") == "committed matrix\n"
+    assert (tables / "08_report.csv").read_text(encoding="utf-8") == "post 08's new report\n"
+    assert (figures / "08_builder.png").read_bytes() == b"post 08's figure"
