@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from chunklab_core.core.paths import PROJ_ROOT
 
 FAKE_RUNNER = """#!/bin/sh
@@ -50,6 +52,7 @@ def _repo_copy(tmp: Path) -> Path:
     return copy
 
 
+@pytest.mark.heavy  # make and the deps generator on a repository copy, and 1.5 s per post
 def test_make_all_runs_posts_in_parallel_in_dependency_order(tmp_path):
     copy = _repo_copy(tmp_path)
     log = tmp_path / "times.log"
