@@ -16,7 +16,8 @@ with ``CHUNKLAB_RUNS=replay`` as ``make all`` runs them. It reports, per post:
 ``--pythonpath DIR`` runs another checkout's ``chunklab_core`` (e.g. the previous commit's, for
 a before/after ratio on the same machine). For post 05 it also prints the model time the
 replayed calls took when they were recorded. Usage:
-``python scripts/bench_replay.py 02_retrievers --set 'CORPORA=["nq"]' [--profile 25] [--no-warm]``.
+``python scripts/bench_replay.py 02_retrievers --set 'CORPORA=["nq"]' [--profile 25] [--no-warm]``;
+``--tokens nq`` also times counting a cell's chunks one by one against tiktoken's batch.
 CPU time is the process's (all threads); on a shared machine wall time is not a measure of
 the code alone, so both are printed.
 """
@@ -113,6 +114,37 @@ def recorded_model_seconds(namespace: dict) -> float:
     return float(study.calls["seconds"].sum())
 
 
+def bench_token_counting(corpus_name: str, strategy: str = "fixed_500", repeats: int = 3) -> str:
+    """Counting a cell's chunk texts: one by one (``encode_ordinary``, what ``core.tokens`` does)
+    against tiktoken's ``encode_ordinary_batch`` (its thread pool), best of ``repeats``; the counts
+    are checked equal first."""
+    import time
+
+    from chunklab_core.chunking import chunk_corpus
+    from chunklab_core.core.tokens import encoding
+    from chunklab_core.data.corpora import load_corpus
+
+    corpus = load_corpus(corpus_name)
+    texts = [corpus.doc(c.doc_id).text[c.start:c.end] for c in chunk_corpus(corpus.documents, strategy)]
+    enc = encoding()
+    if [len(enc.encode_ordinary(t)) for t in texts] != [len(x) for x in enc.encode_ordinary_batch(texts)]:
+        raise SystemExit("encode_ordinary and encode_ordinary_batch disagree")
+
+    def best(run) -> float:
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    one = best(lambda: [enc.encode_ordinary(t) for t in texts])
+    batch = best(lambda: enc.encode_ordinary_batch(texts))
+    return (f"token counts of {len(texts):,} {strategy} chunks of {corpus_name}: one by one {one:.2f} s, "
+            f"encode_ordinary_batch {batch:.2f} s (batch / one by one = {batch / one:.2f}; "
+            f"{os.cpu_count()} CPUs)")
+
+
 def bench_post(post: str, settings: dict[str, str], pythonpath: str | None, warm: bool, top: int) -> dict:
     source = notebook_of(post)
     env = dict(os.environ, CHUNKLAB_RUNS="replay", MPLBACKEND="Agg")
@@ -141,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="profile the cold execution and list its top N functions by cumulative time")
     parser.add_argument("--no-warm", action="store_true", help="execute once (cold) only")
+    parser.add_argument("--tokens", metavar="CORPUS", help="also time token counting one by one against "
+                        "tiktoken's batch on a corpus's fixed_500 chunks (e.g. nq)")
     args = parser.parse_args(argv)
     settings = {}
     for item in args.set:
@@ -150,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         settings[name] = value
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the start"
           + (f"; chunklab_core from {args.pythonpath}" if args.pythonpath else ""))
+    if args.tokens:
+        print(bench_token_counting(args.tokens), flush=True)
     for post in args.posts:
         result = bench_post(post, settings, args.pythonpath, not args.no_warm, args.profile)
         line = (f"{post}: cold{' (profiled)' if args.profile else ''} {result['cold_wall']:.1f} s wall, "
