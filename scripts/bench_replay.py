@@ -153,7 +153,7 @@ def bench_post(post: str, settings: dict[str, str], pythonpath: str | None, warm
         out = Path(tmp) / "result.json"
         command = [sys.executable, str(Path(__file__).resolve()), "--child", str(source), json.dumps(settings),
                    str(out), "--top", str(top)] + ([] if warm else ["--no-warm"])
-        done = subprocess.run(command, cwd=ROOT / "notebooks", env=env, stdout=subprocess.DEVNULL,
+        done = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
         if done.returncode != 0:
             raise SystemExit(f"{post} failed:\n{done.stderr[-4000:]}")
