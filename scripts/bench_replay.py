@@ -67,7 +67,9 @@ def _child(source: str, overrides: str, out: str, warm: bool, top: int) -> int:
     settings = {name: yaml.safe_load(value) for name, value in json.loads(overrides).items()}
 
     def execute() -> tuple[float, float, dict]:
-        namespace: dict = {"__name__": "__bench__"}
+        from IPython.display import display
+
+        namespace: dict = {"__name__": "__bench__", "display": display}  # a kernel's builtin
         for cell in params:
             exec(compile(cell.source, "<parameters>", "exec"), namespace)
         unknown = sorted(set(settings) - set(namespace))
