@@ -92,6 +92,7 @@ endif
 #: VERIFY_MAX_TEXTS make verify-runs: only cells with at most this many chunks (CI uses a small number)
 #: VERIFY_ARGS  make verify-runs: more options, e.g. --model all-MiniLM-L6-v2 (only BM25 and that model's cells)
 #: NOTEBOOK_DEPS the generated per-notebook prerequisites (default .cache/notebook-deps.mk; scripts/notebook_deps.py)
+#: JOBS         make all: how many posts replay at once (default the number of cores, nproc)
 
 help: ## Show this help: the targets, then the variables (make TARGET NAME=value)
 	@echo "Targets:"
@@ -200,8 +201,12 @@ notebooks/00_findings.ipynb: notebooks/src/00_findings.ipynb $(FINDINGS_TABLES) 
 
 notebooks: $(NOTEBOOKS) ## Execute the numbered notebooks that are out of date, in order
 
-all: env data ## Environment, data, then every numbered notebook in order (papermill, pinned kernel)
-	$(MAKE) --no-print-directory notebooks
+# make all replays the out-of-date posts JOBS at a time, as the prerequisites allow (03 after 01,
+# 00 after every other post); each post's output is printed whole when it ends (--output-sync),
+# and the runner shows no progress bar but one line per post (CHUNKLAB_PROGRESS=0).
+JOBS       ?= $(shell nproc 2>/dev/null || echo 1)
+all: env data ## Environment, data, then every numbered notebook, JOBS at a time (default: the cores)
+	CHUNKLAB_PROGRESS=0 $(MAKE) --no-print-directory -j$(JOBS) --output-sync=target notebooks
 
 test: env ## Run the fast test tier (the README's test command)
 	$(PY) -m pytest -q

@@ -25,3 +25,15 @@ def mirror() -> Path:
 def use_mirror(mirror, monkeypatch) -> Path:
     monkeypatch.setenv("CHUNKLAB_DATA_MIRROR", str(mirror))
     return mirror
+
+
+@pytest.fixture(autouse=True)
+def fresh_judgment_memo():
+    """Each test starts with an empty judge-once memo (``slot_metrics.JUDGMENTS``), so counts of
+    judgments made in a test do not depend on which tests ran before it in the process."""
+    import sys
+
+    module = sys.modules.get("chunklab_core.evaluation.slot_metrics")
+    if module is not None:
+        module.JUDGMENTS.clear()
+    yield

@@ -73,6 +73,7 @@ def test_another_models_records_are_named_as_such_not_as_a_miss(tmp_path, mode):
     assert "judges_qwen15.jsonl" in str(err.value) and backend.calls == []
 
 
+@pytest.mark.heavy
 def test_a_recorders_user_error_is_its_message_alone_with_a_non_zero_exit(tmp_path, use_mirror):
     env = {**ENV, "CHUNKLAB_DATA_MIRROR": str(use_mirror)}
     result = subprocess.run([sys.executable, "-m", "chunklab_core.questions.generation", "--records",

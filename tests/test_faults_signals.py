@@ -86,7 +86,8 @@ def signalled_run(tmp_path, command, signum, cwd=None, background=False):
     return process.returncode, output
 
 
-@pytest.mark.parametrize("signum, background", [(signal.SIGTERM, False), (signal.SIGTERM, True),
+@pytest.mark.parametrize("signum, background", [(signal.SIGTERM, False),
+                                                pytest.param(signal.SIGTERM, True, marks=pytest.mark.heavy),
                                                 pytest.param(signal.SIGHUP, False, marks=pytest.mark.slow)],
                          ids=["SIGTERM", "SIGTERM to a background job (SIGINT ignored)", "SIGHUP"])
 def test_a_signal_stops_the_notebook_runner_like_ctrl_c(tmp_path, signum, background):

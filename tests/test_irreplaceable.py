@@ -139,6 +139,7 @@ def guarded(tmp_path, monkeypatch):
     return records, audit
 
 
+@pytest.mark.heavy
 def test_a_notebook_writing_into_the_irreplaceable_folders_fails_and_leaves_the_output(tmp_path, guarded, capsys):
     records, audit = guarded
     source = writing_notebook(tmp_path / "src.ipynb")
@@ -157,6 +158,7 @@ def test_a_notebook_writing_into_the_irreplaceable_folders_fails_and_leaves_the_
     assert f"{audit / 'sheet.csv'}" not in message  # an untouched file is not named
 
 
+@pytest.mark.heavy
 def test_a_notebook_writing_elsewhere_succeeds(tmp_path, guarded):
     before = snapshot(guarded)
     source = writing_notebook(tmp_path / "src.ipynb")

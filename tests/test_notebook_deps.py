@@ -121,6 +121,7 @@ def real_prerequisites(name: str) -> list[str]:
     return rel(found, ROOT)
 
 
+@pytest.mark.heavy
 def test_real_post01_depends_on_its_report_module_not_post07s():
     post01 = real_prerequisites("01_chunking.ipynb")
     assert "chunklab_core/reports/post01/benchmark.py" in post01
@@ -190,6 +191,7 @@ def test_make_sees_both_posts_up_to_date(repo_copy):
     assert (repo_copy / ".cache" / "notebook-deps.mk").is_file()
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("edited, stale, fresh", [
     ("chunklab_core/reports/post07/tables.py", [POST07], [POST01]),
     ("chunklab_core/rerank/study.py", [POST07], [POST01]),

@@ -67,6 +67,7 @@ def test_validate_lists_every_problem_of_a_broken_copy_at_once(tmp_path):
             '"38 metres above mean sea level"') in lines
 
 
+@pytest.mark.heavy
 def test_run_writes_every_output_and_no_tracked_file(tmp_path):
     config = tmp_path / "fast.yaml"
     config.write_text(FAST_CONFIG, encoding="utf-8")
@@ -108,6 +109,7 @@ def test_run_writes_every_output_and_no_tracked_file(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fast.yaml", own.DEFAULT_OUT]
 
 
+@pytest.mark.heavy
 def test_a_failed_run_leaves_no_partial_output(tmp_path, monkeypatch):
     failing = tmp_path / "failing.ipynb"
     nb = new_notebook(cells=[new_code_cell('DOCS = ""', metadata={"tags": ["parameters"]}),

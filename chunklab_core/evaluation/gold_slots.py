@@ -122,7 +122,13 @@ def _coverage_region(context: str, snippet: str, threshold: float) -> tuple[floa
     """(coverage, the aligned region of matching text; ``None`` when the snippet is found)."""
     if contains_gold(context, snippet, threshold):
         return 1.0, None
-    snip, ctx = matching_snippet(snippet), match_text(context)
+    return _partial_coverage_region(match_text(context), snippet)
+
+
+def _partial_coverage_region(ctx: str, snippet: str) -> tuple[float, str]:
+    """The coverage and region of :func:`_coverage_region` for a snippet known not to be found
+    in the context whose matching text is ``ctx``."""
+    snip = matching_snippet(snippet)
     snip_tokens = TOKEN.findall(snip)
     if not ctx or not snip_tokens:
         return 0.0, ""
@@ -168,16 +174,37 @@ def relevance_grade(
         return 2
     if any(filled):
         return 1
-    ctx_tokens = _context_tokens(match_text(context))
+    return unfilled_grade(context, gold, threshold, partial_coverage)
+
+
+def unfilled_grade(context: str, gold: tuple[tuple[str, ...], ...], threshold: float = 0.90,
+                   partial_coverage: float = PARTIAL_COVERAGE) -> int:
+    """:func:`relevance_grade` of a context that fills no slot of the normalised ``gold``
+    (the caller has matched every alternative already): 1 when some alternative is
+    :func:`partial_evidence`, else 0.
+
+    Equal to the definition by construction: ``partial_evidence`` of an alternative that is
+    not found is its coverage rule (``_partial_coverage_region``) with the number guard. The
+    whole context's token overlap bounds a region's coverage from above (a region's tokens are
+    a sub-multiset of the context's), so alternatives whose bound is under
+    ``partial_coverage`` are skipped: an exact shortcut, computed as integer sums of
+    ``min(count in snippet, count in context)`` over the snippet's tokens (the size of the
+    multiset intersection ``Counter & Counter``) without building Counters.
+    """
+    ctx = match_text(context)
+    ctx_tokens = _context_tokens(ctx)
     for slot in gold:
         for alt in slot:
-            # The tokens of one region are a sub-multiset of the context's, so the whole
-            # context's token overlap bounds the coverage from above: an exact shortcut.
-            snip_tokens = Counter(TOKEN.findall(matching_snippet(alt)))
-            bound = sum((snip_tokens & ctx_tokens).values()) / max(1, snip_tokens.total())
-            if bound < partial_coverage:
+            snip = matching_snippet(alt)
+            items, total = _snippet_token_counts(snip)
+            common = 0
+            for token, count in items:
+                have = ctx_tokens.get(token, 0)
+                common += count if count < have else have
+            if common / max(1, total) < partial_coverage:
                 continue
-            if partial_evidence(context, alt, threshold, partial_coverage):
+            coverage, region = _partial_coverage_region(ctx, alt)
+            if coverage >= partial_coverage and numbers_consistent(snip, region):
                 return 1
     return 0
 
@@ -187,3 +214,9 @@ def _context_tokens(ctx: str) -> Counter[str]:
     """Token counts of a matching text (cached; callers must not modify the Counter)."""
     return Counter(TOKEN.findall(ctx))
 
+
+@lru_cache(maxsize=16384)
+def _snippet_token_counts(snip: str) -> tuple[tuple[tuple[str, int], ...], int]:
+    """((token, count) of a snippet's matching text, in first-seen order), and their total."""
+    counts = Counter(TOKEN.findall(snip))
+    return tuple(counts.items()), counts.total()

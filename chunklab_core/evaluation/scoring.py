@@ -64,6 +64,29 @@ class ContextGoldIndex:
         return np.unique(np.searchsorted(self._starts, np.asarray(hits), side="right") - 1)
 
 
+_RELEVANT: dict[tuple, list[np.ndarray]] = {}
+
+
+def relevant_contexts(context_texts: Sequence[str], questions) -> list[np.ndarray]:
+    """Per question, the contexts holding its one gold slot (``ContextGoldIndex``; none for
+    other questions), computed once per process for the same context texts and gold: every
+    retriever of a (corpus, strategy) cell has the same contexts. Returns fresh arrays."""
+    import hashlib
+
+    from chunklab_core.core.tokens import text_digest
+
+    digest = hashlib.sha256(b"".join(text_digest(t) for t in context_texts)).digest()
+    key = (digest, tuple(q.gold_slots for q in questions))
+    found = _RELEVANT.get(key)
+    if found is None:
+        gold_index = ContextGoldIndex(context_texts)
+        found = _RELEVANT[key] = [
+            gold_index.containing(q.gold_slots[0]) if len(q.gold_slots) == 1 else np.zeros(0, np.int64)
+            for q in questions
+        ]
+    return [array.copy() for array in found]
+
+
 def run_cell(
     corpus: Corpus,
     strategy: str,
@@ -136,11 +159,7 @@ def run_cell(
         ranked_deep = ranked_deep[:, : max(int((ranked_deep >= 0).sum(axis=1).max()), 1)]
 
     context_texts = [corpus.doc(d).text[s:e] for d, s, e in unique_contexts]
-    gold_index = ContextGoldIndex(context_texts)
-    relevant = [
-        gold_index.containing(q.gold_slots[0]) if len(q.gold_slots) == 1 else np.zeros(0, np.int64)
-        for q in corpus.questions
-    ]
+    relevant = relevant_contexts(context_texts, corpus.questions)
     return RetrievalRun(
         corpus=corpus,
         strategy=strategy,

@@ -4,8 +4,12 @@ Handles
 -------
 Gold as *slots* (``Question.gold_slots``: each slot a tuple of alternatives, filled when any
 alternative is found) matched fuzzily by :mod:`chunklab_core.core.textmatch`. Only the contexts a
-run returned are judged (its top ``k_max``), once per (context span, question, threshold):
-:func:`judge_run` fills a :class:`Judgments` cache that later runs of the same chunking reuse.
+run returned are judged (its top ``k_max``, or the deep ranking a budget reads). Judge once:
+a judgment depends only on the context's text, the question's gold slots and the threshold,
+so :data:`JUDGMENTS` keeps one per (sha256 of the context text, gold, threshold) for the life
+of the process (:class:`JudgmentMemo`); the pool, the per-question table, the token budgets
+and the recall-token curve of a post read the same judgments, and a context returned by
+several retrievers or chunkings is judged once per question.
 
 Per question, with ``F_r`` the set of slots filled by the context at rank r and ``S`` the
 question's slots (formulas over the top k):
@@ -40,6 +44,7 @@ runs found), character-span gold (``span_metrics``), token budgets (``budget``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -49,7 +54,7 @@ from chunklab_core.evaluation import gold_slots, ranking_metrics as metrics
 from chunklab_core.core import textmatch
 from chunklab_core.evaluation.measures import KS, column
 from chunklab_core.retrieval.run import RetrievalRun
-from chunklab_core.core.tokens import count_tokens, count_tokens_many
+from chunklab_core.core.tokens import count_tokens_many, text_digest
 
 @dataclass(frozen=True)
 class ContextJudgment:
@@ -68,27 +73,89 @@ class ContextJudgment:
 Judgments = dict
 
 
+@lru_cache(maxsize=4096)
+def _prepared_gold(gold: tuple[tuple[str, ...], ...]) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], ...]:
+    """Per slot, per alternative: (matching snippet, Roman numerals), as ``slots_found`` prepares them."""
+    return tuple(tuple((textmatch.matching_snippet(alt), textmatch.roman_numerals(alt)) for alt in slot)
+                 for slot in gold)
+
+
 def judge_context(context: str, slots: Sequence[Sequence[str]], threshold: float = 0.90) -> ContextJudgment:
     """Judge one context for one question's slots (``gold_slots.slots_found`` + grade).
 
-    The grade equals ``gold_slots.relevance_grade(context, slots, threshold)``: 2 when every slot
-    is filled, 1 when some is, else the partial-coverage rule (only then is
-    ``relevance_grade`` called; its slot matching hits ``textmatch``'s match cache).
+    ``fills`` equals ``gold_slots.slots_found([context], slots, threshold)[0]``, the first
+    alternative is the first found in the order written (where ``slots_found`` stops), and the
+    grade equals ``gold_slots.relevance_grade(context, slots, threshold)``: 2 when every slot
+    is filled, 1 when some is, else the partial-coverage rule
+    (``gold_slots.unfilled_grade``, which skips re-matching the alternatives already matched
+    here). Each alternative is matched once (``textmatch.match_prepared``).
     """
-    fills = gold_slots.slots_found([context], slots, threshold)[0]
+    textmatch.check_threshold(threshold)
+    gold = gold_slots.normalize_gold(slots)  # type: ignore[arg-type]
+    ctx = textmatch.match_text(context)
+    threshold = float(threshold)
     first = []
-    for slot, filled in zip(slots, fills):
+    for prepared in _prepared_gold(gold):
         index = -1
-        if filled:  # the same (context, alternative) pairs slots_found matched: cached
-            index = next(i for i, alt in enumerate(slot) if textmatch.contains_gold(context, alt, threshold))
+        for i, (snip, romans) in enumerate(prepared):
+            if textmatch.match_prepared(ctx, snip, threshold, romans).found:
+                index = i
+                break
         first.append(index)
-    if fills.all():
+    fills = tuple(i >= 0 for i in first)
+    if all(fills):
         grade = 2
-    elif fills.any():
+    elif any(fills):
         grade = 1
     else:
-        grade = gold_slots.relevance_grade(context, slots, threshold)
-    return ContextJudgment(tuple(bool(f) for f in fills), tuple(first), int(grade))
+        grade = gold_slots.unfilled_grade(context, gold, threshold)
+    return ContextJudgment(fills, tuple(first), int(grade))
+
+
+class JudgmentMemo:
+    """Judge once: one :class:`ContextJudgment` per (context text, gold slots, threshold).
+
+    Keyed by ``(gold, threshold)`` then by the sha256 of the context text
+    (``tokens.text_digest``), so the key is the content the judgment depends on, whatever
+    cell, retriever or depth returned the context. Equal judgments are stored once (interned)
+    and numbered, so a run's judgments are laid out by table lookups. ``computed`` counts
+    the judgments made (the misses): tests check that nothing is judged twice.
+    """
+
+    def __init__(self) -> None:
+        self._by_gold: dict[tuple, dict[bytes, int]] = {}
+        self._codes: dict[ContextJudgment, int] = {}
+        self.judgments: list[ContextJudgment] = []
+        self.computed = 0
+
+    def code(self, judgment: ContextJudgment) -> int:
+        """The number of an (interned) judgment."""
+        code = self._codes.get(judgment)
+        if code is None:
+            code = self._codes[judgment] = len(self.judgments)
+            self.judgments.append(judgment)
+        return code
+
+    def table(self, gold: tuple, threshold: float) -> dict[bytes, int]:
+        """The ``{context sha256: judgment number}`` table of one question's gold."""
+        key = (gold, float(threshold))
+        table = self._by_gold.get(key)
+        if table is None:
+            table = self._by_gold[key] = {}
+        return table
+
+    def __len__(self) -> int:
+        return sum(len(t) for t in self._by_gold.values())
+
+    def clear(self) -> None:
+        self._by_gold.clear()
+        self._codes.clear()
+        self.judgments.clear()
+        self.computed = 0
+
+
+#: The process-wide memo :func:`judge_run` reads and fills.
+JUDGMENTS = JudgmentMemo()
 
 
 @dataclass
@@ -130,9 +197,10 @@ def _context_tokens(run: RetrievalRun) -> np.ndarray:
 def judge_run(run: RetrievalRun, threshold: float = 0.90, cache: Judgments | None = None) -> RankedJudgments:
     """Judge every returned (context, question) pair of ``run`` once and lay them out by rank.
 
-    ``cache`` (a dict, filled in place) is keyed by (doc_id, ctx_start, ctx_end, qid,
-    threshold), so a context returned by several retrievers of the same chunking is matched
-    once per question.
+    Judgments come from :data:`JUDGMENTS` (one per context text, gold and threshold per
+    process; a miss calls :func:`judge_context`). ``cache`` (a dict, filled in place) is also
+    read and filled, keyed by (doc_id, ctx_start, ctx_end, qid, threshold), for callers that
+    keep their own.
     """
     questions = run.corpus.questions
     ranked = np.asarray(run.ranked)
@@ -141,28 +209,64 @@ def judge_run(run: RetrievalRun, threshold: float = 0.90, cache: Judgments | Non
     if ranked.size and (ranked.max() >= len(run.contexts) or ranked.min() < -1):
         raise ValueError(f"run.ranked holds indices outside [-1, {len(run.contexts)}) (there are "
                          f"{len(run.contexts)} contexts)")
-    cache = {} if cache is None else cache
+    threshold = float(threshold)
     n_q, depth = ranked.shape
     max_slots = max((len(q.gold_slots) for q in questions), default=0)
-    fills = np.zeros((n_q, depth, max_slots), dtype=bool)
-    first = np.full((n_q, depth, max_slots), -1, dtype=np.int64)
-    grades = np.zeros((n_q, depth), dtype=float)
     context_tokens = _context_tokens(run)
     tokens = np.where(ranked >= 0, context_tokens[np.maximum(ranked, 0)] if len(context_tokens) else 0, 0)
-    for row, question in enumerate(questions):
+    memo = JUDGMENTS
+    codes = np.full((n_q, depth), -1, dtype=np.int64)
+    digests: dict[int, bytes] = {}
+    for row, (question, indices) in enumerate(zip(questions, ranked.tolist())):
         slots = question.gold_slots
         if not slots:
             continue
-        for rank, index in enumerate(ranked[row]):
+        table = memo.table(tuple(map(tuple, slots)), threshold)
+        for rank, index in enumerate(indices):
             if index < 0:
                 continue
-            key = (*run.contexts[index], question.qid, float(threshold))
-            judgment = cache.get(key)
-            if judgment is None:
-                judgment = cache[key] = judge_context(run.context_text(index), slots, threshold)
-            fills[row, rank, : len(slots)] = judgment.fills
-            first[row, rank, : len(slots)] = judgment.first_alternative
-            grades[row, rank] = judgment.grade
+            key = None
+            if cache is not None:
+                key = (*run.contexts[index], question.qid, threshold)
+                judgment = cache.get(key)
+                if judgment is not None:
+                    codes[row, rank] = memo.code(judgment)
+                    continue
+            digest = digests.get(index)
+            if digest is None:
+                digest = digests[index] = text_digest(run.context_text(index))
+            code = table.get(digest)
+            if code is None:
+                judgment = judge_context(run.context_text(index), slots, threshold)
+                code = table[digest] = memo.code(judgment)
+                memo.computed += 1
+            if cache is not None:
+                cache[key] = memo.judgments[code]
+            codes[row, rank] = code
+    fills = np.zeros((n_q, depth, max_slots), dtype=bool)
+    first = np.full((n_q, depth, max_slots), -1, dtype=np.int64)
+    grades = np.zeros((n_q, depth), dtype=float)
+    used = np.unique(codes[codes >= 0])
+    if len(used):  # the distinct judgments of this run as padded rows, then one lookup per cell
+        lookup = np.zeros(int(used.max()) + 1, dtype=np.int64)
+        lookup[used] = np.arange(len(used))
+        row_fills = np.zeros((len(used), max_slots), dtype=bool)
+        row_first = np.full((len(used), max_slots), -1, dtype=np.int64)
+        row_grades = np.zeros(len(used), dtype=float)
+        for i, code in enumerate(used.tolist()):
+            judgment = memo.judgments[code]
+            width = len(judgment.fills)
+            row_fills[i, :width] = judgment.fills
+            row_first[i, :width] = judgment.first_alternative
+            row_grades[i] = judgment.grade
+        where = codes >= 0
+        index = lookup[codes[where]]
+        fills[where] = row_fills[index]
+        first[where] = row_first[index]
+        grades[where] = row_grades[index]
+    alternatives = [alt for q in questions for slot in q.gold_slots for alt in slot]
+    counted = iter(count_tokens_many(alternatives).tolist())
+    alternative_tokens = [[tuple(next(counted) for _ in slot) for slot in q.gold_slots] for q in questions]
     return RankedJudgments(
         corpus=run.corpus.name,
         strategy=run.strategy,
@@ -174,7 +278,7 @@ def judge_run(run: RetrievalRun, threshold: float = 0.90, cache: Judgments | Non
         n_slots=np.array([len(q.gold_slots) for q in questions], dtype=np.int64),
         grades=grades,
         tokens=tokens.astype(float),
-        alternative_tokens=[[tuple(count_tokens(a) for a in slot) for slot in q.gold_slots] for q in questions],
+        alternative_tokens=alternative_tokens,
     )
 
 

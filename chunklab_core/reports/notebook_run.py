@@ -44,6 +44,7 @@ import shutil
 import subprocess  # noqa: F401  (tests replace subprocess.call through this module)
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import yaml
@@ -143,12 +144,19 @@ def run_notebook(source: str | os.PathLike, output: str | os.PathLike, papermill
 
 
 def _run(source, output: Path, tmp: Path, papermill_args: list[str], kernel: str, keep_failed) -> int:
-    progress = "--no-progress-bar" if os.environ.get("CI") else "--progress-bar"  # off under CI only
+    # CHUNKLAB_PROGRESS=0 (make all, which runs posts in parallel): no bar, papermill's warnings
+    # only, and one line per post when it is done, so concurrent posts stay readable
+    parallel = os.environ.get("CHUNKLAB_PROGRESS") == "0"
+    progress = "--no-progress-bar" if os.environ.get("CI") or parallel else "--progress-bar"  # off under CI too
     command = [sys.executable, "-m", "papermill", "--kernel", kernel, progress,
-               str(source), str(tmp), *papermill_args]
+               str(source), str(tmp), *(["--log-level", "WARNING"] if parallel else []), *papermill_args]
+    started = time.monotonic()
     guarded = tuple(paths.IRREPLACEABLE_DIRS)  # read at call time (tests point it elsewhere)
     before = snapshot(guarded)
-    outputs = RegeneratedOutputs((paths.TABLES_DIR, paths.FIGURES_DIR))
+    # only this post's files (NN_*): make all runs posts in parallel, and a failed post must not
+    # undo what another one wrote meanwhile
+    post = output.name[:3] if output.name[:2].isdigit() and output.name[2:3] == "_" else ""
+    outputs = RegeneratedOutputs((paths.TABLES_DIR, paths.FIGURES_DIR), prefix=post)
     status = 1
     try:
         status = run_child(command)
@@ -166,6 +174,8 @@ def _run(source, output: Path, tmp: Path, papermill_args: list[str], kernel: str
         if status == 0:
             os.replace(tmp, output)
             outputs.keep()
+            if parallel:
+                print(f"notebook_run: {output} executed in {time.monotonic() - started:.0f} s", flush=True)
             return 0
         if keep_failed and tmp.exists():
             shutil.move(str(tmp), str(keep_failed))
@@ -181,24 +191,31 @@ class RegeneratedOutputs:
     """The tables and figures a post writes (files at the top of ``data/`` and in ``figures/``),
     put back as they were when its run fails or is interrupted.
 
+    Only the post's own files count (``prefix``, its number: ``02_``), so a post failing while
+    another runs beside it (``make all`` runs posts in parallel) leaves the other's files alone.
     Before the run every such file is copied into a hidden backup folder (a few MB: copies, not
     hard links, so a writer that rewrites a file in place cannot change the backup too); after a
     failed run a file the run changed gets its original back, a file it created is removed, and
     the backup is deleted. After a successful run the backup is only deleted.
     """
 
-    def __init__(self, folders) -> None:
+    def __init__(self, folders, prefix: str = "") -> None:
         self.folders = [Path(f) for f in folders if Path(f).is_dir()]
+        self.prefix = prefix  # only files whose names start with it (a post's own: "02_")
         self.backup = Path(tempfile.mkdtemp(prefix=".outputs-backup-", dir=paths.CACHE_DIR if paths.CACHE_DIR.is_dir()
                                             else None))
         self.saved: dict[Path, Path] = {}
         self.kept = False
         for index, folder in enumerate(self.folders):
-            for file in sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")):
+            for file in self._files(folder):
                 copy = self.backup / str(index) / file.name
                 copy.parent.mkdir(exist_ok=True)
                 shutil.copy2(file, copy)
                 self.saved[file] = copy
+
+    def _files(self, folder: Path) -> list[Path]:
+        return sorted(p for p in folder.iterdir()
+                      if p.is_file() and not p.name.startswith(".") and p.name.startswith(self.prefix))
 
     def keep(self) -> None:
         self.kept = True
@@ -208,7 +225,7 @@ class RegeneratedOutputs:
             if not self.kept:
                 restored, removed = [], []
                 for folder in self.folders:
-                    for file in sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")):
+                    for file in self._files(folder):
                         copy = self.saved.get(file)
                         if copy is None:
                             file.unlink(missing_ok=True)
