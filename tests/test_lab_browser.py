@@ -37,7 +37,7 @@ from test_lab import small_data
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 CONFIG = dict(ranking_corpora=("squad",), ranking_strategies=("fixed_500", "recursive_500"), ranking_questions=25,
-              budget_corpora=("squad",), budget_strategies=("fixed_500", "recursive_500", "fixed_1000"),
+              budget_corpora=("squad",), budget_strategies=("fixed_500", "fixed_1000"),
               footprint_corpora=("squad",))
 
 
@@ -88,6 +88,11 @@ def python_metrics(data, state) -> dict:
     grades, scores = [r[1] for r in ranks], [r[2] for r in ranks]
     found = sum(g >= state["g"] for g in grades)
     return lab.reference_metrics(grades, scores, state["k"], state["g"], max(state.get("t", 0), found, 1), state["d"])
+
+
+def as_shown(x: float) -> str:
+    """How the page writes a budget value: the posts' 5 decimals (``float_format="%.5f"``), shown to 3."""
+    return f"{float(f'{x:.5f}'):.3f}"
 
 
 def set_number(page, selector: str, value) -> None:
@@ -171,10 +176,11 @@ def test_budget_panel_is_post02s_table_and_the_package(built, browser):
         assert set(rows) == set(wide.columns)
         for strategy, shown in rows.items():
             interval = intervals[strategy]
-            assert shown[1] == f"{interval.mean:.3f}" and shown[2] == f"[{interval.low:.3f}, {interval.high:.3f}]"
+            assert shown[1] == as_shown(interval.mean)
+            assert shown[2] == f"[{as_shown(interval.low)}, {as_shown(interval.high)}]"
             assert shown[4] == words[strategy]
             if strategy != leader:
-                assert shown[3] == f"[{against[strategy].low:.3f}, {against[strategy].high:.3f}]"
+                assert shown[3] == f"[{as_shown(against[strategy].low)}, {as_shown(against[strategy].high)}]"
             if budget in config.post_budgets:  # the post's own table
                 row = published[(published["corpus"] == "squad") & (published["retriever"] == retriever)
                                 & (published["strategy"] == strategy_label(strategy))
@@ -185,11 +191,11 @@ def test_budget_panel_is_post02s_table_and_the_package(built, browser):
                               if c["strategy"] == strategy)
                 for column in ("recall", "low", "high"):
                     assert stored[column] == float(f"{row[column].iloc[0]:.5f}"), (strategy, retriever, budget, column)
-                assert shown[1] == f"{row['recall'].iloc[0]:.3f}"
+                assert shown[1] == as_shown(row["recall"].iloc[0])
                 checked_post += 1
         if budget in config.post_budgets:
             assert "post 02 reports this budget" in page.locator("#b-caption").text_content()
-    assert checked_post >= 9
+    assert checked_post >= 6
     assert not errors
 
 
@@ -227,7 +233,10 @@ def test_copied_link_restores_the_view_reset_and_export(built, browser, tmp_path
     set_number(page, "#r-k", 7)
     page.select_option("#r-depth", "10")
     page.select_option("#b-retriever", "dense")
-    page.locator("#b-budget").fill(str(data["budget"]["grid"].index(1024)))
+    page.focus("#b-budget")
+    page.keyboard.press("Home")
+    for _ in range(data["budget"]["grid"].index(1024)):
+        page.keyboard.press("ArrowRight")
     set_number(page, "#f-size", 300)
     set_number(page, "#f-overlap", 30)
     page.click("#copy-link")

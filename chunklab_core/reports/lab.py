@@ -64,7 +64,7 @@ class LabConfig:
     rescore_depth: int = 50  # post 07's deepest depth: its recorded scores are of the top 50
     ranking_questions: int = 100
     top: int = 20
-    text_chars: int = 320
+    text_chars: int = 200
     # budget panel: post 02's corpora, strategies and retrievers, its first model
     budget_corpora: Sequence[str] = ("squad", "nq")
     budget_strategies: Sequence[str] = (
@@ -184,7 +184,7 @@ def ranking_panel(config: LabConfig) -> dict:
                     grade = judge_context(full, question.gold_slots, config.threshold).grade
                     short = full if len(full) <= config.text_chars else full[:config.text_chars].rstrip() + "…"
                     texts.setdefault(index, short)
-                    ranks.append([index, grade, round(float(scores[row][position]), 4)])
+                    ranks.append([index, grade, float(f"{scores[row][position]:.7g}")])  # float32's digits
                 gold = " | ".join(" / ".join(slot) for slot in question.gold_slots)
                 rows.append({"qid": question.qid, "text": question.text, "gold": gold, "ranks": ranks})
             cells.append({"corpus": name, "sample": label, "strategy": strategy,
@@ -215,28 +215,47 @@ def _intervals(matrix: np.ndarray, documents: np.ndarray, resamples: int, seed: 
 
 def budget_tables(config: LabConfig):
     """Per-question budget recall of every (corpus, strategy, retriever) of post 02's first model:
-    ``{corpus: (corpus object, tidy frame)}``; post 02's budgets in one ``recall_at_budget`` call
-    (as post 02), the page's other budgets in a second."""
+    ``{corpus: (corpus object, tidy frame)}`` with the columns of ``evaluation.budget.recall_at_budget``.
+
+    Computed as ``recall_at_budget`` computes it, with its parts (``budget_run``, ``judge_run``,
+    ``budget_metrics``), so that each context is judged once: the deep ranking is cut for the
+    largest budget and judged once per cell (one judgment cache per corpus, shared by its
+    retrievers), and every budget reads a prefix of it (the same contexts at the same ranks as
+    a cut for a smaller budget, so the recall is post 02's). "Depth binds" is relative to the
+    largest budget of the call, as in ``recall_at_budget``: post 02's budgets as post 02 asks
+    them (one call), the page's other budgets as one more call.
+    """
     import pandas as pd
 
     from chunklab_core.data.corpora import load_corpus
-    from chunklab_core.evaluation.budget import recall_at_budget
+    from chunklab_core.evaluation.budget import budget_metrics, budget_run
     from chunklab_core.evaluation.matrix import run_matrix
+    from chunklab_core.evaluation.slot_metrics import judge_run
     from chunklab_core.retrieval.registry import needs_model
 
-    extra = [b for b in budget_grid(config.post_budgets) if b not in set(config.post_budgets)]
+    grid = budget_grid(config.post_budgets)
+    calls = [list(config.post_budgets), [b for b in grid if b not in set(config.post_budgets)]]
     out = {}
     for name in config.budget_corpora:
         corpus = load_corpus(name, squad_articles=config.squad_articles, squad_questions=config.squad_questions,
                              seed=config.seed)
         matrix = run_matrix({name: corpus}, list(config.budget_strategies), list(config.budget_retrievers),
                             [config.budget_model], None, [1, 3, 5, 10], config.threshold, progress=False)
+        cache: dict = {}
         frames = []
-        for (corpus_name, model, strategy, retriever), run in matrix.runs.items():
+        for (_, model, strategy, retriever), run in matrix.runs.items():
             if model != config.budget_model and needs_model(retriever):
                 continue
-            frames.append(recall_at_budget(run, list(config.post_budgets)))
-            frames.append(recall_at_budget(run, extra))
+            cut, _ = budget_run(run, max(grid))
+            judged = judge_run(cut, config.threshold, cache)
+            for budgets in calls:
+                _, binds = budget_run(run, max(budgets))
+                for budget in budgets:
+                    scores = budget_metrics(judged.fills, judged.tokens, budget, judged.n_slots)
+                    frames.append(pd.DataFrame({
+                        "corpus": judged.corpus, "strategy": judged.strategy, "retriever": judged.retriever,
+                        "qid": judged.qids, "budget": budget, **scores,
+                        "depth_binds": binds & (scores["tokens_used"] < budget)}))
         out[name] = (corpus, pd.concat(frames, ignore_index=True))
     return out
 
