@@ -217,8 +217,8 @@ def budget_tables(config: LabConfig):
     """Per-question budget recall of every (corpus, strategy, retriever) of post 02's first model:
     ``{corpus: (corpus object, tidy frame)}`` with the columns of ``evaluation.budget.recall_at_budget``.
 
-    Computed as ``recall_at_budget`` computes it, with its parts (``budget_run``, ``judge_run``,
-    ``budget_metrics``), so that each context is judged once: the deep ranking is cut for the
+    Computed by ``recall_at_budget`` on judged tables, so that each context is judged once
+    (``budget_run`` and ``judge_run``, the steps it takes on a run): the deep ranking is cut for the
     largest budget and judged once per cell (one judgment cache per corpus, shared by its
     retrievers), and every budget reads a prefix of it (the same contexts at the same ranks as
     a cut for a smaller budget, so the recall is post 02's). "Depth binds" is relative to the
@@ -228,7 +228,7 @@ def budget_tables(config: LabConfig):
     import pandas as pd
 
     from chunklab_core.data.corpora import load_corpus
-    from chunklab_core.evaluation.budget import budget_metrics, budget_run
+    from chunklab_core.evaluation.budget import budget_run, recall_at_budget
     from chunklab_core.evaluation.matrix import run_matrix
     from chunklab_core.evaluation.slot_metrics import judge_run
     from chunklab_core.retrieval.registry import needs_model
@@ -250,12 +250,10 @@ def budget_tables(config: LabConfig):
             judged = judge_run(cut, config.threshold, cache)
             for budgets in calls:
                 _, binds = budget_run(run, max(budgets))
-                for budget in budgets:
-                    scores = budget_metrics(judged.fills, judged.tokens, budget, judged.n_slots)
-                    frames.append(pd.DataFrame({
-                        "corpus": judged.corpus, "strategy": judged.strategy, "retriever": judged.retriever,
-                        "qid": judged.qids, "budget": budget, **scores,
-                        "depth_binds": binds & (scores["tokens_used"] < budget)}))
+                table = recall_at_budget(judged, budgets)  # judged tables: every budget a prefix
+                per_budget = np.tile(binds, len(budgets))  # recall_at_budget stacks budgets in order
+                table["depth_binds"] = per_budget & (table["tokens_used"].to_numpy() < table["budget"].to_numpy())
+                frames.append(table)
         out[name] = (corpus, pd.concat(frames, ignore_index=True))
     return out
 
