@@ -15,7 +15,8 @@ re-reads and re-sorts those data). Three panels:
   log2 discount) and re-orders the prefix of the chosen depth (:func:`reference_metrics`
   is the same computation through ``evaluation.ranking_metrics`` and ``rerank.stage``, for
   the tests);
-* **budget** (:func:`budget_panel`): post 02's corpora, strategies, retrievers and first
+* **budget** (:func:`budget_panel`): post 02's SQuAD and NQ samples (of its five:
+  :attr:`LabConfig.budget_corpora`, for the build's time), strategies, retrievers and first
   model; slot recall within each budget of :func:`budget_grid` (``evaluation.budget.recall_at_budget``,
   post 02's budgets in one call as post 02 makes it, so the values there are the post's),
   its 95% interval (documents resampled where the questions share them, as
@@ -29,7 +30,9 @@ re-reads and re-sorts those data). Three panels:
 Not handled: live retrieval (nothing is computed in the browser but the metrics of recorded
 rankings), questions beyond the subset, judging contexts outside the recorded top N (the page
 says so: the total of relevant contexts is what the judged top N holds unless the reader
-raises it), models other than post 02's first in the budget panel.
+raises it), models other than post 02's first in the budget panel, first stages other than
+post 07's BM25 in the ranking panel, the first stage's own scores (the score shown is the
+re-scorer's; the run store keeps first-stage scores of chunks, not of the contexts shown).
 """
 
 from __future__ import annotations
