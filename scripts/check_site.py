@@ -3,7 +3,9 @@
 For every page of the folder: the page loads and its script runs after the load event, every
 <img> has rendered (``complete`` and ``naturalWidth > 0``), the page has no horizontal scroll
 at a 1280 px wide window (``scrollWidth <= innerWidth``), and every relative link points to a
-file of the folder. Prints one line per page and exits 1 on any failure, naming page and item.
+file of the folder; the lab page (``lab.html``, an interactive page) must also have run its
+script to the end (``<body data-ready="1">``, set after its three panels are drawn) and drawn
+a row in each of its three tables. Prints one line per page and exits 1 on any failure, naming page and item.
 
 How: Chromium is run once per page with ``--headless --dump-dom`` on a copy of the page that
 carries a ``<base href>`` back to the folder (so images and links resolve as in the original)
@@ -31,6 +33,7 @@ from urllib.parse import unquote, urlsplit
 
 WIDTH, HEIGHT = 1280, 900
 MARKER = "site-check-result"
+LAB_PAGE = "lab.html"
 PROBE = """
 <script>
 window.addEventListener("load", () => {
@@ -40,7 +43,9 @@ window.addEventListener("load", () => {
   const out = document.createElement("pre");
   out.id = "%s";
   out.textContent = JSON.stringify({ title: document.title, images: images,
-    scrollWidth: Math.max(root.scrollWidth, document.body.scrollWidth), innerWidth: window.innerWidth });
+    scrollWidth: Math.max(root.scrollWidth, document.body.scrollWidth), innerWidth: window.innerWidth,
+    ready: document.body.dataset.ready || null,
+    tableRows: Array.from(document.querySelectorAll("table")).map(t => t.tBodies.length ? t.tBodies[0].rows.length : 0) });
   document.body.appendChild(out);
 });
 </script>
@@ -119,6 +124,10 @@ def check_site(folder: Path, chromium: str, screenshots: Path | None = None) -> 
                 page_problems.append(f"{page.name}: horizontal scroll ({result['scrollWidth']} px content "
                                      f"in a {result['innerWidth']} px window)")
             page_problems += [f"{page.name}: link to a missing file {t}" for t in broken_links(page)]
+            if page.name == LAB_PAGE and (result.get("ready") != "1" or len(result["tableRows"]) < 3
+                                          or min(result["tableRows"], default=0) < 1):
+                page_problems.append(f"{page.name}: the lab's script did not draw its panels "
+                                     f"(ready={result.get('ready')!r}, table rows {result['tableRows']})")
             problems += page_problems
             print(f"{'FAIL' if page_problems else 'ok  '} {page.name}: loaded, "
                   f"{len(result['images']) - len(bad_images)}/{len(result['images'])} images rendered, "

@@ -26,6 +26,11 @@ every page body is stripped of anything that can run (scripts, event attributes,
 ``javascript:`` links), and titles, page names and figure paths are escaped where this module
 writes them.
 
+The lab (``lab.html`` and its data ``lab-data.js``, :mod:`chunklab_core.reports.lab`): an
+interactive page on the recorded runs, built by the CLI (``make site``) unless ``--no-lab``;
+:func:`build_site` writes it when given its data, and the index then links to it. It is the one
+page with a script, its own (the template beside ``lab.py``), which shows data as text only.
+
 Not handled: executing notebooks (``make notebooks`` does), math typesetting (the posts use
 none), interactive outputs (JavaScript widgets), unexecuted notebooks (rendered as they are).
 
@@ -281,7 +286,7 @@ def _nav(posts: list[Post], index: int | None) -> str:
     return f"{prev_link}{home}{next_link}"
 
 
-def _index_body(posts: list[Post]) -> str:
+def _index_body(posts: list[Post], lab: bool = False) -> str:
     items = []
     for post in posts:
         figure = (f'<img src="{url(post.lead_figure)}" alt="Lead figure of {attr(post.title)}">'
@@ -291,14 +296,20 @@ def _index_body(posts: list[Post]) -> str:
     return ("<h1>chunklab</h1>\n<p>How should you chunk and retrieve your documents for RAG, and are the "
             "answers built on that retrieval right? Each post below is a notebook executed end to end; "
             "these pages show its prose, tables and figures without the code.</p>\n"
-            f'<ul class="post-list">\n' + "\n".join(items) + "\n</ul>")
+            + (LAB_LINK if lab else "")
+            + f'<ul class="post-list">\n' + "\n".join(items) + "\n</ul>")
 
 
-def build_site(out: Path, notebooks: list[Path] | None = None) -> list[Path]:
+LAB_LINK = ('<p><a href="lab.html"><strong>The lab</strong></a>: the recorded rankings, budgets and index '
+            "footprints of the series, to change and read again in your browser.</p>\n")
+
+
+def build_site(out: Path, notebooks: list[Path] | None = None, lab_data: dict | None = None) -> list[Path]:
     """Render ``notebooks`` (default: every executed post) into the folder ``out``; return the pages.
 
     The folder is replaced as a whole, atomically from the reader's side: built in a temporary
-    sibling, then swapped in. ``ValueError`` when there is no post to render.
+    sibling, then swapped in. ``ValueError`` when there is no post to render. ``lab_data``
+    (:func:`chunklab_core.reports.lab.build_lab_data`) adds the lab page.
     """
     out = Path(out)
     sources = [Path(p) for p in notebooks] if notebooks else discover_posts()
@@ -320,7 +331,12 @@ def build_site(out: Path, notebooks: list[Path] | None = None) -> list[Path]:
             (build / post.page).write_text(page, encoding="utf-8")
             pages.append(out / post.page)
         index = PAGE.format(title="chunklab · the series", style=STYLE, nav=_nav(posts, None),
-                            body=_index_body(posts))
+                            body=_index_body(posts, lab_data is not None))
+        if lab_data is not None:
+            from chunklab_core.reports import lab
+
+            pages += [out / p.name for p in lab.write_lab(build, lab_data, _nav(posts, None))
+                      if p.suffix == ".html"]
         (build / "index.html").write_text(index, encoding="utf-8")
         os.chmod(build, 0o755)
         if out.exists():
@@ -338,8 +354,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("notebooks", nargs="*", type=Path,
                         help="executed posts to render (default: every notebooks/NN_*.ipynb)")
     parser.add_argument("--out", type=Path, default=PROJ_ROOT / "site", help="output folder (default: site/)")
+    parser.add_argument("--no-lab", action="store_true", help="leave out the lab page (it replays the recorded runs)")
     args = parser.parse_args(argv)
-    pages = build_site(args.out, args.notebooks or None)
+    lab_data = None
+    if not args.no_lab:
+        from chunklab_core.reports import lab
+
+        lab_data = lab.build_lab_data()
+    pages = build_site(args.out, args.notebooks or None, lab_data)
     print(f"{len(pages)} pages in {args.out}: open {args.out / 'index.html'}")
     return 0
 

@@ -1,0 +1,163 @@
+"""The lab page's formulas, data file and page (issue 39), fast tier.
+
+Formulas pinned on hand-computed fixtures and cross-checked: the ranking panel's metrics against
+pytrec_eval (the established reference the series uses), the footprint estimate against post
+07's own functions (``retrieval.footprint``) on chunks cut by ``chunking.token_windows``. The
+data file cannot close a tag; the page labels every control and writes what it shows as text.
+The browser half (the page's script against these functions) is ``test_lab_browser.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+
+from chunklab_core.reports import lab
+
+
+def test_footprint_estimate_hand_computed():
+    # T = 1,000, S = 500, O = 125: stride 375, windows at 0, 375, 750 -> 3 chunks, 1,000 + 2 * 125 indexed
+    assert lab.footprint_estimate(1000, 500, 125) == {"stride": 375, "chunks": 3, "indexed_tokens": 1250,
+                                                      "duplication": 1.25}
+    assert lab.footprint_estimate(400, 500, 0) == {"stride": 500, "chunks": 1, "indexed_tokens": 400,
+                                                   "duplication": 1.0}
+    assert lab.footprint_estimate(1001, 500, 0)["chunks"] == 3
+    for bad in ((1000, 500, 500), (1000, 500, 600), (1000, 500, -1), (0, 500, 0), (1000, 0, 0), (1000, 500, 1.5)):
+        with pytest.raises(ValueError):
+            lab.footprint_estimate(*bad)
+
+
+@pytest.mark.parametrize("tokens, size, overlap", [(1000, 500, 125), (2048, 256, 32), (300, 500, 100),
+                                                   (1750, 512, 64), (999, 100, 99)])
+def test_footprint_estimate_equals_post07_functions_on_token_windows(tokens, size, overlap):
+    """One text of ``tokens`` tokens of 4 characters each (" the"), cut by fixed_tokens: chunk count,
+    indexed tokens (count_tokens_many), duplication (footprint.duplication_factor, on characters)
+    and stride (footprint.mean_stride, characters / 4) are the estimate's."""
+    from chunklab_core.core.corpus import Chunk
+    from chunklab_core.core.tokens import count_tokens, count_tokens_many
+    from chunklab_core.chunking.token_windows import fixed_tokens
+    from chunklab_core.retrieval import footprint
+
+    text = " the" * tokens
+    assert count_tokens(text) == tokens
+    spans = fixed_tokens(text, size, overlap)
+    chunks = [Chunk(i, "d", s, e, cs, ce) for i, (s, e, cs, ce) in enumerate(spans)]
+    estimate = lab.footprint_estimate(tokens, size, overlap)
+    assert len(chunks) == estimate["chunks"]
+    assert int(count_tokens_many([text[c.start:c.end] for c in chunks]).sum()) == estimate["indexed_tokens"]
+    assert footprint.duplication_factor(chunks) == pytest.approx(estimate["duplication"], abs=1e-12)
+    if len(chunks) > 1:
+        assert footprint.mean_stride(chunks) / 4 == estimate["stride"]
+
+
+def test_reference_metrics_hand_computed():
+    # grades by rank 0, 2, 1, 0; k = 3, partial counts, 2 relevant known
+    m = lab.reference_metrics([0, 2, 1, 0], [0.1, 0.2, 0.3, 0.4], k=3, min_grade=1, total_relevant=2, depth=0)
+    assert m["precision"] == pytest.approx(2 / 3)
+    assert m["recall"] == pytest.approx(1.0)
+    assert m["mrr"] == pytest.approx(0.5)
+    dcg = 3 / math.log2(3) + 1 / math.log2(4)
+    idcg = 3 / math.log2(2) + 1 / math.log2(3)
+    assert m["ndcg"] == pytest.approx(dcg / idcg)
+    # full only: the partial context no longer counts, neither in the ranking nor in the ideal
+    m = lab.reference_metrics([0, 2, 1, 0], [0.1, 0.2, 0.3, 0.4], k=3, min_grade=2, total_relevant=1, depth=0)
+    assert (m["precision"], m["recall"], m["mrr"]) == pytest.approx((1 / 3, 1.0, 0.5))
+    assert m["ndcg"] == pytest.approx((3 / math.log2(3)) / 3)
+    # reranking the top 3 by score: order 2, 1, 0, then 3 unchanged
+    m = lab.reference_metrics([0, 2, 1, 0], [0.1, 0.2, 0.3, 0.4], k=1, min_grade=1, total_relevant=4, depth=3)
+    assert m["order"] == [2, 1, 0, 3]
+    assert (m["precision"], m["recall"], m["mrr"]) == pytest.approx((1.0, 0.25, 1.0))
+    # ideal padded with two unseen relevant contexts at the minimum grade: 3, 1, 1, 1 -> top 1 is 3
+    assert m["ndcg"] == pytest.approx(1 / 3)
+
+
+def test_reference_metrics_agree_with_pytrec_eval():
+    """P@k, recall@k (relevant known = every judged relevant), RR and nDCG with gains 2^g - 1 on random
+    graded rankings, against pytrec_eval with those gains as its (linear) relevance levels."""
+    import pytrec_eval
+
+    rng = np.random.default_rng(7)
+    for trial in range(40):
+        grades = rng.choice([0, 0, 0, 1, 2], size=20)
+        if not (grades > 0).any():
+            grades[rng.integers(20)] = 2
+        scores = rng.normal(size=20)
+        k, depth = int(rng.choice([1, 3, 5, 10])), int(rng.choice([0, 5, 10, 20]))
+        ours = lab.reference_metrics(grades, scores, k, 1, int((grades > 0).sum()), depth)
+        order = ours["order"]
+        qrel = {"q": {f"d{i}": int(2 ** g - 1) for i, g in enumerate(grades)}}
+        run = {"q": {f"d{i}": float(20 - position) for position, i in enumerate(order)}}
+        cut = {1: "1", 3: "3", 5: "5", 10: "10"}[k]
+        cuts = "1,3,5,10"
+        ref = pytrec_eval.RelevanceEvaluator(qrel, {f"P.{cuts}", f"recall.{cuts}", f"ndcg_cut.{cuts}",
+                                                    "recip_rank"}).evaluate(run)["q"]
+        assert ours["precision"] == pytest.approx(ref[f"P_{cut}"])
+        assert ours["recall"] == pytest.approx(ref[f"recall_{cut}"])
+        assert ours["ndcg"] == pytest.approx(ref[f"ndcg_cut_{cut}"])
+        first = next(p for p, i in enumerate(order) if grades[i] > 0)
+        assert ours["mrr"] == pytest.approx(ref["recip_rank"] if first < k else 0.0)
+
+
+def test_budget_grid_spans_256_to_8192_with_the_posts_budgets():
+    grid = lab.budget_grid((500, 1000, 2000, 4000))
+    assert grid[0] == 256 and grid[-1] == 8192
+    assert {500, 1000, 2000, 4000} <= set(grid) and grid == sorted(set(grid))
+
+
+def test_data_script_cannot_close_a_tag():
+    data = {"text": "</script><img src=x onerror=alert(1)> & “quotes”"}
+    script = lab.data_script(data)
+    assert "<" not in script and script.startswith("window.LAB_DATA = ")
+    assert json.loads(script[len("window.LAB_DATA = "):-2]) == data
+
+
+def test_page_labels_every_control_and_writes_text_only():
+    page = lab.TEMPLATE.read_text(encoding="utf-8")
+    controls = re.findall(r'<(?:select|input)[^>]*\bid="([^"]+)"', page)
+    assert len(controls) >= 14
+    for control in controls:
+        assert f'for="{control}"' in page or f'aria-label=' in re.search(rf'<[^>]*id="{control}"[^>]*>', page).group(0), control
+    script = page[page.index("<script>"):]
+    assert "innerHTML" not in script and "insertAdjacentHTML" not in script and "document.write" not in script
+    assert not re.search(r'(?:src|href)="(?:https?:)?//', page)  # offline: nothing from another host
+
+
+def small_data():
+    """A lab data set by hand (two questions, one budget cell, one preset), with hostile text."""
+    ranks = [[0, 2, 0.5], [1, 0, 0.9], [2, 1, 0.1]]
+    ranking = {"top": 3, "grades": lab.GRADE_WORDS, "subset": 2, "rescore_depth": 3,
+               "cells": [{"corpus": "squad", "sample": "S <b>1</b>", "strategy": "fixed_500",
+                          "strategy_label": "Fixed 500", "retriever": "bm25", "scorer": "m",
+                          "questions": [{"qid": "a", "text": "<script>alert(1)</script>?", "gold": "g", "ranks": ranks},
+                                        {"qid": "b", "text": "second", "gold": "h", "ranks": ranks[::-1]}],
+                          "texts": {"0": "<img src=x onerror=alert(2)>", "1": "b", "2": "c"}}]}
+    candidate = {"strategy": "fixed_500", "label": "Fixed 500", "recall": 0.5, "low": 0.4, "high": 0.6,
+                 "diff_low": None, "diff_high": None, "verdict": "winner", "tokens": 400.0, "binds": 0.0}
+    budget = {"grid": [256, 500], "post_budgets": [500], "model": "m", "resamples": 10,
+              "cells": [{"corpus": "squad", "sample": "S", "retriever": "bm25", "model": "—", "questions": 2,
+                         "design": "questions", "rows": [{"budget": b, "leader": "fixed_500", "candidates": [candidate]}
+                                                         for b in (256, 500)]}]}
+    footprint = {"presets": [{"corpus": "squad", "sample": "S", "documents": 1, "tokens": 1000}], "size": 500,
+                 "overlap": 125}
+    return {"ranking": ranking, "budget": budget, "footprint": footprint}
+
+
+def test_build_site_writes_the_lab_and_links_it(tmp_path):
+    from test_website import _post
+
+    from chunklab_core.reports.website import build_site
+
+    folder = tmp_path / "posts"
+    folder.mkdir()
+    _post(folder / "01_first.ipynb", "01 · First post", "*Does it work?*")
+    pages = build_site(tmp_path / "site", sorted(folder.glob("*.ipynb")), small_data())
+    assert tmp_path / "site" / "lab.html" in pages
+    assert (tmp_path / "site" / "lab-data.js").is_file()
+    assert 'href="lab.html"' in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert 'href="index.html"' in (tmp_path / "site" / "lab.html").read_text(encoding="utf-8")
+    without = build_site(tmp_path / "plain", sorted(folder.glob("*.ipynb")))
+    assert not (tmp_path / "plain" / "lab.html").exists() and len(without) == len(pages) - 1
