@@ -22,8 +22,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from chunklab_core.core.output_dirs import write_marker
 from chunklab_core.evaluators.scorecard import STAGE_ORDER, STAGE_TITLES, Scorecard, scorecard_dict
 
+MARKER = ".chunklab-evaluate"
 STYLE = """body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse;margin-bottom:1.5em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left}
 th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}.nm{color:#888}"""
@@ -84,6 +86,7 @@ def write_scorecard(card: Scorecard, out: str | Path, comparison: pd.DataFrame |
         if comparison is not None:
             comparison.to_csv(tmp / "comparison.csv", index=False)
         (tmp / "scorecard.html").write_text(scorecard_html(card, comparison), encoding="utf-8")
+        write_marker(tmp, MARKER, "chunklab-evaluate")  # what core.output_dirs lets the next run replace
         old = None
         if out.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))

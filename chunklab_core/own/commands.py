@@ -10,8 +10,8 @@
 the recommended setting of ``RUN_DIR`` (a ``chunklab-own run`` output folder), or ``--cell
 strategy/retriever[/model]`` (repeatable) instead of ``--run``. ``audit``
 (:mod:`chunklab_core.own.audit`), ``check`` (:mod:`chunklab_core.own.check`).
-Every command writes only into its output folder, and refuses one that holds files tracked by
-git (``own.cli.check_output_folder``'s rule). User errors are one message with the file named,
+Every command writes only into its output folder, and refuses one that is an input, the current
+folder, irreplaceable, foreign or tracked by git (``core.output_dirs``, via ``own.cli.check_output_folder``). User errors are one message with the file named,
 exit status 1 (2 for ``check``'s "cannot compare"), never a traceback.
 
 Not handled: the ``validate`` / ``run`` commands (``own.cli``). Imports are deferred, so
@@ -128,7 +128,8 @@ def _answers(args, validate, check_output_folder) -> int:
     except (ValueError, ValidationError) as err:
         return _fail(str(err))
     problems, _, _ = validate(args.docs, args.questions, args.config)
-    folder_problem = None if (out / own_answers.MARKER).is_file() else check_output_folder(out)
+    folder_problem = check_output_folder(out, Path(args.docs), inputs=[args.questions, args.config, args.run],
+                                         marker=own_answers.MARKER, append_only=True)
     if folder_problem:
         problems.append(folder_problem)
     if problems:
