@@ -90,6 +90,27 @@ def sheet_access_problem(path: str | os.PathLike) -> str | None:
     return None
 
 
+def keep_aside(sheet: "SheetFile", again: str = "run the grader again") -> str:
+    """After a failed save: write ``sheet``'s rows beside it, else list this session's grades
+    and notes that the file on disk lacks; says where they are (the message's second half)."""
+    try:
+        aside = sheet.save_aside()
+        return (f"this session's grades and notes are kept in {aside}. Free the space (or fix "
+                f"the permission), {again}, and copy over what is missing from that file.")
+    except OSError:
+        on_disk = {}
+        try:
+            on_disk = {row.get("item_id"): row for row in SheetFile.read(sheet.path).rows}
+        except (OSError, ValueError):
+            pass
+        lines = [f"  {row['item_id']}: {row.get('grade') or '(no grade)'}"
+                 + (f" -- note: {row['note']}" if row.get("note") else "")
+                 for row in sheet.rows
+                 if any(row.get(c, "") != on_disk.get(row["item_id"], {}).get(c, "") for c in ("grade", "note"))]
+        return ("nor could a copy be written beside it. Not saved, copy them by hand:\n"
+                + "\n".join(lines or ["  (nothing beyond what the sheet holds)"]))
+
+
 def decode_sheet(path: str | os.PathLike, data: bytes) -> str:
     """The text of a sheet's bytes (UTF-8, optional BOM); :class:`SheetUnreadable` otherwise."""
     try:
