@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Sequence
 
 from chunklab_core.core.atomic_files import atomic_write
+from chunklab_core.core.csv_cells import neutral_row, restored_cell
 
 
 class SheetChanged(RuntimeError):
@@ -176,7 +177,7 @@ class SheetFile:
         for cells in records[1:]:
             if not cells:  # a blank line: csv.DictReader skips it too
                 continue
-            rows.append({name: (cells[i] if i < len(cells) else "") for i, name in enumerate(header)})
+            rows.append({name: restored_cell(cells[i] if i < len(cells) else "") for i, name in enumerate(header)})
             extras.append(cells[len(header):])
             widths.append(len(cells))
         return cls(path, list(header), rows, extras, widths, bom, newline,
@@ -196,7 +197,7 @@ class SheetFile:
         writer = csv.writer(buffer, lineterminator=self.newline)
         writer.writerow(self.fieldnames)
         for i, row in enumerate(self.rows):
-            cells = [row.get(name, "") for name in self.fieldnames]
+            cells = neutral_row(row.get(name, "") for name in self.fieldnames)  # no cell starts a formula
             extra = self.extras[i] if i < len(self.extras) else []
             if not extra and i < len(self.widths):  # keep a short row short when nothing was added
                 width = self.widths[i]

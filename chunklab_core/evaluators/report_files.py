@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from chunklab_core.core.output_dirs import write_marker
+from chunklab_core.core.csv_cells import neutral_frame
 from chunklab_core.evaluators.scorecard import STAGE_ORDER, STAGE_TITLES, Scorecard, scorecard_dict
 
 MARKER = ".chunklab-evaluate"
@@ -78,13 +79,13 @@ def write_scorecard(card: Scorecard, out: str | Path, comparison: pd.DataFrame |
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
-        card.table().to_csv(tmp / "scorecard.csv", index=False)
+        neutral_frame(card.table()).to_csv(tmp / "scorecard.csv", index=False)
         (tmp / "scorecard.json").write_text(json.dumps(scorecard_dict(card), indent=1, allow_nan=False), encoding="utf-8")
         for stage, result in card.stages.items():
             if result.qids and result.values:
-                result.per_query().to_csv(tmp / f"per_query_{stage}.csv", index=False)
+                neutral_frame(result.per_query()).to_csv(tmp / f"per_query_{stage}.csv", index=False)
         if comparison is not None:
-            comparison.to_csv(tmp / "comparison.csv", index=False)
+            neutral_frame(comparison).to_csv(tmp / "comparison.csv", index=False)
         (tmp / "scorecard.html").write_text(scorecard_html(card, comparison), encoding="utf-8")
         write_marker(tmp, MARKER, "chunklab-evaluate")  # what core.output_dirs lets the next run replace
         old = None

@@ -173,6 +173,10 @@ def _answers(args, validate, check_output_folder) -> int:
     if result.complete_questions == 0:
         return _fail(f"no question is recorded in {records} (replay mode calls no model); run the same command "
                      "without --replay to record the answers")
+    if args.replay and result.missing:  # a smaller table than the records promised is never written
+        return _fail(f"{records}: a recorded call is missing for {result.missing} ({result.complete_questions} of "
+                     f"{result.planned_questions} questions complete; nothing was rewritten). Run the same command "
+                     "without --replay to record it, or pass --questions N to report the first N only")
     from chunklab_core.own.answers_report import write_answers
 
     write_answers(out, result, cells, corpus, args, k, seed, models, time.perf_counter() - started)
