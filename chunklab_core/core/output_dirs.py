@@ -82,13 +82,6 @@ def output_folder_problem(out: str | os.PathLike, marker: str, *, inputs: Iterab
     fix = f"choose another {option}"
     if out.exists() and not out.is_dir():
         return f"{given}: exists and is not a folder; {fix}"
-    for item in inputs:
-        if item is None:
-            continue
-        item = Path(item).resolve()
-        if _inside(item, out):
-            return (f"{given}: holds the input {item}; replacing the folder would delete it. Choose an {option} "
-                    "outside your inputs")
     cwd = Path.cwd().resolve()
     if _inside(cwd, out):
         return (f"{given}: is the current folder or a parent of it; replacing it would delete the folder you "
@@ -100,6 +93,13 @@ def output_folder_problem(out: str | os.PathLike, marker: str, *, inputs: Iterab
                     f"sheets that no command can redo); {fix}")
     if tracked_files(out):
         return f"{given}: holds files tracked by git; choose an output folder outside the repository's tracked files"
+    for item in inputs:
+        if item is None:
+            continue
+        item = Path(item).resolve()
+        if _inside(item, out):
+            return (f"{given}: holds the input {item}; replacing the folder would delete it. Choose an {option} "
+                    "outside your inputs")
     if out.is_dir() and any(out.iterdir()):
         if not (out / marker).is_file():
             return (f"{given}: a non-empty folder that is not the output of an earlier run (no {marker} marker); "

@@ -33,6 +33,7 @@ Not handled: several graders' copies (post 06's ``EXTRA_SHEET`` does that), top-
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -132,7 +133,10 @@ def report(answers_dir: str | Path, resamples: int = 10_000, seed: int = 0) -> d
     data = load(answers_dir)
     who = grader_table(data)
     words = grader_words(who)
-    agreement = agreement_table(data, resamples, seed)
+    with warnings.catch_warnings(record=True) as caught:  # small samples: stated in the report, not crashed on
+        warnings.simplefilter("always")
+        agreement = agreement_table(data, resamples, seed)
+    notes = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UserWarning)))
     no_variance = ""
     try:
         accuracy = corrected_accuracy(data) if not data.empty_strata else pd.DataFrame()
@@ -162,6 +166,8 @@ def report(answers_dir: str | Path, resamples: int = 10_000, seed: int = 0) -> d
                       + "; ".join(f"{r['judge']} {r['matches']}/{r['graded']} agree, kappa {r['kappa']:.2f} "
                                   f"[{r['kappa low']:.2f}, {r['kappa high']:.2f}]" for _, r in binary.iterrows())
                       + ".")
+    if notes:
+        agreement_text += " Note: " + "; ".join(notes) + "."
     sections = [("Who graded, and the sample", design, who),
                 ("Agreement of each judge with the grades", agreement_text, agreement),
                 ("Accuracy corrected by the grades (PPI)", accuracy_text, accuracy)]
@@ -172,4 +178,4 @@ def report(answers_dir: str | Path, resamples: int = 10_000, seed: int = 0) -> d
     atomic_write_text(paths["report"], markdown + "\n")
     atomic_write_text(paths["folder"] / "report.html", page)
     return {"graders": who, "words": words, "agreement": agreement, "accuracy": accuracy, "markdown": markdown,
-            "data": data}
+            "data": data, "warnings": notes}

@@ -133,6 +133,15 @@ def console_table(record: dict) -> str:
     return "\n".join(lines)
 
 
+def console_notes(record: dict) -> str:
+    """The warnings the report shows ("Notes raised while computing"), for the terminal too ("" when none)."""
+    notes = record.get("notes") or []
+    if not notes:
+        return ""
+    return "\n".join([f"NOTES raised while computing ({len(notes)}; also in the report):",
+                      *(f"  {note}" for note in notes)]) + "\n"
+
+
 def drop_progress_output(notebook):
     """The notebook without stderr stream outputs (progress bars, which the terminal showed)."""
     for cell in notebook.cells:
@@ -274,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return exit_status(exc)
     print(console_table(record))
+    print(console_notes(record), end="")
     print(f"Report: {Path(args.out).resolve() / 'report.html'} (also CSV tables, recommendation.json, figures"
           f"{', report.ipynb' if args.notebook else ''})")
     return 0
