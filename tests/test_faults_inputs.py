@@ -151,3 +151,22 @@ def test_audit_report_with_a_second_grader_of_a_single_item(tmp_path, scripted, 
     assert "Traceback" not in printed.err
     assert "resample items, not questions" in printed.out  # said on the terminal and in the report
     assert "resample items, not questions" in paths["report"].read_text()
+
+
+def test_records_of_another_model_and_an_unusable_cache_are_one_message(tmp_path, scripted, capsys, monkeypatch):  # noqa: F811
+    from chunklab_core.own import answers as own_answers
+    from chunklab_core.retrieval.embedding_cache import CacheUnusable
+
+    out = tmp_path / "answers"
+    assert run_answers(out, "--questions", "2") == 0
+    capsys.readouterr()
+    assert run_answers(out, "--questions", "2", "--replay", "--answerer", "qwen05", "another-model") == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and str(out / "records") in err, err
+
+    def unusable(*args, **kwargs):
+        raise CacheUnusable(f"the embedding cache {tmp_path / 'cache'} cannot be used (NotADirectoryError)")
+
+    monkeypatch.setattr(own_answers, "build_items", unusable)
+    assert run_answers(out, "--questions", "2") == 1
+    assert "the embedding cache" in capsys.readouterr().err

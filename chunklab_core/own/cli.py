@@ -273,11 +273,16 @@ def main(argv: list[str] | None = None) -> int:
         if not problems:
             print("OK: documents, questions and config are valid.")
         return 1 if problems else 0
+    from chunklab_core.retrieval.embedding_cache import CacheUnusable
+
     try:
         record = run(args.docs, args.questions, args.config, args.out, args.resamples,
                      progress=False if args.no_progress else None, notebook=args.notebook)
     except SystemExit as exc:
         return int(exc.code or 0)
+    except CacheUnusable as exc:  # names the cache folder and the fix; the earlier output left as it was
+        print(f"chunklab-own: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: the temporary folder is gone
         print(f"chunklab-own: interrupted ({exc or 'Ctrl-C'}); {Path(args.out).resolve()} was left as it was",
               file=sys.stderr)

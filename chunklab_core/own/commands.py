@@ -146,11 +146,13 @@ def _answers(args, validate, check_output_folder) -> int:
     if unknown:
         return _fail(f"unknown strategy {unknown} (registered: chunklab-own strategies; a sized variant needs the "
                      "run's --config)")
+    from chunklab_core.retrieval.embedding_cache import CacheUnusable
+
     try:
         items = own_answers.build_items(corpus, cells, k, args.n_questions, seed, progress=progress,
                                         backend=config.backend, embed_model=config.models[0],
                                         threshold=config.threshold)
-    except ValueError as err:
+    except (ValueError, CacheUnusable) as err:  # a cache that cannot be used names its folder and the fix
         return _fail(str(err))
     records = out / "records"
     out.mkdir(parents=True, exist_ok=True)
@@ -165,10 +167,11 @@ def _answers(args, validate, check_output_folder) -> int:
                          backend=args.backend, answerer=tuple(args.answerer or own_answers.DEFAULT_ANSWERER),
                          judges=judges, host=args.host, base_url=args.base_url)
     from chunklab_core.llm.base import BackendUnavailable, IdentityUnavailable
+    from chunklab_core.llm.records import user_error_types
 
     try:
         result = own_answers.answer_items(items, models, list(judges), progress=progress)
-    except (RecordsError, BackendUnavailable, IdentityUnavailable) as err:
+    except (RecordsError, BackendUnavailable, IdentityUnavailable, *user_error_types()) as err:  # also: another model's
         return _fail(f"{err}\n(finished calls are kept in {records}; run the same command again to resume)")
     if result.complete_questions == 0:
         return _fail(f"no question is recorded in {records} (replay mode calls no model); run the same command "
