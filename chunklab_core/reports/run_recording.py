@@ -235,8 +235,8 @@ def verify(sample: int = 3, seed: int = DEFAULT_SEED, max_texts: int | None = No
             detail = ("ids identical" if not differ else
                       f"{differ} queries differ, {beyond} beyond ties (scores equal within {2 * tolerance:.2g} relative)")
             print(f"{'ok  ' if ok else 'FAIL'} {label}: {len(texts)} texts, {len(queries)} queries, depth "
-                  f"{meta['depth']}: {detail}, max relative score gap {gap:.2e} <= {tolerance:.2g}? "
-                  f"(first {SCORE_DEPTH} ranks), "
+                  f"{meta['depth']}: {detail}, max relative score gap {gap:.2e} (tolerance {tolerance:.2g}, "
+                  f"first {SCORE_DEPTH} ranks), "
                   f"{time.perf_counter() - started:.1f} s", flush=True)
     print(f"verified {len(chosen) - failures} of {len(chosen)} sampled cells (seed {seed}, of {len(eligible)} "
           f"eligible, {len(cells)} recorded)")
