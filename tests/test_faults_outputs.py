@@ -97,3 +97,13 @@ def test_own_answers_refuses_the_current_folder_and_irreplaceable_ones(tmp_path,
     (answers / "records").mkdir()
     (answers / "records" / "x.jsonl").write_text("{}\n", encoding="utf-8")
     assert own_cli.check_output_folder(answers, marker=".chunklab-own-answers", append_only=True) is None
+
+
+def test_own_run_refuses_an_output_that_holds_the_documents_or_questions(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    project = tmp_path / "project"
+    (project / "docs").mkdir(parents=True)
+    (project / "questions.yaml").write_text("[]\n", encoding="utf-8")
+    assert "holds the input" in own_cli.check_output_folder(project, project / "docs")
+    assert "holds the input" in own_cli.check_output_folder(tmp_path / "project", tmp_path / "elsewhere",
+                                                            inputs=[project / "questions.yaml"])
