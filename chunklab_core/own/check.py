@@ -255,5 +255,9 @@ def main(args) -> int:
     except (CheckError, ValueError) as err:
         print(f"chunklab-own check: {err}", file=sys.stderr)
         return 2
+    except (KeyError, AttributeError, TypeError, IndexError, OSError) as err:  # never status 1 ("worse") for bad input
+        print(f"chunklab-own check: cannot compare {args.run} with {args.baseline} ({type(err).__name__}: {err}); "
+              "is each a chunklab-own run folder, recommendation.json or per-question table?", file=sys.stderr)
+        return 2
     print(result.text())
     return result.exit_status
