@@ -92,6 +92,9 @@ def test_a_run_file_copied_over_another_cell_is_refused_by_replay_and_verify(tmp
     assert run_recording.verify(sample=2, root=tmp_path) == 1
     out = capsys.readouterr().out
     assert "provenance names another cell" in out and "ok  " in out  # the untouched cell still verifies
+    assert run_recording.verify(root=tmp_path, named=[str(a.relative_to(tmp_path))]) == 0  # the cell asked for
+    assert run_recording.verify(root=tmp_path, named=[str(b.relative_to(tmp_path))]) == 1
+    assert "provenance names another cell" in capsys.readouterr().out
     texts, queries = texts_and_queries()
     search_cell("c-1", "s", "bm25", texts, queries, 10, store=RunStore(tmp_path, "record"))
     search_cell("c-1", "t", "bm25", texts, queries, 10, store=RunStore(tmp_path, "record"))

@@ -172,11 +172,12 @@ def _inputs(meta: dict, chunks_store: RunStore):
 
 
 def verify(sample: int = 3, seed: int = DEFAULT_SEED, max_texts: int | None = None,
-           root: Path | None = None, model: str | None = None) -> int:
+           root: Path | None = None, model: str | None = None, named: list[str] | None = None) -> int:
     """Recompute ``sample`` seeded recorded cells from scratch; 0 when all are identical.
 
     ``max_texts``: only cells of at most that many chunks; ``model``: only BM25 cells and dense
-    cells of that model (e.g. a machine without the second model assembled).
+    cells of that model (e.g. a machine without the second model assembled); ``named``: these
+    cells (paths relative to the store's root) instead of a sample.
     """
     from chunklab_core.retrieval.bm25 import BM25Index
     from chunklab_core.retrieval.dense import DenseRetriever
@@ -200,6 +201,12 @@ def verify(sample: int = 3, seed: int = DEFAULT_SEED, max_texts: int | None = No
         return 1
     rng = np.random.default_rng(seed)
     chosen = [eligible[i] for i in sorted(rng.choice(len(eligible), size=min(sample, len(eligible)), replace=False))]
+    if named:
+        chosen = [store.root / name for name in named]
+        absent = [str(p) for p in chosen if p not in rebuildable]
+        if absent:
+            print(f"not recorded cells that a corpus loader rebuilds: {absent}", file=sys.stderr)
+            return 1
     failures = 0
     with tempfile.TemporaryDirectory(prefix="chunklab-verify-") as cache:
         for path in chosen:
@@ -266,13 +273,15 @@ def main(argv: list[str] | None = None) -> int:
     ver.add_argument("--seed", type=int, default=DEFAULT_SEED)
     ver.add_argument("--max-texts", type=int, default=None, help="only cells with at most this many texts")
     ver.add_argument("--model", default=None, help="only BM25 cells and dense cells of this model")
+    ver.add_argument("--cell", action="append", default=None,
+                     help="verify this cell (path under data/runs, repeatable) instead of a sample")
     sub.add_parser("list", help="the recorded files, their sizes and recording times")
     args = parser.parse_args(argv)
     try:
         if args.command == "record":
             return record(args.posts, yaml_parameters=args.yaml)
         if args.command == "verify":
-            return verify(args.sample, args.seed, args.max_texts, model=args.model)
+            return verify(args.sample, args.seed, args.max_texts, model=args.model, named=args.cell)
         rows = summary()
         for row in rows:
             print(json.dumps(row))
