@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from chunklab_core.audit.sheet_file import SheetFile
-from chunklab_core.audit.workbench import Workbench, make_server, open_sheet
+from chunklab_core.audit.workbench import Workbench, make_server, open_sheet, page_address
 
 from test_own_answers import run_answers, scripted  # noqa: F401  (the scripted-backend fixture)
 from test_workbench import write_sheet
@@ -47,7 +47,7 @@ def test_grade_three_items_by_keyboard_reload_and_second_tab_refused(tmp_path, s
     bench = Workbench(open_sheet(sheet), "browser-test", grader_kind="model:browser-test")
     server = make_server(bench)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    url = page_address(server, bench)  # the secret in the fragment, as the command prints it
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
@@ -71,6 +71,7 @@ def test_grade_three_items_by_keyboard_reload_and_second_tab_refused(tmp_path, s
             assert {r["grader_kind"] for r in rows[:3]} == {"model:browser-test"}
             assert rows[0]["grader"] == "browser-test"
 
+            assert bench.secret not in page.content() and "#" not in page.url  # fragment read, then dropped
             second = context.new_page()
             second.goto(url)
             second.wait_for_selector("body[data-refused='1']")

@@ -27,6 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from chunklab_core.core.cli_errors import user_errors
+from chunklab_core.core.csv_cells import neutral_frame
 from chunklab_core.data.registry import DataError
 from chunklab_core.llm.records import user_error_types
 from chunklab_core.audit.loading import audit_error_types
@@ -163,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     sheet, key = draw_audit_sample(population, n, seed=args.seed, scale="pass/fail")
     args.out.mkdir(parents=True, exist_ok=True)
     # the passages are dataset text: only the sampled ones (in the sheet) are committed
-    population.drop(columns="passage").to_csv(args.out / f"{args.name}_population.csv",
+    neutral_frame(population.drop(columns="passage")).to_csv(args.out / f"{args.name}_population.csv",
                                               index=False, lineterminator="\n")
     write_key(key, args.out / f"{args.name}_key.csv")
     write_sheet(sheet, sheet_path)

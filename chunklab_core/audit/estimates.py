@@ -25,6 +25,8 @@ paired differences (``audit.paired``), grader-vs-grader agreement (``audit.grade
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -77,6 +79,11 @@ def _agreement_rows(data: AuditData, against: str, resamples: int, seed: int,
                     confidence: float) -> list[dict]:
     grade = data.graded["grade"].to_numpy(dtype=object)
     units = question_clusters(data.graded)
+    if units is not None and len(set(units)) < 2:  # a cluster bootstrap needs two clusters (issue 41)
+        warnings.warn(f"{against}: the {len(units)} graded item(s) answer one question, so the kappa intervals "
+                      "resample items, not questions (a question-level interval needs at least two questions)",
+                      UserWarning, stacklevel=2)
+        units = None
     weights = data.graded["graded_weight"].to_numpy(dtype=float)
     rows = []
     for column in data.judge_columns:

@@ -42,6 +42,7 @@ import pandas as pd
 from chunklab_core.answers.verdicts import scale_of
 from chunklab_core.audit.topup import wave_strata
 from chunklab_core.core.paths import PROJ_ROOT
+from chunklab_core.core.csv_cells import restored_frame
 from chunklab_core.audit.sheets import (DEFAULT_JUDGE_COLUMNS, GRADE_COLUMNS, import_grades, read_key, read_sheet, write_sheet_rows)
 
 YESNO_COLUMNS = ("judge_qwen15_yesno",)
@@ -92,7 +93,7 @@ def resolve_path(path: str | os.PathLike) -> Path:
 
 
 def _read_population(path: Path, judge_columns: Sequence[str]) -> pd.DataFrame:
-    table = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    table = restored_frame(pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig"))
     absent = [c for c in (*REQUIRED_POPULATION, *judge_columns) if c not in table.columns]
     if absent:
         raise AuditError([f"population {path} lacks column(s) {absent}"])

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.core.cli_errors import user_errors
+from chunklab_core.core.csv_cells import restored_frame
 from chunklab_core.data.registry import DataError
 from chunklab_core.llm.records import user_error_types
 from chunklab_core.audit.loading import audit_error_types
@@ -170,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
                         choices=("replay", "replay_or_record", "record"))
     args = parser.parse_args(argv)
     key = read_key(resolve_path(args.key))
-    population = pd.read_csv(resolve_path(args.population), dtype=str, keep_default_na=False)
+    population = restored_frame(pd.read_csv(resolve_path(args.population), dtype=str, keep_default_na=False))
     items = retest_items(key, population, args.items, args.seed)
     verdicts = run_retest(items, retest_models(args.mode, n_threads=args.threads), args.samples,
                           args.temperature, progress=True)

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Sequence
 
 from chunklab_core.core.atomic_files import atomic_write
+from chunklab_core.core.csv_cells import neutral_row, restored_cell
 
 
 class SheetChanged(RuntimeError):
@@ -88,6 +89,27 @@ def sheet_access_problem(path: str | os.PathLike) -> str | None:
                 "file and each save's temporary file there. Make the folder writable or grade a copy "
                 "in a folder of yours")
     return None
+
+
+def keep_aside(sheet: "SheetFile", again: str = "run the grader again") -> str:
+    """After a failed save: write ``sheet``'s rows beside it, else list this session's grades
+    and notes that the file on disk lacks; says where they are (the message's second half)."""
+    try:
+        aside = sheet.save_aside()
+        return (f"this session's grades and notes are kept in {aside}. Free the space (or fix "
+                f"the permission), {again}, and copy over what is missing from that file.")
+    except OSError:
+        on_disk = {}
+        try:
+            on_disk = {row.get("item_id"): row for row in SheetFile.read(sheet.path).rows}
+        except (OSError, ValueError):
+            pass
+        lines = [f"  {row['item_id']}: {row.get('grade') or '(no grade)'}"
+                 + (f" -- note: {row['note']}" if row.get("note") else "")
+                 for row in sheet.rows
+                 if any(row.get(c, "") != on_disk.get(row["item_id"], {}).get(c, "") for c in ("grade", "note"))]
+        return ("nor could a copy be written beside it. Not saved, copy them by hand:\n"
+                + "\n".join(lines or ["  (nothing beyond what the sheet holds)"]))
 
 
 def decode_sheet(path: str | os.PathLike, data: bytes) -> str:
@@ -155,7 +177,7 @@ class SheetFile:
         for cells in records[1:]:
             if not cells:  # a blank line: csv.DictReader skips it too
                 continue
-            rows.append({name: (cells[i] if i < len(cells) else "") for i, name in enumerate(header)})
+            rows.append({name: restored_cell(cells[i] if i < len(cells) else "") for i, name in enumerate(header)})
             extras.append(cells[len(header):])
             widths.append(len(cells))
         return cls(path, list(header), rows, extras, widths, bom, newline,
@@ -175,7 +197,7 @@ class SheetFile:
         writer = csv.writer(buffer, lineterminator=self.newline)
         writer.writerow(self.fieldnames)
         for i, row in enumerate(self.rows):
-            cells = [row.get(name, "") for name in self.fieldnames]
+            cells = neutral_row(row.get(name, "") for name in self.fieldnames)  # no cell starts a formula
             extra = self.extras[i] if i < len(self.extras) else []
             if not extra and i < len(self.widths):  # keep a short row short when nothing was added
                 width = self.widths[i]

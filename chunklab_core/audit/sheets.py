@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from chunklab_core.answers.verdicts import GRADE_LABELS
 from chunklab_core.audit.sheet_file import SheetUnreadable, decode_sheet, duplicate_columns_problem
 from chunklab_core.core.atomic_files import atomic_write_text  # noqa: F401  (re-exported: the grader saves with it)
+from chunklab_core.core.csv_cells import neutral_cell, neutral_frame, restored_cell, restored_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -115,7 +116,7 @@ def read_sheet(path: str | os.PathLike) -> tuple[list[str], list[dict[str, str]]
     problem = duplicate_columns_problem(path, fieldnames)
     if problem:
         raise SheetUnreadable(problem)
-    rows = [{name: (row.get(name) or "") for name in fieldnames} for row in reader]
+    rows = [{name: restored_cell(row.get(name) or "") for name in fieldnames} for row in reader]
     return fieldnames, rows
 
 
@@ -126,7 +127,7 @@ def write_sheet_rows(path: str | os.PathLike, fieldnames: Sequence[str],
     writer = csv.DictWriter(buffer, fieldnames=list(fieldnames), lineterminator="\n",
                             extrasaction="ignore")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({name: neutral_cell(value) for name, value in row.items()} for row in rows)
     atomic_write_text(path, buffer.getvalue())
 
 
@@ -197,14 +198,14 @@ def write_key(key_df: pd.DataFrame, path: str | os.PathLike) -> None:
     """Write the key (sheet id -> source ids, verdicts, stratum, weight) as CSV, atomically."""
     if "item_id" not in key_df.columns or key_df["item_id"].duplicated().any():
         raise ValueError("key needs an item_id column with unique values")
-    atomic_write_text(path, key_df.to_csv(index=False, lineterminator="\n"))
+    atomic_write_text(path, neutral_frame(key_df).to_csv(index=False, lineterminator="\n"))
 
 
 def read_key(path: str | os.PathLike) -> pd.DataFrame:
     """Read a key written by :func:`write_key`; ids and verdicts stay strings."""
     import pandas as pd
 
-    key = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    key = restored_frame(pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig"))
     for column, kind in KEY_NUMERIC.items():
         if column in key.columns:
             key[column] = key[column].astype(kind)

@@ -28,6 +28,7 @@ from chunklab_core.answers.verdicts import CORRECT, GRADE_LABELS, PARTIAL, THREE
 from chunklab_core.audit.sample import draw_audit_sample
 from chunklab_core.audit.sheets import write_key, write_sheet
 from chunklab_core.core import paths
+from chunklab_core.core.csv_cells import neutral_frame
 
 SYNTHETIC_KIND = "model:synthetic"  # the grades are filled in by this script, not by a person
 TRUE_GRADES = GRADE_LABELS
@@ -104,7 +105,7 @@ def write_synthetic_audit(folder, n_items: int = 400, n_sample: int = 90, seed: 
     sheet["graded_at"] = [f"2026-08-{d:02d}T10:00:00+00:00" if g else "" for d, g in zip(days, graded)]
     sheet["note"] = np.where(graded & (truth == PARTIAL), "synthetic: half of the answer", "")
     files = {name: folder / f"post05_{name}.csv" for name in ("sheet", "key", "population")}
-    population.drop(columns="true_grade").to_csv(files["population"], index=False,
+    neutral_frame(population.drop(columns="true_grade")).to_csv(files["population"], index=False,
                                                  lineterminator="\n")
     write_key(key, files["key"])
     write_sheet(sheet, files["sheet"])

@@ -62,7 +62,7 @@ from pathlib import Path
 from typing import TextIO
 
 from chunklab_core.audit.sheet_file import (SheetChanged, SheetFile, SheetLock, SheetLocked, SheetUnreadable,
-                                            sheet_access_problem)
+                                            keep_aside, sheet_access_problem)
 from chunklab_core.audit.sheets import GRADE_COLUMNS, LETTERS, normalize_label, sheet_problems
 
 try:
@@ -209,23 +209,7 @@ class Session:
 
     def keep_aside(self) -> str:
         """Write the rows beside the sheet, else print this session's grades; says where they are."""
-        try:
-            aside = self.sheet.save_aside()
-            return (f"this session's grades and notes are kept in {aside}. Free the space (or fix "
-                    "the permission), run the grader again, and copy over what is missing from that file.")
-        except OSError:
-            on_disk = {}
-            try:
-                on_disk = {row.get("item_id"): row for row in SheetFile.read(self.path).rows}
-            except (OSError, ValueError):
-                pass
-            lines = [f"  {row['item_id']}: {row.get('grade') or '(no grade)'}"
-                     + (f" -- note: {row['note']}" if row.get("note") else "")
-                     for row in self.rows
-                     if any(row.get(c, "") != on_disk.get(row["item_id"], {}).get(c, "")
-                            for c in ("grade", "note"))]
-            return ("nor could a copy be written beside it. Not saved, copy them by hand:\n"
-                    + "\n".join(lines or ["  (nothing beyond what the sheet holds)"]))
+        return keep_aside(self.sheet)
 
     def note(self, i: int) -> None:
         """Ask for a note on item ``i`` and save it (Enter keeps the old note, '-' clears it)."""

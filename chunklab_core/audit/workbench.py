@@ -35,10 +35,25 @@ renews its claim every few seconds; a claim unrenewed for :data:`CLAIM_TTL_S` la
 Blind by default: the page shows no judge verdict (the sheet holds none). ``--key KEY`` shows
 the key's verdicts beside each item, for reviewing a finished audit only.
 
-Safety: every string reaches the page as JSON and is put in the document with ``textContent``
-(never ``innerHTML``), and the one server-rendered string (the sheet's name) is
-``html.escape``-d, so a passage holding ``<script>`` shows as text. Requests must carry the
-per-server secret embedded in the page and a ``Host`` of ``127.0.0.1``/``localhost``.
+A save that fails for any other reason (a full disk, the folder made read-only meanwhile)
+stops grading the same way: the session's rows are kept aside (``SHEET.unsaved-<time>.csv``, or
+listed on the terminal when even that cannot be written, as the terminal grader does), the page
+says so, only grades the sheet received are counted, and the command exits with status 5. A
+sheet that cannot take grades (read-only, in a read-only folder) is refused before serving
+(status 2), as the terminal grader refuses it.
+
+Safety (a service that trusts nobody, issue 41): every string reaches the page as JSON and is
+put in the document with ``textContent`` (never ``innerHTML``), and the one server-rendered
+string (the sheet's name) is ``html.escape``-d, so a passage holding ``<script>`` shows as text.
+The per-server secret never appears in a response: the command prints (and opens) the address
+with the secret in its fragment (``#s=...``, which a browser never sends to a server), and the
+page keeps it in the tab's ``sessionStorage``; so a local process that can reach the port but
+did not see the printed address gets nothing (:func:`page_address`). Every API request must
+carry the secret and a ``Host`` of ``127.0.0.1``/``localhost``; its body is read only when its
+``Content-Length`` is at most :data:`MAX_BODY` bytes (413 otherwise, 400 when missing or
+negative) and must be a JSON object whose fields have their types (400 otherwise), checked
+before any work. Every response forbids framing (``frame-ancestors 'none'``,
+``X-Frame-Options: DENY``).
 
 Not handled: several graders on one sheet at once (give each a copy:
 ``chunklab-blank-sheet``), remote access, editing the item texts.
@@ -60,11 +75,29 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from chunklab_core.audit.sheet_file import SheetChanged, SheetFile, SheetLock, SheetLocked
+from chunklab_core.audit.sheet_file import (SheetChanged, SheetFile, SheetLock, SheetLocked, keep_aside,
+                                            sheet_access_problem)
 from chunklab_core.audit.sheets import GRADE_COLUMNS, HUMAN_KIND, LETTERS, grader_kind_problem, normalize_label, sheet_problems
 from chunklab_core.audit.workbench_page import PAGE
 
 CLAIM_TTL_S = 15.0
+MAX_BODY = 64 * 1024  # bytes: a note of a few pages; anything longer is refused unread (413)
+FIELD_TYPES = {"secret": str, "token": str, "page": str, "grader": str, "grade": str, "note": str,
+               "index": int, "seconds": (int, float, type(None))}
+
+
+class SaveFailed(RuntimeError):
+    """A save the disk refused (full, read-only): grading stops, the rows are kept aside."""
+
+
+def body_problem(body) -> str | None:
+    """Why a parsed request body is refused (not an object, a field of the wrong type), or None."""
+    if not isinstance(body, dict):
+        return f"the request body must be a JSON object, not {type(body).__name__}"
+    for name, kind in FIELD_TYPES.items():
+        if name in body and (not isinstance(body[name], kind) or isinstance(body[name], bool)):
+            return f"field {name!r} has the wrong type ({type(body[name]).__name__})"
+    return None
 REQUIRED = ("item_id", "question", "reference", "answer")
 
 
@@ -113,9 +146,14 @@ class Workbench:
         self.holder: str | None = None
         self.holder_page: str = ""  # which load of the holder's tab claimed last (a reload is a new load)
         self.renewed = 0.0
-        self.stopped: str | None = None  # why grading stopped (the sheet changed on disk)
+        self.stopped: str | None = None  # why grading stopped (the sheet changed on disk, a save failed)
+        self.save_failed = False
+        self.saved_graded = self._graded()  # grades the sheet on disk holds (what is counted)
         self.seconds: list[float] = []
         self.lock = threading.Lock()
+
+    def _graded(self) -> int:
+        return sum(normalize_label(r.get("grade")) is not None for r in self.sheet.rows)
 
     def _only_grader(self) -> str:
         names = {r.get("grader", "").strip() for r in self.sheet.rows} - {""}
@@ -151,7 +189,7 @@ class Workbench:
 
     def state(self) -> dict:
         rows = self.sheet.rows
-        graded = sum(normalize_label(r.get("grade")) is not None for r in rows)
+        graded = self.saved_graded  # never a grade the file did not receive
         first = next((i for i, r in enumerate(rows) if normalize_label(r.get("grade")) is None), 0)
         return {"sheet": self.sheet.path.name, "grader": self.grader, "total": len(rows), "graded": graded,
                 "start": first, "items": [self.item(i) for i in range(len(rows))], "stopped": self.stopped,
@@ -166,6 +204,13 @@ class Workbench:
             self.stopped = (f"{err}. This session's grades and notes are kept in {aside}; restart the workbench "
                             "to reload the sheet, and copy over what is missing from that file.")
             raise
+        except OSError as err:
+            self.save_failed = True
+            self.stopped = (f"{self.sheet.path} could not be saved ({err.strerror or err}); grading stopped: "
+                            f"{keep_aside(self.sheet, 'restart the workbench')}")
+            print(f"chunklab-workbench: {self.stopped}", file=sys.stderr, flush=True)
+            raise SaveFailed(self.stopped) from None
+        self.saved_graded = self._graded()
 
     def grade(self, i: int, label: str, seconds: float | None) -> dict:
         """Save ``label`` for item ``i`` (with the grader's kind, UTC time); the same label keeps its time."""
@@ -186,7 +231,7 @@ class Workbench:
 
 PAGE_HEAD = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Grading {title}</title></head><body data-secret="{secret}">
+<title>Grading {title}</title></head><body>
 """
 
 
@@ -207,7 +252,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; "
-                         "style-src 'unsafe-inline'")
+                         "style-src 'unsafe-inline'; frame-ancestors 'none'")
+        self.send_header("X-Frame-Options", "DENY")
+        self.send_header("Referrer-Policy", "no-referrer")
         self.end_headers()
         self.wfile.write(body)
 
@@ -223,18 +270,42 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(HTTPStatus.FORBIDDEN, {"error": "only 127.0.0.1 / localhost"})
         if self.path.split("?")[0] != "/":
             return self._json(HTTPStatus.NOT_FOUND, {"error": "not found"})
-        head = PAGE_HEAD.format(title=html.escape(self.bench.sheet.path.name), secret=html.escape(self.bench.secret))
+        head = PAGE_HEAD.format(title=html.escape(self.bench.sheet.path.name))  # no secret: it is in the fragment
         self._send(HTTPStatus.OK, (head + PAGE).encode("utf-8"), "text/html; charset=utf-8")
+
+    def _refuse(self, status: int, error: str) -> None:
+        self.close_connection = True  # an unread body must not be taken for the next request
+        return self._json(status, {"error": error})
+
+    def _body(self):
+        """The request's JSON object, or ``None`` after replying 400/403/413 (nothing else done)."""
+        if not self._host_ok():
+            return self._refuse(HTTPStatus.FORBIDDEN, "only 127.0.0.1 / localhost")
+        try:
+            length = int(self.headers.get("Content-Length", ""))
+        except ValueError:
+            return self._refuse(HTTPStatus.BAD_REQUEST, "a Content-Length (a whole number of bytes) is needed")
+        if length < 0:
+            return self._refuse(HTTPStatus.BAD_REQUEST, "a negative Content-Length")
+        if length > MAX_BODY:
+            return self._refuse(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"the request body is over {MAX_BODY} bytes")
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except (ValueError, RecursionError):
+            return self._refuse(HTTPStatus.BAD_REQUEST, "the request is not JSON")
+        problem = body_problem(body)
+        if problem:
+            return self._refuse(HTTPStatus.BAD_REQUEST, problem)
+        if not secrets.compare_digest(body.get("secret", ""), self.bench.secret):
+            return self._refuse(HTTPStatus.FORBIDDEN, "this page is not the workbench's: open the address the "
+                                "command printed (with its #s=... part)")
+        return body
 
     def do_POST(self) -> None:
         bench = self.bench
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(min(length, 1 << 20)) or b"{}")
-        except ValueError:
-            return self._json(HTTPStatus.BAD_REQUEST, {"error": "the request is not JSON"})
-        if not self._host_ok() or body.get("secret") != bench.secret:
-            return self._json(HTTPStatus.FORBIDDEN, {"error": "this page is not the workbench's; reload it"})
+        body = self._body()
+        if body is None:
+            return None
         token, action = str(body.get("token") or ""), self.path
         page = str(body.get("page") or "")
         with bench.lock:
@@ -256,7 +327,7 @@ class Handler(BaseHTTPRequestHandler):
                         return self._json(HTTPStatus.BAD_REQUEST, {"error": "a grader name is needed"})
                     bench.grader = name
                     return self._json(HTTPStatus.OK, bench.state())
-                index = int(body.get("index", -1))
+                index = body.get("index", -1)
                 if not 0 <= index < len(bench.sheet.rows):
                     return self._json(HTTPStatus.BAD_REQUEST, {"error": f"no item {index}"})
                 if action == "/api/grade":
@@ -267,7 +338,7 @@ class Handler(BaseHTTPRequestHandler):
                     return self._json(HTTPStatus.OK, bench.grade(index, label, float(seconds) if seconds else None))
                 if action == "/api/note":
                     return self._json(HTTPStatus.OK, bench.note(index, str(body.get("note") or "")))
-            except SheetChanged:
+            except (SheetChanged, SaveFailed):
                 return self._json(HTTPStatus.CONFLICT, {"error": bench.stopped, **bench.state()})
         return self._json(HTTPStatus.NOT_FOUND, {"error": "not found"})
 
@@ -293,6 +364,11 @@ def read_verdicts(key_path: str | Path) -> dict[str, dict]:
     return {row["item_id"]: {c: str(row[c]) for c in columns} for _, row in key.iterrows()}
 
 
+def page_address(server: ThreadingHTTPServer, bench: Workbench) -> str:
+    """The address to open: the secret in the fragment, which the browser keeps and never sends."""
+    return f"http://127.0.0.1:{server.server_address[1]}/#s={bench.secret}"
+
+
 def make_server(bench: Workbench, port: int = 0) -> ThreadingHTTPServer:
     """A server on ``127.0.0.1:port`` (0: a free port) serving ``bench``."""
     handler = type("BoundHandler", (Handler,), {"bench": bench})
@@ -303,8 +379,13 @@ def make_server(bench: Workbench, port: int = 0) -> ThreadingHTTPServer:
 
 def serve(sheet_path: str | Path, grader: str | None = None, port: int = 0, open_browser: bool = True,
           key: str | Path | None = None, out=None, grader_kind: str = HUMAN_KIND) -> int:
-    """Serve the workbench until Ctrl-C; exit status 0, 2 (bad sheet), 3 (locked), 4 (changed on disk)."""
+    """Serve the workbench until Ctrl-C; exit status 0, 2 (bad or read-only sheet), 3 (locked), 4 (changed
+    on disk), 5 (a save failed: the rows kept aside)."""
     out = out or sys.stdout
+    problem = sheet_access_problem(sheet_path)
+    if problem:
+        print(problem, file=out)
+        return 2
     lock = SheetLock(sheet_path)
     try:
         lock.acquire()
@@ -323,8 +404,9 @@ def serve(sheet_path: str | Path, grader: str | None = None, port: int = 0, open
             print(err, file=out)
             return 2
         server = make_server(bench, port)
-        url = f"http://127.0.0.1:{server.server_address[1]}/"
-        print(f"grading {sheet_path} at {url} (Ctrl-C to stop; every grade is saved at once)", file=out, flush=True)
+        url = page_address(server, bench)
+        print(f"grading {sheet_path} at {url} (Ctrl-C to stop; every grade is saved at once; the address "
+              "holds this session's secret: do not share it)", file=out, flush=True)
         if open_browser:
             import webbrowser
 
@@ -335,11 +417,18 @@ def serve(sheet_path: str | Path, grader: str | None = None, port: int = 0, open
             pass
         finally:
             server.server_close()
-        state = bench.state()
-        print(f"graded {state['graded']}/{state['total']} -> {sheet_path}", file=out)
-        return 4 if bench.stopped else 0
+        return finish(bench, sheet_path, out)
     finally:
         lock.release()
+
+
+def finish(bench: Workbench, sheet_path: str | Path, out) -> int:
+    """The closing lines (grades the sheet received; why grading stopped) and the exit status."""
+    state = bench.state()
+    print(f"graded {state['graded']}/{state['total']} (saved in the sheet) -> {sheet_path}", file=out)
+    if bench.stopped:
+        print(f"grading stopped: {bench.stopped}", file=out)
+    return 5 if bench.save_failed else 4 if bench.stopped else 0
 
 
 def main(argv: list[str] | None = None) -> int:

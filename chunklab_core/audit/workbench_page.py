@@ -1,7 +1,8 @@
 """The workbench's page (style and script), served by :mod:`chunklab_core.audit.workbench`.
 
 Handles: the layout (question, answer, reference, passage with the reference highlighted, note,
-progress), the keys (c/p/w/s/b/n/?), the tab token in ``sessionStorage`` and its renewal, and the
+progress), the keys (c/p/w/s/b/n/?), the tab token and the server's secret (read once from the
+address's fragment) in ``sessionStorage``, the claim's renewal, and the
 messages (refused tab, sheet changed on disk). Every text from the sheet is put in the page with
 ``textContent`` (never ``innerHTML``), so it is shown, never interpreted.
 
@@ -32,7 +33,10 @@ mark{background:#ffe066;padding:0 1px} #progress{color:#444} #message{margin:.5r
 <p id="keys">c correct · p partial · w wrong · s skip · b back · n note · ? help</p>
 <script>
 "use strict";
-const secret = document.body.dataset.secret;
+// the secret comes in the address's fragment (#s=...), never in a response; kept for reloads of this tab
+const fragment = new URLSearchParams(location.hash.slice(1)).get("s");
+if (fragment) { sessionStorage.setItem("workbench-secret", fragment); history.replaceState(null, "", location.pathname); }
+const secret = sessionStorage.getItem("workbench-secret") || "";
 let token = sessionStorage.getItem("workbench-token");
 if (!token) { token = crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2); sessionStorage.setItem("workbench-token", token); }
 const page = String(Math.random()).slice(2) + String(performance.now());  // this load of the tab
@@ -116,7 +120,7 @@ document.addEventListener("keydown", async (event) => {
 });
 setInterval(() => { if (!refused && !stopped) api("/api/state").then((b) => { if (b && state) { state.graded = b.graded; state.median_seconds = b.median_seconds; } }); }, 5000);
 window.addEventListener("pagehide", () => { navigator.sendBeacon("/api/release", new Blob([JSON.stringify({secret: secret, token: token, page: page})], {type: "application/json"})); });
-load();
+if (secret) load(); else { say("Open the address the command printed (with its #s=... part): this page has no secret.", "refused"); document.body.dataset.refused = "1"; refused = true; }
 </script>
 </body></html>
 """

@@ -9,7 +9,9 @@ Usage::
 
 RECORDS is optional when ``--trec-run`` and ``--qrels`` are given (the retrieval stage only).
 Input errors print one line naming the file, line and field and exit with status 2 (no
-traceback); the output folder is written whole or not at all (``report_files``). Progress goes
+traceback); the output folder is written whole or not at all (``report_files``), and an existing
+one is replaced only when it holds nothing but an earlier scorecard (``core.output_dirs``: never
+your inputs, the current folder, an irreplaceable or git-tracked folder, or files of yours). Progress goes
 to stderr. ``--against`` scores a second records file of the same queries (pipeline B) and
 adds the paired comparison, worded by the series' rule.
 
@@ -26,7 +28,8 @@ import numpy as np
 
 from chunklab_core.evaluators.from_records import evaluate_records
 from chunklab_core.evaluators.records import RecordsError, read_chunks, read_documents, read_records, read_trec
-from chunklab_core.evaluators.report_files import write_scorecard
+from chunklab_core.core.output_dirs import output_folder_problem
+from chunklab_core.evaluators.report_files import MARKER, write_scorecard
 from chunklab_core.evaluators.scorecard import Options, build_scorecard, compare
 
 
@@ -52,7 +55,7 @@ def _vectors(path: str | None, what: str) -> np.ndarray | None:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="chunklab-evaluate", description=__doc__.split("\n\n")[0])
     p.add_argument("records", nargs="?", help="JSON Lines, one object per query (README: Evaluate your own pipeline)")
-    p.add_argument("--out", required=True, help="output folder (replaced as a whole)")
+    p.add_argument("--out", required=True, help="output folder (replaced as a whole; only an earlier scorecard's folder)")
     p.add_argument("--chunks", help="JSON Lines {chunk_id, doc_id, start, end, text?, metadata?}")
     p.add_argument("--documents", help="JSON Lines {doc_id, text}: the documents the chunks cut")
     p.add_argument("--vectors", help=".npy, one row per line of --chunks")
@@ -92,6 +95,12 @@ def main(argv: list[str] | None = None) -> int:
         parser().error("--vectors and --documents describe the chunks: give --chunks too")
     if args.resamples < 1 or min(args.k) < 1 or args.rerank_k < 1:
         parser().error("--resamples, --k and --rerank-k must be positive")
+    folder_problem = output_folder_problem(args.out, MARKER, inputs=[
+        args.records, args.chunks, args.documents, args.vectors, args.query_vectors, args.trec_run, args.qrels,
+        args.against])
+    if folder_problem:
+        _say(f"chunklab-evaluate: {folder_problem}")
+        return 2
     try:
         chunks = read_chunks(args.chunks) if args.chunks else None
         documents = read_documents(args.documents) if args.documents else None

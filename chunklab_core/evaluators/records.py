@@ -169,19 +169,22 @@ FIELDS: dict[str, Callable] = {
 
 def _json_lines(path: Path) -> Iterator[tuple[int, dict]]:
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")  # bytes: a line that is not UTF-8 is named with its number
     except OSError as err:
         raise RecordsError(f"{path}: cannot be read ({err.strerror})") from None
     with handle:
-        for number, line in enumerate(handle, start=1):
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as err:
+                raise RecordsError(f"{path}, line {number}: not UTF-8 text (byte {raw[err.start]:#04x} at column "
+                                   f"{err.start + 1}); save the file as UTF-8") from None
             if not line.strip():
                 continue
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as err:
                 raise RecordsError(f"{path}, line {number}: not valid JSON ({err.msg}, column {err.colno})") from None
-            except UnicodeDecodeError:
-                raise RecordsError(f"{path}, line {number}: not UTF-8 text") from None
             if not isinstance(obj, dict):
                 raise RecordsError(f"{path}, line {number}: expected a JSON object per line, got {type(obj).__name__}")
             yield number, obj
@@ -278,6 +281,8 @@ def read_trec(run_path: str | Path, qrels_path: str | Path) -> tuple[dict[str, l
             score = float(parts[4])
         except ValueError:
             raise RecordsError(f"{run_path}, line {number}: field 'score' is not a number: {parts[4]!r}") from None
+        if not math.isfinite(score):  # a NaN would rank first: refused, never ranked
+            raise RecordsError(f"{run_path}, line {number}: field 'score' is {parts[4]!r}, not a finite number")
         run.setdefault(parts[0], []).append((score, parts[2]))
     qrels: dict[str, list[str]] = {}
     for number, line in _lines(Path(qrels_path)):
@@ -306,6 +311,8 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise RecordsError(f"{path}: cannot be read ({err.strerror})") from None
+    except UnicodeDecodeError as err:
+        raise RecordsError(f"{path}: not UTF-8 text (byte {err.start}); save the file as UTF-8") from None
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             yield number, line

@@ -26,9 +26,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from chunklab_core.core.csv_cells import neutral_frame
+from chunklab_core.core.output_dirs import write_marker
 from chunklab_core.evaluators.scorecard import (STAGE_ORDER, STAGE_TITLES, Scorecard, biggest_loss, scorecard_dict,
                                                  unit_of)
 
+MARKER = ".chunklab-evaluate"
 STYLE = """body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse;margin-bottom:1.5em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left}
 th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}.nm{color:#888}
@@ -240,19 +243,20 @@ def write_scorecard(card: Scorecard, out: str | Path, comparison: pd.DataFrame |
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
-        card.table().to_csv(tmp / "scorecard.csv", index=False)
+        neutral_frame(card.table()).to_csv(tmp / "scorecard.csv", index=False)
         (tmp / "scorecard.json").write_text(json.dumps(scorecard_dict(card), indent=1, allow_nan=False), encoding="utf-8")
         for stage, result in card.stages.items():
             if result.qids and result.values:
-                result.per_query().to_csv(tmp / f"per_query_{stage}.csv", index=False)
+                neutral_frame(result.per_query()).to_csv(tmp / f"per_query_{stage}.csv", index=False)
         if comparison is not None:
-            comparison.to_csv(tmp / "comparison.csv", index=False)
+            neutral_frame(comparison).to_csv(tmp / "comparison.csv", index=False)
         png = None
         if card.funnel is not None and not card.funnel.empty:
-            card.funnel.to_csv(tmp / "funnel.csv", index=False)
+            neutral_frame(card.funnel).to_csv(tmp / "funnel.csv", index=False)
             png = funnel_png(card.funnel)
             (tmp / "funnel.png").write_bytes(png)
         (tmp / "scorecard.html").write_text(scorecard_html(card, comparison, png=png), encoding="utf-8")
+        write_marker(tmp, MARKER, "chunklab-evaluate")  # what core.output_dirs lets the next run replace
         old = None
         if out.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))

@@ -259,9 +259,14 @@ def compare(a: Scorecard, b: Scorecard, names: tuple[str, str] = ("A", "B")) -> 
         sa, sb = a.stages[stage], b.stages[stage]
         if not sa.qids and not sb.qids:
             continue
-        if set(sa.qids) != set(sb.qids):
-            raise ValueError(f"{stage}: the two scorecards score different queries ({len(set(sa.qids) ^ set(sb.qids))} "
-                             "qids are in one only); a paired comparison needs the same queries")
+        if set(sa.qids) != set(sb.qids):  # name the files and the queries (issue 41)
+            only_a, only_b = sorted(set(sa.qids) - set(sb.qids)), sorted(set(sb.qids) - set(sa.qids))
+            def shown(ids):
+                return ", ".join(map(repr, ids[:5])) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+            raise ValueError(f"{a.source} and {b.source} score different queries ({stage} stage): "
+                             + "; ".join(f"only in {src}: {shown(ids)}"
+                                         for src, ids in ((a.source, only_a), (b.source, only_b)) if ids)
+                             + ". A paired comparison needs the same queries: give both files the same qids")
         order = {q: i for i, q in enumerate(sb.qids)}
         align = np.array([order[q] for q in sa.qids])
         docs = None if a.docs is None or len(a.docs) != len(sa.qids) else np.asarray(a.docs, dtype=object)

@@ -215,18 +215,20 @@ class AnswerRun:
     complete_questions: int
     judge_columns: list[str]
     yesno_columns: list[str]
+    missing: str | None = None  # replay: the first question whose call is not recorded, and why
 
 
 def answer_items(items: Sequence[OwnItem], models: dict, yes_no_judges: Sequence[str],
                  progress: bool = False) -> AnswerRun:
     """Every item, question by question; in replay mode the first question with a missing call
-    ends the table (its calls are forgotten), so the table holds complete questions only."""
+    ends the table (its calls are forgotten) and is named in ``missing``: the caller refuses to
+    write a smaller table than the records promised (issue 41: a missing call is an error)."""
     from chunklab_core.llm.records import ReplayMiss
 
     groups: dict[str, list[OwnItem]] = {}
     for item in items:
         groups.setdefault(item.qid, []).append(item)
-    rows, complete = [], 0
+    rows, complete, missing = [], 0, None
     iterator = groups.values()
     if progress:
         from tqdm import tqdm
@@ -235,13 +237,14 @@ def answer_items(items: Sequence[OwnItem], models: dict, yes_no_judges: Sequence
     for group in iterator:
         try:
             done = [process_own_item(item, models, yes_no_judges) for item in group]
-        except ReplayMiss:
+        except ReplayMiss as miss:
+            missing = f"question {group[0].qid!r}: {miss}"
             break
         rows.extend(done)
         complete += 1
     columns = judge_columns(models, tuple(yes_no_judges))
     return AnswerRun(pd.DataFrame(rows), len(groups), complete, columns,
-                     [c for c in columns if c.endswith("_yesno")])
+                     [c for c in columns if c.endswith("_yesno")], missing)
 
 
 def population(run: AnswerRun) -> pd.DataFrame:

@@ -33,11 +33,13 @@ Not handled: several graders' copies (post 06's ``EXTRA_SHEET`` does that), top-
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pandas as pd
 
 from chunklab_core.core.atomic_files import atomic_write_text
+from chunklab_core.core.csv_cells import neutral_frame, restored_frame
 
 AUDIT_FOLDER = "audit"
 DEFAULT_HALF_WIDTH = 0.10
@@ -65,7 +67,7 @@ def read_answers(answers_dir: str | Path) -> tuple[pd.DataFrame, dict]:
         if not path.is_file():
             raise OwnAuditError(f"{path}: not found; run `chunklab-own answers ... --out {folder}` first")
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    table = pd.read_csv(table_path, dtype=str, keep_default_na=False)
+    table = restored_frame(pd.read_csv(table_path, dtype=str, keep_default_na=False))
     return table, manifest
 
 
@@ -101,7 +103,7 @@ def draw(answers_dir: str | Path, half_width: float = DEFAULT_HALF_WIDTH, min_n:
         raise OwnAuditError(f"--n {n}: the population has {len(table)} items")
     sheet, key = draw_audit_sample(table, n, seed=seed, judge_columns=columns, scale="pass/fail")
     paths["folder"].mkdir(parents=True, exist_ok=True)
-    atomic_write_text(paths["population"], table.to_csv(index=False, lineterminator="\n"))
+    atomic_write_text(paths["population"], neutral_frame(table).to_csv(index=False, lineterminator="\n"))
     write_key(key, paths["key"])
     write_sheet(sheet, paths["sheet"])
     return {"n": n, "population": len(table), "strata": len(strata), "planned_half_width": planned,
@@ -131,7 +133,10 @@ def report(answers_dir: str | Path, resamples: int = 10_000, seed: int = 0) -> d
     data = load(answers_dir)
     who = grader_table(data)
     words = grader_words(who)
-    agreement = agreement_table(data, resamples, seed)
+    with warnings.catch_warnings(record=True) as caught:  # small samples: stated in the report, not crashed on
+        warnings.simplefilter("always")
+        agreement = agreement_table(data, resamples, seed)
+    notes = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UserWarning)))
     no_variance = ""
     try:
         accuracy = corrected_accuracy(data) if not data.empty_strata else pd.DataFrame()
@@ -161,14 +166,16 @@ def report(answers_dir: str | Path, resamples: int = 10_000, seed: int = 0) -> d
                       + "; ".join(f"{r['judge']} {r['matches']}/{r['graded']} agree, kappa {r['kappa']:.2f} "
                                   f"[{r['kappa low']:.2f}, {r['kappa high']:.2f}]" for _, r in binary.iterrows())
                       + ".")
+    if notes:
+        agreement_text += " Note: " + "; ".join(notes) + "."
     sections = [("Who graded, and the sample", design, who),
                 ("Agreement of each judge with the grades", agreement_text, agreement),
                 ("Accuracy corrected by the grades (PPI)", accuracy_text, accuracy)]
     markdown, page = render_page("Can the judges of your answers be trusted? The audit", sections)
     paths = audit_paths(answers_dir)
-    atomic_write_text(paths["folder"] / "agreement.csv", agreement.to_csv(index=False, lineterminator="\n"))
-    atomic_write_text(paths["folder"] / "accuracy.csv", accuracy.to_csv(index=False, lineterminator="\n"))
+    atomic_write_text(paths["folder"] / "agreement.csv", neutral_frame(agreement).to_csv(index=False, lineterminator="\n"))
+    atomic_write_text(paths["folder"] / "accuracy.csv", neutral_frame(accuracy).to_csv(index=False, lineterminator="\n"))
     atomic_write_text(paths["report"], markdown + "\n")
     atomic_write_text(paths["folder"] / "report.html", page)
     return {"graders": who, "words": words, "agreement": agreement, "accuracy": accuracy, "markdown": markdown,
-            "data": data}
+            "data": data, "warnings": notes}

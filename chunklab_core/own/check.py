@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from chunklab_core.core.csv_cells import restored_frame
 from chunklab_core.evaluation.measures import parse
 from chunklab_core.stats.bootstrap import paired_difference_ci
 from chunklab_core.stats.claims import NOT_TOLD_APART, interval_side
@@ -110,7 +111,18 @@ def parse_cell(text: str) -> tuple[str, str, str]:
 
 
 def leader_cell(recommendation: dict, source: Path) -> tuple[str, str, str]:
-    """The overall leader of a ``recommendation.json`` (the scope ``overall``, else its only scope)."""
+    """The overall leader of a ``recommendation.json`` (the scope ``overall``, else its only scope);
+    a hand-edited file of another shape is a :class:`CheckError` naming it."""
+    try:
+        return _leader_cell(recommendation, source)
+    except (AttributeError, KeyError, TypeError, IndexError) as err:
+        raise CheckError(f"{source}: not the shape of a chunklab-own recommendation.json (hand-edited? "
+                         f"{type(err).__name__}: {err}); restore it from the run, or name the cell with --cell") from None
+
+
+def _leader_cell(recommendation: dict, source: Path) -> tuple[str, str, str]:
+    if not isinstance(recommendation, dict):
+        raise CheckError(f"{source}: not a JSON object (is it a chunklab-own recommendation.json?)")
     scopes = recommendation.get("recommendations")
     if not isinstance(scopes, list) or not scopes:
         raise CheckError(f"{source}: no 'recommendations' list (is it a chunklab-own recommendation.json?)")
@@ -144,9 +156,18 @@ def read_table(path: str | Path) -> tuple[pd.DataFrame, dict | None, Path]:
     if recommendation_path.is_file():
         try:
             recommendation = json.loads(recommendation_path.read_text(encoding="utf-8"))
-        except ValueError as err:
-            raise CheckError(f"{recommendation_path}: not valid JSON ({err})") from None
-    table = pd.read_csv(table_path, dtype={"qid": str, "model": str}, keep_default_na=False)
+        except (ValueError, OSError) as err:
+            raise CheckError(f"{recommendation_path}: not valid UTF-8 JSON ({err}); restore it from the run") from None
+    try:
+        table = restored_frame(pd.read_csv(table_path, dtype={"qid": str, "model": str}, keep_default_na=False,
+                                           encoding="utf-8-sig"))
+    except pd.errors.EmptyDataError:
+        raise CheckError(f"{table_path}: empty (no header, no rows); restore it from the run") from None
+    except UnicodeDecodeError as err:
+        raise CheckError(f"{table_path}: not UTF-8 ({err.reason} at byte {err.start}; saved by a spreadsheet in "
+                         "another encoding?): save it as UTF-8 CSV, or restore it from the run") from None
+    except (pd.errors.ParserError, OSError, ValueError) as err:
+        raise CheckError(f"{table_path}: cannot be read as CSV ({err}); restore it from the run") from None
     missing = [c for c in (*CELL_COLUMNS, "qid") if c not in table.columns]
     if missing:
         raise CheckError(f"{table_path}: lacks column(s) {missing}")
@@ -233,6 +254,10 @@ def main(args) -> int:
         result = compare(args.run, args.baseline, args.measure, args.cell, args.run_cell, args.resamples, args.seed)
     except (CheckError, ValueError) as err:
         print(f"chunklab-own check: {err}", file=sys.stderr)
+        return 2
+    except (KeyError, AttributeError, TypeError, IndexError, OSError) as err:  # never status 1 ("worse") for bad input
+        print(f"chunklab-own check: cannot compare {args.run} with {args.baseline} ({type(err).__name__}: {err}); "
+              "is each a chunklab-own run folder, recommendation.json or per-question table?", file=sys.stderr)
         return 2
     print(result.text())
     return result.exit_status

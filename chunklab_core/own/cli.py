@@ -35,14 +35,13 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import warnings
 from pathlib import Path
 
 from chunklab_core.stats import claims
-from chunklab_core.core import paths
+from chunklab_core.core import output_dirs, paths
 from chunklab_core.core.signals import exit_status, signals_as_interrupt
 
 REPORT_SOURCE = paths.NOTEBOOKS_DIR / "src" / "own_documents.ipynb"
@@ -85,55 +84,25 @@ def _print_validation(problems, approximate, other) -> None:
             print(f"  {problem}", file=sys.stderr)
 
 
-def _tracked_files(folder: Path) -> list[str]:
-    """Files under ``folder`` tracked by the git repository around it (none outside a repository)."""
-    try:
-        result = subprocess.run(["git", "-C", str(folder if folder.is_dir() else folder.parent), "ls-files",
-                                 "--", str(folder.resolve())], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return result.stdout.split() if result.returncode == 0 else []
-
-
-def _written_files(folder: Path) -> list[str]:
-    """Every file under ``folder``, relative, sorted (what the marker lists)."""
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if not p.is_dir() and p.name != MARKER)
-
-
 def write_marker(folder: Path) -> None:
     """The marker of a finished run: a header line, then one written file per line."""
-    files = _written_files(folder)
-    (folder / MARKER).write_text("output of chunklab-own run; replaced by the next run into this folder:\n"
-                                 + "".join(f"{name}\n" for name in files), encoding="utf-8")
+    output_dirs.write_marker(folder, MARKER, "chunklab-own run")
 
 
 def foreign_files(out: Path) -> list[str]:
     """Files in ``out`` that no earlier run wrote (all of them when there is no marker)."""
-    try:
-        listed = set((out / MARKER).read_text(encoding="utf-8").splitlines()[1:])
-    except (OSError, UnicodeDecodeError):
-        listed = set()
-    return [name for name in _written_files(out) if name not in listed]
+    return output_dirs.foreign_files(out, MARKER)
 
 
-def check_output_folder(out: Path, docs: Path | None = None) -> str | None:
-    """A problem with ``out`` as the output folder (for documents in ``docs``), or ``None``."""
-    if out.exists() and not out.is_dir():
-        return f"{out}: exists and is not a folder"
-    if docs is not None and (out.resolve() == docs.resolve() or docs.resolve() in out.resolve().parents):
+def check_output_folder(out: Path, docs: Path | None = None, inputs=(), marker: str = MARKER,
+                        append_only: bool = False) -> str | None:
+    """A problem with ``out`` as the output folder (for documents in ``docs``), or ``None``
+    (``core.output_dirs``' rule, plus: not inside the documents)."""
+    if docs is not None and (Path(out).resolve() == Path(docs).resolve()
+                             or Path(docs).resolve() in Path(out).resolve().parents):
         return (f"{out}: the output folder is inside the documents folder {docs}; the next run would read this "
                 "run's report as one of your documents. Choose an --out outside it")
-    if _tracked_files(out):
-        return f"{out}: holds files tracked by git; choose an output folder outside the repository's tracked files"
-    if out.is_dir() and any(out.iterdir()):
-        if not (out / MARKER).is_file():
-            return f"{out}: a non-empty folder that is not the output of an earlier run; choose another --out"
-        foreign = foreign_files(out)
-        if foreign:
-            shown = ", ".join(foreign[:10]) + (f" and {len(foreign) - 10} more" if len(foreign) > 10 else "")
-            return (f"{out}: holds file(s) that no earlier run wrote ({shown}); a new run would replace the "
-                    "folder and delete them. Move them out, or choose another --out")
-    return None
+    return output_dirs.output_folder_problem(out, marker, inputs=[docs, *inputs], append_only=append_only)
 
 
 def console_table(record: dict) -> str:
@@ -162,6 +131,15 @@ def console_table(record: dict) -> str:
         lines += [f"  {name:<24} {value}" for name, value in rows]
         lines.append("")
     return "\n".join(lines)
+
+
+def console_notes(record: dict) -> str:
+    """The warnings the report shows ("Notes raised while computing"), for the terminal too ("" when none)."""
+    notes = record.get("notes") or []
+    if not notes:
+        return ""
+    return "\n".join([f"NOTES raised while computing ({len(notes)}; also in the report):",
+                      *(f"  {note}" for note in notes)]) + "\n"
 
 
 def drop_progress_output(notebook):
@@ -230,7 +208,7 @@ def run(docs: str | Path, questions: str | Path, config: str | Path | None = Non
     config = Path(config).resolve() if config else None
     out = Path(out).resolve()
     problems, approximate, other = validate(docs, questions, config)
-    folder_problem = check_output_folder(out, docs)
+    folder_problem = check_output_folder(out, docs, inputs=[questions, config])
     problems += [folder_problem] if folder_problem else []
     _print_validation(problems, approximate, other)
     if problems:
@@ -295,16 +273,22 @@ def main(argv: list[str] | None = None) -> int:
         if not problems:
             print("OK: documents, questions and config are valid.")
         return 1 if problems else 0
+    from chunklab_core.retrieval.embedding_cache import CacheUnusable
+
     try:
         record = run(args.docs, args.questions, args.config, args.out, args.resamples,
                      progress=False if args.no_progress else None, notebook=args.notebook)
     except SystemExit as exc:
         return int(exc.code or 0)
+    except CacheUnusable as exc:  # names the cache folder and the fix; the earlier output left as it was
+        print(f"chunklab-own: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: the temporary folder is gone
         print(f"chunklab-own: interrupted ({exc or 'Ctrl-C'}); {Path(args.out).resolve()} was left as it was",
               file=sys.stderr)
         return exit_status(exc)
     print(console_table(record))
+    print(console_notes(record), end="")
     print(f"Report: {Path(args.out).resolve() / 'report.html'} (also CSV tables, recommendation.json, figures"
           f"{', report.ipynb' if args.notebook else ''})")
     return 0

@@ -10,8 +10,8 @@
 the recommended setting of ``RUN_DIR`` (a ``chunklab-own run`` output folder), or ``--cell
 strategy/retriever[/model]`` (repeatable) instead of ``--run``. ``audit``
 (:mod:`chunklab_core.own.audit`), ``check`` (:mod:`chunklab_core.own.check`).
-Every command writes only into its output folder, and refuses one that holds files tracked by
-git (``own.cli.check_output_folder``'s rule). User errors are one message with the file named,
+Every command writes only into its output folder, and refuses one that is an input, the current
+folder, irreplaceable, foreign or tracked by git (``core.output_dirs``, via ``own.cli.check_output_folder``). User errors are one message with the file named,
 exit status 1 (2 for ``check``'s "cannot compare"), never a traceback.
 
 Not handled: the ``validate`` / ``run`` commands (``own.cli``). Imports are deferred, so
@@ -128,7 +128,8 @@ def _answers(args, validate, check_output_folder) -> int:
     except (ValueError, ValidationError) as err:
         return _fail(str(err))
     problems, _, _ = validate(args.docs, args.questions, args.config)
-    folder_problem = None if (out / own_answers.MARKER).is_file() else check_output_folder(out)
+    folder_problem = check_output_folder(out, Path(args.docs), inputs=[args.questions, args.config, args.run],
+                                         marker=own_answers.MARKER, append_only=True)
     if folder_problem:
         problems.append(folder_problem)
     if problems:
@@ -145,11 +146,13 @@ def _answers(args, validate, check_output_folder) -> int:
     if unknown:
         return _fail(f"unknown strategy {unknown} (registered: chunklab-own strategies; a sized variant needs the "
                      "run's --config)")
+    from chunklab_core.retrieval.embedding_cache import CacheUnusable
+
     try:
         items = own_answers.build_items(corpus, cells, k, args.n_questions, seed, progress=progress,
                                         backend=config.backend, embed_model=config.models[0],
                                         threshold=config.threshold)
-    except ValueError as err:
+    except (ValueError, CacheUnusable) as err:  # a cache that cannot be used names its folder and the fix
         return _fail(str(err))
     records = out / "records"
     out.mkdir(parents=True, exist_ok=True)
@@ -164,14 +167,19 @@ def _answers(args, validate, check_output_folder) -> int:
                          backend=args.backend, answerer=tuple(args.answerer or own_answers.DEFAULT_ANSWERER),
                          judges=judges, host=args.host, base_url=args.base_url)
     from chunklab_core.llm.base import BackendUnavailable, IdentityUnavailable
+    from chunklab_core.llm.records import user_error_types
 
     try:
         result = own_answers.answer_items(items, models, list(judges), progress=progress)
-    except (RecordsError, BackendUnavailable, IdentityUnavailable) as err:
+    except (RecordsError, BackendUnavailable, IdentityUnavailable, *user_error_types()) as err:  # also: another model's
         return _fail(f"{err}\n(finished calls are kept in {records}; run the same command again to resume)")
     if result.complete_questions == 0:
         return _fail(f"no question is recorded in {records} (replay mode calls no model); run the same command "
                      "without --replay to record the answers")
+    if args.replay and result.missing:  # a smaller table than the records promised is never written
+        return _fail(f"{records}: a recorded call is missing for {result.missing} ({result.complete_questions} of "
+                     f"{result.planned_questions} questions complete; nothing was rewritten). Run the same command "
+                     "without --replay to record it, or pass --questions N to report the first N only")
     from chunklab_core.own.answers_report import write_answers
 
     write_answers(out, result, cells, corpus, args, k, seed, models, time.perf_counter() - started)

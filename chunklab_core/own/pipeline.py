@@ -6,7 +6,9 @@ with 95% intervals on recall@k (``stats.bootstrap.bootstrap_ci`` per cell, as po
 summary), chunk health with the first model's truncation share, the recommendations and the
 box (``own.recommendation``), tokens at the recall target, recall at the token budgets, the
 two figures, and the JSON record. Warnings raised while computing (the few-questions warning,
-library deprecations) are caught and kept in ``OwnResult.notes``, never printed on the console.
+library deprecations) are caught and kept in ``OwnResult.notes``: shown in the report and the JSON
+record, and printed on the terminal after the recommendation (``own.cli.console_notes``), never
+interleaved with the progress bars.
 
 Not handled: writing files (``own.report.write_outputs``, ``own.html_report``), the command
 line (``own.cli``), several corpora at once.

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.chunking import strategy_label
+from chunklab_core.core.csv_cells import neutral_frame
 from chunklab_core.evaluation.measures import column, interval_columns
 from chunklab_core.retrieval.registry import setting_name
 
@@ -198,7 +199,7 @@ def write_outputs(folder: str | Path, tables: dict[str, pd.DataFrame], record: d
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for name, table in tables.items():
-        table.to_csv(folder / f"{name}.csv", index=not isinstance(table.index, pd.RangeIndex), float_format="%.5f")
+        neutral_frame(table).to_csv(folder / f"{name}.csv", index=not isinstance(table.index, pd.RangeIndex), float_format="%.5f")
         written.append(f"{name}.csv")
     (folder / "recommendation.json").write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n",
                                                 encoding="utf-8")

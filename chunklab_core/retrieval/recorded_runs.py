@@ -50,6 +50,7 @@ import subprocess
 import sys
 import time
 import zipfile
+import zlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -148,14 +149,18 @@ def library_versions() -> dict[str, str]:
     return versions(("numpy", "scipy", "torch", "sentence-transformers", "transformers", "tokenizers"))
 
 
+def provenance_cell(cell: Cell) -> dict:
+    """The cell as its provenance records it (checked against the cell asked for on every load)."""
+    return {"corpus": cell.corpus, "strategy": cell.strategy, "retriever": cell.retriever, "model": cell.model}
+
+
 def provenance(cell: Cell, texts: Sequence[str], queries: Sequence[str], depth: int, *,
                corpus_source: dict | None = None, strategy_options: dict | None = None,
                model_identity: str | None = None, seconds: float | None = None) -> dict:
     """What produced a record: the cell, its inputs' digests, model, libraries, code, time."""
     return {
         "format": FORMAT_VERSION,
-        "cell": {"corpus": cell.corpus, "strategy": cell.strategy, "retriever": cell.retriever,
-                 "model": cell.model},
+        "cell": provenance_cell(cell),
         "corpus_source": corpus_source or {},
         "strategy_options": strategy_options or {},
         "texts": {"n": len(texts), "sha256": texts_sha256(texts)},
@@ -236,7 +241,8 @@ class RunStore:
             with np.load(path, allow_pickle=False) as data:
                 arrays = {name: data[name] for name in data.files}
             meta = json.loads(bytes(arrays.pop("meta")).decode("utf-8"))
-        except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, json.JSONDecodeError) as error:
+        except (zipfile.BadZipFile, zlib.error, ValueError, OSError, EOFError, KeyError, json.JSONDecodeError,
+                RuntimeError, NotImplementedError) as error:  # RuntimeError: zipfile's "encrypted, password required"
             raise RunStoreError(f"the recorded run {path} is torn or damaged ({type(error).__name__}: {error}); "
                                 f"delete it and run `{RECORD_COMMAND}` to record it again") from error
         stored_digest = bytes(arrays.pop("sha256", np.zeros(0, np.uint8))).decode("ascii", "replace")
@@ -297,6 +303,10 @@ class RunStore:
         texts_digest, queries_digest = texts_sha256(texts), texts_sha256(queries)
         path = self.path(cell)
         record = self.load(path)
+        if record is not None and record.meta.get("cell") != provenance_cell(cell):
+            raise RunStoreError(f"the recorded run {path} holds another cell ({record.meta.get('cell')}), not "
+                                f"{cell.describe()}: a file copied over another; delete it and run `{RECORD_COMMAND}` "
+                                "to record it again")
         reason = "not recorded" if record is None else self._stale_reason(
             record.meta, texts_digest, queries_digest, depth, cell.retriever, len(texts))
         if reason is None:
