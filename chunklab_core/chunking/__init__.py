@@ -44,8 +44,8 @@ from chunklab_core.core.corpus import Chunk, Document
 from chunklab_core.core.headings import Heading, document_headings
 from chunklab_core.chunking.characters import fixed_characters, parent_document, recursive_characters, whole_document
 from chunklab_core.chunking.chroma_semantic import cluster_semantic, kamradt_modified, kamradt_semantic
-from chunklab_core.chunking.library_splitters import (chonkie_chunker, langchain_recursive, langchain_token,
-                                                      llamaindex_sentence, semchunk_chunker)
+from chunklab_core.chunking.library_splitters import (CHROMA_SEPARATORS, chonkie_chunker, langchain_recursive,
+                                                      langchain_token, llamaindex_sentence, semchunk_chunker)
 from chunklab_core.chunking.llm_split import llm_semantic
 from chunklab_core.chunking.semantic import semantic_embedding, semantic_embedding_tokens, semantic_tfidf
 from chunklab_core.chunking.sentences import sentence_window
@@ -125,7 +125,7 @@ _SPECS = [
 
 def _library_specs() -> list[StrategySpec]:
     """Post 08: library splitters at their documented defaults and at Chroma's sizes (tokens are
-    cl100k_base), and Chroma's three chunkers. Library chunks are recovered spans (``span_recovery``):
+    cl100k_base; the recursive rows with the report's separators), and Chroma's three chunkers. Library chunks are recovered spans (``span_recovery``):
     no tiling (stripped whitespace lies between them) and no ceiling the library does not promise."""
     lib: list[StrategySpec] = []
 
@@ -140,7 +140,8 @@ def _library_specs() -> list[StrategySpec]:
         "LangChain TokenText, defaults (4,000 tokens / 200)")
     for size, overlap in CHROMA_SIZES:
         add(f"lc_recursive_tok_{size}_{overlap}", langchain_recursive,
-            {"size": size, "overlap": overlap, "unit": "tokens"}, f"LangChain recursive {size} tokens / {overlap}")
+            {"size": size, "overlap": overlap, "unit": "tokens", "separators": CHROMA_SEPARATORS},
+            f"LangChain recursive {size} tokens / {overlap}")
         add(f"lc_token_{size}_{overlap}", langchain_token, {"size": size, "overlap": overlap},
             f"LangChain TokenText {size} / {overlap}")
     add("llama_sentence_default", llamaindex_sentence, {"size": 1024, "overlap": 200},
