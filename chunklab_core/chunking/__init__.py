@@ -170,13 +170,16 @@ def _library_specs() -> list[StrategySpec]:
               "Cluster semantic 400", False),
         _spec("cluster_200", cluster_semantic, {"embed": None, "max_tokens": 200, "piece_tokens": 50},
               "Cluster semantic 200", False),
+        _spec("cluster_250", cluster_semantic, {"embed": None, "max_tokens": 250, "piece_tokens": 50},
+              "Cluster semantic 250", False),
         _spec("llm_semantic", llm_semantic, {"complete": None, "window_tokens": 800, "piece_tokens": 50, "stats": None},
               "LLM chunker (recorded)", False),
     ]
     return lib
 
 
-CHROMA_SIZES = ((800, 400), (400, 200), (400, 0), (200, 0), (250, 125))  # (tokens, overlap) of the report's rows
+CHROMA_SIZES = ((800, 400), (400, 200), (400, 0), (200, 0), (250, 125), (250, 0))
+"""(tokens, overlap) of the report's LangChain rows: text-embedding-3-large's table, then 250 / 0 of its MiniLM table."""
 LIBRARY_STRATEGIES = tuple(s.name for s in _library_specs())
 _SPECS += _library_specs()
 _REGISTRY: dict[str, StrategySpec] = {s.name: s for s in _SPECS}
