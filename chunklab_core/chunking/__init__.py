@@ -173,7 +173,7 @@ def _library_specs() -> list[StrategySpec]:
         _spec("cluster_250", cluster_semantic, {"embed": None, "max_tokens": 250, "piece_tokens": 50},
               "Cluster semantic 250", False),
         _spec("llm_semantic", llm_semantic, {"complete": None, "window_tokens": 800, "piece_tokens": 50, "stats": None},
-              "LLM chunker (recorded)", False),
+              "Chroma's LLM chunker run by Qwen2.5-Coder 1.5B (recorded)", False),
     ]
     return lib
 

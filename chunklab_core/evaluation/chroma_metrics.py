@@ -123,7 +123,10 @@ CHROMA_MEASURES = ("chroma_recall", "chroma_precision", "chroma_iou")
 
 def chroma_scores(run, ks: Sequence[int]) -> "pd.DataFrame":
     """Per-question Chroma metrics of one ``RetrievalRun`` at each depth in ``ks`` (columns
-    ``chroma_recall@k`` ...), plus ``chroma_precision_omega`` over the run's chunks (depth-free).
+    ``chroma_recall@k`` ...), plus ``chroma_precision_omega`` over the run's chunks (depth-free),
+    and beside it ``chroma_precision_omega_summed``: the same chunks with their lengths summed
+    (``chroma_precision`` of ``C_Ω``, the report's formula read literally, which counts
+    overlapping chunks' shared text twice), so a post can show what the union changes.
     Questions without evidence spans get NaN. Id columns as ``span_metrics.span_scores``."""
     import pandas as pd
 
@@ -140,12 +143,15 @@ def chroma_scores(run, ks: Sequence[int]) -> "pd.DataFrame":
                                 "qid": [q.qid for q in questions], "doc_id": [q.doc_id for q in questions]}
     columns = {f"{name}@{k}": np.full(len(questions), np.nan) for name in CHROMA_MEASURES for k in ks}
     omega = np.full(len(questions), np.nan)
+    summed = np.full(len(questions), np.nan)
     for row, question in enumerate(questions):
         evidence = list(question.evidence_spans)
         if not merge_intervals((s, e) for _, s, e in evidence):
             continue
         docs = {doc for doc, _, _ in evidence}
-        omega[row] = chroma_precision_omega([c for d in docs for c in by_doc.get(d, [])], evidence)
+        candidates = [c for d in docs for c in by_doc.get(d, [])]
+        omega[row] = chroma_precision_omega(candidates, evidence)
+        summed[row] = chroma_precision(omega_chunks(candidates, evidence), evidence)
         for k in ks:
             returned = [run.contexts[i] for i in ranked[row, :k] if i >= 0]
             columns[f"chroma_recall@{k}"][row] = chroma_recall(returned, evidence)
@@ -153,4 +159,5 @@ def chroma_scores(run, ks: Sequence[int]) -> "pd.DataFrame":
             columns[f"chroma_iou@{k}"][row] = chroma_iou(returned, evidence)
     frame.update(columns)
     frame["chroma_precision_omega"] = omega
+    frame["chroma_precision_omega_summed"] = summed
     return pd.DataFrame(frame)
