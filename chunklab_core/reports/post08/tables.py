@@ -211,8 +211,9 @@ def comparison_wide(comparison: pd.DataFrame, table_model: str) -> pd.DataFrame:
             row[f"{name} re-run"] = ("" if np.isnan(value["re-run mean"])
                                      else f"{value['re-run mean']:.1f} ± {value['re-run sd']:.1f}")
             row[f"{name} agrees"] = _agreement(value)
-        row["basis"] = "; ".join(dict.fromkeys(f"{v['metric']}: {v['basis']}" for _, v in group.iterrows()
-                                               if v["basis"] != "same model"))
+        bases = dict(zip(group["metric"], group["basis"]))
+        row["basis"] = (next(iter(bases.values())) if len(set(bases.values())) == 1 else
+                        "; ".join(f"{metric}: {basis}" for metric, basis in bases.items() if basis != "same model"))
         rows.append(row)
     return pd.DataFrame(rows)
 
