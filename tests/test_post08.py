@@ -314,3 +314,18 @@ def test_builder_figure_draws_every_setting_and_names_the_samples():
     titles = [ax.get_title() for ax in fig.axes]
     assert titles[0].startswith("SQuAD v1.1, 40 questions from 20 articles") and "leader" in titles[0]
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()][0] == "series' best"
+
+
+def test_hnsw_same_sets_ignore_order_and_padding():
+    from chunklab_core.reports.post08.hnsw import same_sets
+
+    exact = np.array([[1, 2, 3], [4, 5, -1], [7, 8, 9]])
+    approx = np.array([[3, 2, 1], [5, 4, -1], [7, 8, 6]])
+    assert same_sets(exact, approx).tolist() == [True, True, False]
+
+
+def test_hnsw_sentence_counts_the_table():
+    hnsw = pd.DataFrame({"questions": [472, 472], "same top-k": [470, 460], "recall hnsw − exact": [-0.5, 0.0],
+                         "iou hnsw − exact": [-0.01, 0.02]})
+    text = post08_prose.hnsw_text(hnsw, 5, 50)
+    assert "930 of the 944 (question, row) pairs of 2 rows" in text and "-0.50 to +0.00 points" in text

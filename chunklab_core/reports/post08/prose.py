@@ -5,7 +5,7 @@ Handles: the set-up line of the report's re-run (:func:`setup_text`: the sample 
 of the published tables beside the re-run (:func:`comparison_text`, counted from
 ``post08.tables.agreement_counts``), what the union in precision_Ω changes
 (:func:`omega_text`), the claims' outcomes (:func:`claims_text`), what the LLM chunker ran as
-(:func:`llm_text`), and the
+(:func:`llm_text`), what Chroma's approximate index changes (:func:`hnsw_text`), and the
 reading of the builder's table (:func:`builder_text`: how often the library defaults lead,
 cannot be ruled out and are ruled out, counted from ``post08.builder.builder_table``, whose
 verdict words come from the series' rule). Numbers and counts are written by
@@ -93,3 +93,13 @@ def llm_text(sizes: pd.DataFrame, corpus, strategy: str = "llm_semantic") -> str
     return PROSE.fill("llm", model=own["label"], corpora=names, chunks=numbers.count(int(own["chunks"]), "chunk"),
                       tokens=numbers.number(own["mean tokens"], 0), low=numbers.number(others.min(), 0),
                       high=numbers.number(others.max(), 0))
+
+
+def hnsw_text(hnsw: pd.DataFrame, k: int, ef: int) -> str:
+    """How often chromadb's HNSW returns the exact top-k, and the range of its effect per row."""
+    return PROSE.fill("hnsw", ef=ef, same=f"{int(hnsw['same top-k'].sum()):,}", pairs=f"{int(hnsw['questions'].sum()):,}",
+                      rows=numbers.count(len(hnsw), "row"), k=k,
+                      recall_low=numbers.number(hnsw["recall hnsw − exact"].min(), 2, signed=True),
+                      recall_high=numbers.number(hnsw["recall hnsw − exact"].max(), 2, signed=True),
+                      iou_low=numbers.number(hnsw["iou hnsw − exact"].min(), 2, signed=True),
+                      iou_high=numbers.number(hnsw["iou hnsw − exact"].max(), 2, signed=True))
