@@ -329,3 +329,15 @@ def test_hnsw_sentence_counts_the_table():
                          "iou hnsw − exact": [-0.01, 0.02]})
     text = post08_prose.hnsw_text(hnsw, 5, 50)
     assert "930 of the 944 (question, row) pairs of 2 rows" in text and "-0.50 to +0.00 points" in text
+
+
+def test_kamradt_break_counts_differ_only_where_the_average_divides_the_tokens():
+    from chunklab_core.core.corpus import Corpus, Document
+
+    text = " ".join(f"Sentence {i} is about item {i}." for i in range(400))
+    table = post08.kamradt_breaks(Corpus("c", [Document("d", text, "d")], []), avg_tokens=300)
+    row = table.iloc[0]
+    assert row["breaks in Chroma's code"] == row["tokens"] // 300
+    expected = -(-row["tokens"] // 300) - 1
+    assert row["breaks here"] == expected
+    assert (row["breaks in Chroma's code"] - row["breaks here"]) == (1 if row["tokens"] % 300 == 0 else 0)

@@ -379,6 +379,26 @@ def name_llm_rows(pairs: pd.DataFrame, sizes: pd.DataFrame, corpus, strategy: st
     return pairs.replace({"a": {row["label"]: named}, "b": {row["label"]: named}})
 
 
+def kamradt_breaks(corpus, avg_tokens: int = 300, piece_tokens: int = 50) -> pd.DataFrame:
+    """Per document, the modified Kamradt chunker's break count here, ``ceil(T / avg) - 1``
+    (``chunking.chroma_semantic.kamradt_modified``), and in Chroma's code, ``T // avg`` (its
+    ``number_of_cuts``, which its threshold search reaches at most), with ``T`` the document's
+    tokens over its small pieces: they differ by one break where ``avg`` divides ``T``."""
+    import math
+
+    from chunklab_core.chunking.chroma_semantic import small_pieces
+    from chunklab_core.core.tokens import count_tokens_many
+
+    rows = []
+    for doc in corpus.documents:
+        pieces = small_pieces(doc.text, piece_tokens)
+        total = int(count_tokens_many(doc.text[s:e] for s, e in pieces).sum())
+        rows.append({"document": doc.doc_id, "pieces": len(pieces), "tokens": total,
+                     "breaks here": min(len(pieces) - 1, max(0, math.ceil(total / avg_tokens) - 1)),
+                     "breaks in Chroma's code": total // avg_tokens})
+    return pd.DataFrame(rows)
+
+
 def chunk_sizes(result, corpus, strategies: Sequence[str]) -> pd.DataFrame:
     """Per strategy of a ``run_matrix`` result on ``corpus``: its chunks and their mean and median
     size in cl100k_base tokens (``core.tokens``), the size the report's rows are named by."""
