@@ -341,3 +341,10 @@ def test_kamradt_break_counts_differ_only_where_the_average_divides_the_tokens()
     expected = -(-row["tokens"] // 300) - 1
     assert row["breaks here"] == expected
     assert (row["breaks in Chroma's code"] - row["breaks here"]) == (1 if row["tokens"] % 300 == 0 else 0)
+
+
+def test_the_published_tables_precision_omega_of_shared_rows():
+    pairs = post08.published_omega_pairs(post08.load_published())
+    assert pairs["strategy"].tolist() == ["lc_recursive_tok_200_0", "lc_token_200_0"]  # the rows both tables have
+    text = post08_prose.published_omega_text(pairs)
+    assert "2 of the 2 rows" in text and "TokenText 200 / 0: 21.0 and 19.1" in text

@@ -103,3 +103,13 @@ def hnsw_text(hnsw: pd.DataFrame, k: int, ef: int) -> str:
                       recall_high=numbers.number(hnsw["recall hnsw − exact"].max(), 2, signed=True),
                       iou_low=numbers.number(hnsw["iou hnsw − exact"].min(), 2, signed=True),
                       iou_high=numbers.number(hnsw["iou hnsw − exact"].max(), 2, signed=True))
+
+
+def published_omega_text(pairs: pd.DataFrame) -> str:
+    """The report's two tables' precision_Ω of the rows they share, side by side."""
+    models = [c for c in pairs.columns if c not in ("strategy", "label")]
+    listed = "; ".join(f"{r['label']}: {numbers.number(r[models[0]], 1)} and {numbers.number(r[models[1]], 1)}"
+                       for _, r in pairs.iterrows())
+    differ = int((pairs[models[0]] - pairs[models[1]]).abs().gt(0.05).sum())
+    return PROSE.fill("published_omega", differ=differ, rows=numbers.count(len(pairs), "row"), first=models[0],
+                      second=models[1], pairs=listed)

@@ -187,6 +187,15 @@ def comparison_table(per_question: pd.DataFrame, published: pd.DataFrame, model:
     return pd.DataFrame(rows)
 
 
+def published_omega_pairs(published: pd.DataFrame) -> pd.DataFrame:
+    """precision_Ω of every row both published tables share (the same chunker and size, whose
+    chunks no embedding model cuts): the value depends on the chunks alone, so the two should agree."""
+    omega = published[(published["metric"] == "precision_omega") & ~published["strategy"].isin(EMBEDDING_CHUNKERS)]
+    wide = omega.pivot_table(index="strategy", columns="model", values="mean").dropna()
+    wide = wide[[m for m in PUBLISHED_MODELS if m in wide]]
+    return wide.reset_index().assign(label=lambda f: f["strategy"].map(strategy_label))
+
+
 def _agreement(row) -> str:
     if row["basis"] not in COMPARABLE:
         return ""
