@@ -1,7 +1,8 @@
 """Chroma's three chunkers, reproduced: small pieces, Kamradt, modified Kamradt, cluster DP, LLM.
 
-Fixtures are hand-computed; the cluster chunker's dynamic programme is checked against brute
-force over every partition; the LLM chunker runs through the recorded-call layer with the
+Fixtures are hand-computed; the cluster chunker's dynamic programme (Chroma's code's rule: at
+most ``max_tokens // piece_tokens`` pieces a group, a strict improvement over a start of 0) is
+checked against brute force over every partition; the LLM chunker runs through the recorded-call layer with the
 scripted test backend and replays with a backend that fails if it is used.
 """
 
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 
 from chunklab_core.chunking import document_spans
-from chunklab_core.chunking.chroma_semantic import (best_partition, centred_similarity, cluster_semantic,
+from chunklab_core.chunking.chroma_semantic import (centred_similarity, chroma_partition, cluster_semantic,
                                                     kamradt_modified, kamradt_semantic, small_pieces)
 from chunklab_core.chunking.llm_split import LLMSplitStats, llm_semantic, parse_splits
 from chunklab_core.core.tokens import count_tokens
@@ -75,42 +76,55 @@ def test_kamradt_modified_makes_ceil_total_over_average_chunks():
         assert spans[0][0] == 0 and spans[-1][1] == len(text)
 
 
-def test_best_partition_hand_fixture():
-    # two blocks: pieces 0-1 alike, 2-3 alike, the blocks opposed
+def test_chroma_partition_hand_fixture():
+    # two blocks: pieces 0-1 alike, 2-3 alike, the blocks opposed; reward counts both triangles
     s = np.array([[0, 1, -1, -1], [1, 0, -1, -1], [-1, -1, 0, 1], [-1, -1, 1, 0]], dtype=float)
-    ones = np.ones(4, dtype=np.int64)
-    assert best_partition(s, ones, 2) == [2, 4]  # {0,1} {2,3}: 1 + 1 = 2
-    assert best_partition(s, ones, 4) == [2, 4]  # the whole: 1 + 1 - 4 = -2 loses
-    assert best_partition(s, ones, 1) == [1, 2, 3, 4]  # the limit forces singletons
+    assert chroma_partition(s, 2) == [2, 4]  # {0,1} {2,3}: 2 + 2 = 4
+    assert chroma_partition(s, 4) == [2, 4]  # the whole: 2 + 2 - 8 = -4 loses
+    assert chroma_partition(s, 3) == [2, 4]  # {0,1,2}: 2 - 4 = -2 loses too
+    # a tie: three equal pieces, cap 3: {0,1,2} scores 6 = {0,1} + ... no other partition ties it
+    even = np.ones((3, 3)) - np.eye(3)
+    assert chroma_partition(even, 3) == [3]
+    # a tie between a singleton and a pair whose pair reward is 0: the smaller last group wins
+    tie = np.array([[0, 1, 0], [1, 0, 0], [0, 0, 0]], dtype=float)
+    assert chroma_partition(tie, 3) == [2, 3]  # {0,1} {2} = 2 and {0,1,2} = 2: strict '>' keeps {2} alone
 
 
-def _brute_force(s, sizes, limit):
-    n, best, arg = len(sizes), -np.inf, None
+def test_chroma_partition_keeps_start_zero_when_nothing_is_positive():
+    # Chroma's dp starts at 0 and its group start at 0: with every pair opposed, no candidate is
+    # strictly positive, so the group of piece i runs from 0, past the cap (its code's behaviour)
+    opposed = -(np.ones((3, 3)) - np.eye(3))
+    assert chroma_partition(opposed, 1) == [3]
+    # once a positive total exists the cap holds: pieces 0-1 alike, then singletons
+    s = np.array([[0, 1, -1], [1, 0, -1], [-1, -1, 0]], dtype=float)
+    assert chroma_partition(s, 2) == [2, 3]
+    assert chroma_partition(s, 1) == [3]  # cap 1: every candidate is 0, dp stays 0, start stays 0
+
+
+def _brute_force(s, cap):
+    n, best = len(s), -np.inf
     for cuts in itertools.product([0, 1], repeat=n - 1):
         ends = [i + 1 for i, c in enumerate(cuts) if c] + [n]
         starts = [0] + ends[:-1]
-        if any(sizes[a:b].sum() > limit and b - a > 1 for a, b in zip(starts, ends)):
+        if any(b - a > cap for a, b in zip(starts, ends)):
             continue
-        score = sum(np.triu(s[a:b, a:b], 1).sum() for a, b in zip(starts, ends))
-        if score > best + 1e-12:
-            best, arg = score, ends
-    return best, arg
+        best = max(best, sum(s[a:b, a:b].sum() for a, b in zip(starts, ends)))
+    return best
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_best_partition_matches_brute_force(seed):
+def test_chroma_partition_matches_brute_force_under_the_piece_cap(seed):
     rng = np.random.default_rng(seed)
-    n = 9
+    n, cap = 9, 3
     vectors = rng.normal(size=(n, 4))
+    vectors[1] = vectors[0] + 0.1 * rng.normal(size=4)  # pieces 0 and 1 alike: a positive start
     s = centred_similarity(vectors)
-    sizes = rng.integers(1, 4, size=n)
-    limit = 6
-    ends = best_partition(s, sizes, limit)
+    assert s[0, 1] > 0
+    ends = chroma_partition(s, cap)
     starts = [0] + ends[:-1]
-    score = sum(np.triu(s[a:b, a:b], 1).sum() for a, b in zip(starts, ends))
-    best, _ = _brute_force(s, sizes, limit)
-    assert score == pytest.approx(best)
-    assert all(sizes[a:b].sum() <= limit or b - a == 1 for a, b in zip(starts, ends))
+    assert ends[-1] == n and all(0 < b - a <= cap for a, b in zip(starts, ends))
+    score = sum(s[a:b, a:b].sum() for a, b in zip(starts, ends))
+    assert score == pytest.approx(_brute_force(s, cap))
 
 
 def test_centred_similarity_has_zero_mean_off_diagonal():
@@ -119,14 +133,19 @@ def test_centred_similarity_has_zero_mean_off_diagonal():
     assert off.mean() == pytest.approx(0.0) and np.all(np.diag(s) == 0)
 
 
-def test_cluster_semantic_groups_topics_under_the_limit():
+def test_cluster_semantic_groups_topics_under_the_piece_cap():
     text = "".join((CATS if i % 2 == 0 else MARKETS) * 3 for i in range(6))
-    spans = cluster_semantic(text, topic_embed, max_tokens=60, piece_tokens=10)
-    assert spans[0][0] == 0 and spans[-1][1] == len(text)
-    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
-    assert max(count_tokens(text[s:e]) for s, e, _, _ in spans) <= 60 + 10  # summed piece counts
-    mixed = [text[s:e] for s, e, _, _ in spans if "Cats" in text[s:e] and "Stocks" in text[s:e]]
-    assert len(mixed) <= 5, "groups follow the topics"
+    pieces = small_pieces(text, 10)
+    for max_tokens, cap in ((60, 6), (40, 4), (25, 2)):  # Chroma: max_chunk_size // min_chunk_size
+        spans = cluster_semantic(text, topic_embed, max_tokens=max_tokens, piece_tokens=10)
+        assert spans[0][0] == 0 and spans[-1][1] == len(text)
+        assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+        counts = [sum(s <= p[0] and p[1] <= e for p in pieces) for s, e, _, _ in spans]
+        assert sum(counts) == len(pieces) and max(counts) == cap, (max_tokens, counts)
+        mixed = [text[s:e] for s, e, _, _ in spans if "Cats" in text[s:e] and "Stocks" in text[s:e]]
+        assert len(mixed) <= 5, "groups follow the topics"
+    with pytest.raises(ValueError, match="piece_tokens"):
+        cluster_semantic(text, topic_embed, max_tokens=5, piece_tokens=10)
 
 
 def test_parse_splits():

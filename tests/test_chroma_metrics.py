@@ -1,9 +1,12 @@
 """Chroma's token-level metrics on hand-computed fixtures, against the series' span metrics
-(they agree without overlap; recall always) and against scikit-learn on character masks."""
+(they agree without overlap; recall always) and against scikit-learn on character masks;
+precision_Ω (the union of the chunks meeting an excerpt, as Chroma's ``_full_precision_score``)
+against pandas' closed ``Interval.overlaps`` for "meets" and numpy character masks for unions."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import jaccard_score, precision_score, recall_score
 
@@ -39,8 +42,52 @@ def test_precision_omega_hand_fixture():
     excerpts = [("d", 10, 20)]
     assert omega_chunks(chunks, excerpts) == [("d", 0, 15), ("d", 15, 30)]
     assert chroma_precision_omega(chunks, excerpts) == pytest.approx(10 / 30)
-    # one chunk exactly the excerpt: precision_Ω 1
-    assert chroma_precision_omega([("d", 0, 10), ("d", 10, 20)], excerpts) == 1.0
+    # one chunk exactly the excerpt, its neighbours only touching it: Chroma's closed test
+    # (max(starts) <= min(ends)) puts the touching chunks in C_Ω too: 10 / 30, not 1
+    tiles = [("d", 0, 10), ("d", 10, 20), ("d", 20, 30), ("d", 31, 40)]
+    assert omega_chunks(tiles, excerpts) == tiles[:3]
+    assert chroma_precision_omega(tiles, excerpts) == pytest.approx(10 / 30)
+    assert chroma_precision_omega([("d", 10, 20)], excerpts) == 1.0
+    assert chroma_precision_omega([("d", 30, 40)], excerpts) == 0.0
+    assert np.isnan(chroma_precision_omega(tiles, []))
+
+
+def test_precision_omega_unions_overlapping_chunks_where_the_sum_would_not():
+    # 50% overlap, as TokenText 800/400: chunks [0, 20) [10, 30) [20, 40), excerpt [12, 18)
+    chunks = [("d", 0, 20), ("d", 10, 30), ("d", 20, 40)]
+    excerpts = [("d", 12, 18)]
+    # C_Ω = the first two; union [0, 30) = 30 characters, their sum 40
+    assert chroma_precision_omega(chunks, excerpts) == pytest.approx(6 / 30)
+    assert chroma_precision(omega_chunks(chunks, excerpts), excerpts) == pytest.approx(6 / 40)  # summed
+    # two excerpts, one partly outside every chunk (stripped whitespace): its uncovered part
+    # joins the denominator, as Chroma's unused highlights do: |[0, 30) ∪ [45, 50)| = 35
+    gapped = [("d", 0, 20), ("d", 10, 30), ("d", 20, 44)]
+    two = [("d", 12, 18), ("d", 42, 50)]
+    # C_Ω = all three (the third meets [42, 50)); numerator 6 + 2; union [0, 44) ∪ [44, 50) = 50
+    assert chroma_precision_omega(gapped, two) == pytest.approx(8 / 50)
+
+
+def _omega_by_masks(chunks, excerpts, n):
+    """Independent: pandas' closed intervals decide "meets", numpy masks count the unions."""
+    closed = lambda s, e: pd.Interval(s, e, closed="both")  # noqa: E731
+    meets = [c for c in chunks if any(closed(c[1], c[2]).overlaps(closed(s, e)) for _, s, e in excerpts)]
+    truth, held = np.zeros(n, bool), np.zeros(n, bool)
+    for _, s, e in excerpts:
+        truth[s:e] = True
+    for _, s, e in meets:
+        held[s:e] = True
+    common = int((truth & held).sum())
+    return common / int((truth | held).sum()) if common else 0.0
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+@pytest.mark.parametrize("seed", range(8))
+def test_precision_omega_agrees_with_masks(seed, overlap):
+    rng = np.random.default_rng(300 + seed)
+    chunks, _, excerpts, n = _random_case(rng, overlap=overlap)
+    if seed % 2:  # gaps between chunks, as stripped library chunks leave
+        chunks = [(d, a, max(a + 1, b - 3)) for d, a, b in chunks]
+    assert chroma_precision_omega(chunks, excerpts) == pytest.approx(_omega_by_masks(chunks, excerpts, n))
 
 
 def _random_case(rng, overlap: bool):

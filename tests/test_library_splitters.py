@@ -20,6 +20,7 @@ import pytest
 from chunklab_core.chunking import LIBRARY_STRATEGIES, STRATEGIES, document_spans
 from chunklab_core.chunking import library_splitters as lib
 from chunklab_core.chunking.span_recovery import REPLACEMENT, Located, locate, recover_spans, reproduces
+from chunklab_core.core.tokens import count_tokens
 
 
 def fake_embed(texts, dim=32):
@@ -146,3 +147,23 @@ def test_bad_sizes_are_value_errors():
         document_spans("text", "semchunk_512", size=0)
     with pytest.raises(ValueError, match="embed"):
         document_spans("some text. more text.", "chonkie_semantic_default")
+
+
+def test_report_rows_split_at_the_reports_separators():
+    # Chroma's rows use paragraph, line, '.', '?', '!', space, character (its RecursiveTokenChunker);
+    # LangChain's default has no sentence level, so on one long paragraph it cuts between words
+    text = " ".join(f"Sentence {i} says a little more about item {i}." for i in range(60))
+    report = [name for name in LIBRARY if STRATEGIES[name].func is lib.langchain_recursive
+              and STRATEGIES[name].params["unit"] == "tokens"]
+    assert report and all(STRATEGIES[n].params["separators"] == lib.CHROMA_SEPARATORS for n in report)
+    defaults = [n for n in LIBRARY if STRATEGIES[n].func is lib.langchain_recursive and n not in report]
+    assert defaults and all("separators" not in STRATEGIES[n].params for n in defaults)
+    size = 40
+    chunks, _, _ = lib.langchain_recursive_chunks(text, size, 0, "tokens", lib.CHROMA_SEPARATORS)
+    assert len(chunks) > 5 and max(count_tokens(c) for c in chunks) <= size
+    assert all(c.startswith(".") for c in chunks[1:]), "each later chunk starts at a kept '.' separator"
+    plain, _, _ = lib.langchain_recursive_chunks(text, size, 0, "tokens")
+    assert max(count_tokens(c) for c in plain) <= size
+    assert sum(not c.endswith(".") for c in plain[:-1]) > len(plain) // 2, "the default cuts mid-sentence"
+    spans = document_spans(text, report[0], size=size, overlap=0)
+    assert [text[s:e] for s, e, _, _ in spans] == chunks

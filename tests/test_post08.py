@@ -15,12 +15,36 @@ from chunklab_core.stats.claims import interval_side
 
 def test_published_values_load_and_name_registered_strategies():
     published = post08.load_published()
-    assert len(published) >= 6
     assert set(published["strategy"]) <= set(STRATEGIES)
     assert set(published["metric"]) <= set(post08.METRICS)
     assert published["source"].str.contains("Chroma technical report").all()
+    assert published["source"].str.contains("https://www.trychroma.com/research/evaluating-chunking").all()
     row = published[(published["model"] == "all-MiniLM-L6-v2") & (published["strategy"] == "lc_token_250_125")]
-    assert row["metric"].tolist() == ["recall"] and row["mean"].tolist() == [82.4]
+    assert row["metric"].tolist() == list(post08.METRICS)
+
+
+def test_published_file_has_both_tables_whole_at_the_reports_depth():
+    """The shape of the report's two tables: 13 rows (text-embedding-3-large) and 8 (MiniLM),
+    four metrics each with a standard deviation, all at 5 retrieved chunks; and the
+    transcription agrees with what the report's prose says of its tables (bold values)."""
+    published = post08.load_published()
+    assert tuple(published["model"].unique()) == post08.PUBLISHED_MODELS
+    assert (published["retrieved"] == post08.PUBLISHED_DEPTH).all()
+    assert published["sd"].gt(0).all() and published["mean"].between(0, 100).all()
+    assert published["mean_tokens"].gt(0).all()
+    rows = published.groupby(["model", "chroma_chunker", "size", "overlap"], dropna=False)
+    assert all(tuple(metrics) == post08.METRICS for _, metrics in rows["metric"])
+    sizes = published.groupby("model")["strategy"].nunique()
+    assert sizes.to_dict() == {"text-embedding-3-large": 13, "all-MiniLM-L6-v2": 8}
+    assert not published.duplicated(["model", "strategy", "metric"]).any()
+    minilm = published[published["model"] == "all-MiniLM-L6-v2"]
+    assert set(minilm["strategy"]) == set(post08.MINILM_TABLE_ROWS)
+    for model, table in published.groupby("model"):
+        best = {m: table.loc[table[table["metric"] == m]["mean"].idxmax(), "strategy"] for m in post08.METRICS}
+        assert best["iou"] == best["precision"] == best["precision_omega"] == "cluster_200", model
+    assert minilm.loc[minilm[minilm["metric"] == "recall"]["mean"].idxmax(), "strategy"] == "lc_token_250_125"
+    large = published[published["model"] == "text-embedding-3-large"]
+    assert large.loc[large[large["metric"] == "recall"]["mean"].idxmax(), "strategy"] == "llm_semantic"
 
 
 def test_bad_published_file_names_line_and_field(tmp_path):
@@ -42,21 +66,111 @@ def _per_question(values: dict[str, list[float]], docs: list[str], k: int = 5) -
             "corpus": "chroma", "model": "all-MiniLM-L6-v2", "strategy": strategy, "retriever": "dense",
             "qid": [f"q{i}" for i in range(n)], "doc_id": docs,
             f"chroma_recall@{k}": recall, f"chroma_precision@{k}": [0.1] * n, f"chroma_iou@{k}": [0.05] * n,
-            "chroma_precision_omega": [0.2] * n}))
+            "chroma_precision_omega": [0.2] * n, "chroma_precision_omega_summed": [0.15] * n}))
     return pd.concat(frames, ignore_index=True)
 
 
-def test_report_table_means_sd_and_published_value():
+def test_report_table_means_and_sd():
     docs = ["a", "a", "b", "b"]
     frame = _per_question({"lc_token_250_125": [1.0, 0.5, 0.0, 0.5], "cluster_200": [1.0, 1.0, 1.0, 1.0]}, docs)
-    table = post08.report_table(frame, [5], post08.load_published())
+    table = post08.report_table(frame, [5])
     token = table[table["strategy"] == "lc_token_250_125"].iloc[0]
     assert token["recall mean"] == pytest.approx(50.0)
     assert token["recall sd"] == pytest.approx(100 * np.std([1.0, 0.5, 0.0, 0.5]))
-    assert token["recall published"] == 82.4 and np.isnan(token["iou published"])
-    cluster = table[table["strategy"] == "cluster_200"].iloc[0]
-    assert cluster["iou published"] == 7.2 and cluster["iou mean"] == pytest.approx(5.0)
+    assert token["precision_omega mean"] == pytest.approx(20.0) and token["precision_omega_summed mean"] == pytest.approx(15.0)
+    assert "recall published" not in table
     assert list(table["strategy"]) == ["lc_token_250_125", "cluster_200"]  # the report's order
+
+
+def test_comparison_marks_agreement_only_where_comparable():
+    """Hand fixture: 4 questions, recall of TokenText 250/125 = 50 points (published 82.4 ± 36.2,
+    SEM 36.2 / sqrt(472)); precision_Ω 20 points for every row."""
+    docs = ["a", "a", "b", "b"]
+    frame = _per_question({"lc_token_250_125": [1.0, 0.5, 0.0, 0.5], "lc_token_400_0": [1.0] * 4,
+                           "cluster_200": [1.0] * 4}, docs)
+    published = post08.load_published()
+    table = post08.comparison_table(frame, published, "all-MiniLM-L6-v2", 472)
+    assert len(table) == len(published) and (table["retrieved"] == 5).all()
+    key = table.set_index(["table", "strategy", "metric"])
+    token = key.loc[("all-MiniLM-L6-v2", "lc_token_250_125", "recall")]
+    assert token["published sem"] == pytest.approx(36.2 / np.sqrt(472))
+    assert token["re-run − published"] == pytest.approx(50.0 - 82.4)
+    assert token["basis"] == "same model" and token["within sem"] is False and token["within 2 points"] is False
+    omega = key.loc[("all-MiniLM-L6-v2", "lc_token_250_125", "precision_omega")]  # 20 against 11.4 ± 6.6
+    assert omega["within 2 points"] is False
+    large = key.loc[("text-embedding-3-large", "lc_token_400_0", "precision_omega")]  # 20 against 12.5
+    assert large["basis"] == "chunks only" and large["within sem"] is False
+    assert key.loc[("text-embedding-3-large", "lc_token_400_0", "recall"), "basis"] == "other retrieval model"
+    assert np.isnan(key.loc[("text-embedding-3-large", "lc_token_400_0", "recall"), "within sem"])
+    cut = key.loc[("text-embedding-3-large", "cluster_200", "precision_omega")]
+    assert cut["basis"] == "chunks cut with the other model" and np.isnan(cut["within sem"])
+    assert key.loc[("text-embedding-3-large", "kamradt", "recall"), "basis"] == "not re-run here"
+    # within: a re-run equal to the published value to 0.05 points agrees on both marks
+    close = _per_question({"lc_token_250_125": [0.824] * 4}, docs)
+    row = post08.comparison_table(close, published, "all-MiniLM-L6-v2", 472).set_index(["table", "strategy", "metric"])
+    assert row.loc[("all-MiniLM-L6-v2", "lc_token_250_125", "recall"), "within sem"] is True
+    wide = post08.comparison_wide(table, "all-MiniLM-L6-v2")
+    assert len(wide) == 8 and wide.iloc[1]["recall report"] == "82.4 ± 36.2"
+    assert wide.iloc[1]["recall agrees"] == "✗ SEM, ✗ 2 pts" and wide.iloc[0]["recall re-run"] == ""
+    counts = post08.agreement_counts(table)
+    assert counts.set_index(["table", "basis"]).loc[("all-MiniLM-L6-v2", "same model"), "values"] == 8
+
+
+def _claims_frame(n=60, seed=0):
+    """MiniLM rows: TokenText 250/125 recall clearly highest; Cluster 200 IoU level with the next."""
+    rng = np.random.default_rng(seed)
+    docs = [f"d{i % 6}" for i in range(n)]
+    base = rng.uniform(0.2, 0.6, n)
+    values = {s: base for s in post08.MINILM_TABLE_ROWS}
+    values = {**values, "lc_token_250_125": base + 0.3}
+    frame = _per_question(values, docs)
+    iou = {s: base * 0.1 for s in post08.MINILM_TABLE_ROWS}
+    iou["cluster_200"] = base * 0.1 + rng.normal(0, 0.01, n)
+    iou["lc_token_250_125"] = base * 0.1 - 0.05  # overlap row: lower IoU than 250/0
+    for s, v in iou.items():
+        frame.loc[frame["strategy"] == s, "chroma_iou@5"] = v
+    return frame
+
+
+def test_claims_outcomes_follow_the_paired_intervals():
+    claims = post08.claims_table(_claims_frame(), post08.load_published(), resamples=500, seed=0)
+    by = {(r["claim"], r["a"]): r for _, r in claims.iterrows()}
+    label = STRATEGIES["lc_token_250_125"].label
+    assert by[("best recall", label)]["outcome"] == post08.REPRODUCED
+    assert by[("best recall", label)]["published a"] == 82.4 and by[("best recall", label)]["compared with"] == 7
+    assert by[("best IoU", STRATEGIES["cluster_200"].label)]["outcome"] == post08.UNDECIDED
+    overlap = by[("overlap costs IoU", STRATEGIES["lc_token_250_0"].label)]
+    assert overlap["outcome"] == post08.REPRODUCED and overlap["low"] > 0
+    helps = by[("overlap helps recall at small sizes", label)]
+    assert helps["outcome"] == post08.REPRODUCED
+    for _, row in claims.iterrows():  # the outcome agrees with the deciding interval's side
+        side = interval_side(row["low"], row["high"])
+        assert row["outcome"] == {1: post08.REPRODUCED, -1: post08.NOT_REPRODUCED, 0: post08.UNDECIDED}[side] \
+            or row["compared with"] > 1
+
+
+def test_claims_not_reproduced_when_another_row_is_ahead():
+    frame = _claims_frame()
+    frame.loc[frame["strategy"] == "lc_token_200_0", "chroma_recall@5"] += 0.6
+    claims = post08.claims_table(frame, post08.load_published(), resamples=500, seed=0)
+    row = claims[claims["claim"] == "best recall"].iloc[0]
+    assert row["outcome"] == post08.NOT_REPRODUCED and row["closest"] == STRATEGIES["lc_token_200_0"].label
+    assert row["high"] < 0
+
+
+def test_llm_rows_name_what_ran():
+    sizes = pd.DataFrame({"strategy": ["llm_semantic", "cluster_200"],
+                          "label": [STRATEGIES["llm_semantic"].label, STRATEGIES["cluster_200"].label],
+                          "chunks": [1112, 500], "mean tokens": [41.2, 103.0], "median tokens": [40.0, 100.0]})
+
+    class Corpus:
+        documents = [object()] * 3
+        questions = [object()] * 276
+
+    pairs = pd.DataFrame({"a": [STRATEGIES["llm_semantic"].label], "b": [STRATEGIES["cluster_200"].label]})
+    named = post08.name_llm_rows(pairs, sizes, Corpus())
+    assert named["a"].iloc[0] == f"{STRATEGIES['llm_semantic'].label}: 1,112 chunks of 41 tokens on average, 3 corpora"
+    assert "Qwen2.5-Coder 1.5B" in STRATEGIES["llm_semantic"].label
 
 
 def test_neighbour_differences_follow_the_more_cautious_interval():
@@ -200,3 +314,37 @@ def test_builder_figure_draws_every_setting_and_names_the_samples():
     titles = [ax.get_title() for ax in fig.axes]
     assert titles[0].startswith("SQuAD v1.1, 40 questions from 20 articles") and "leader" in titles[0]
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()][0] == "series' best"
+
+
+def test_hnsw_same_sets_ignore_order_and_padding():
+    from chunklab_core.reports.post08.hnsw import same_sets
+
+    exact = np.array([[1, 2, 3], [4, 5, -1], [7, 8, 9]])
+    approx = np.array([[3, 2, 1], [5, 4, -1], [7, 8, 6]])
+    assert same_sets(exact, approx).tolist() == [True, True, False]
+
+
+def test_hnsw_sentence_counts_the_table():
+    hnsw = pd.DataFrame({"questions": [472, 472], "same top-k": [470, 460], "recall hnsw − exact": [-0.5, 0.0],
+                         "iou hnsw − exact": [-0.01, 0.02]})
+    text = post08_prose.hnsw_text(hnsw, 5, 50)
+    assert "930 of the 944 (question, row) pairs of 2 rows" in text and "-0.50 to +0.00 points" in text
+
+
+def test_kamradt_break_counts_differ_only_where_the_average_divides_the_tokens():
+    from chunklab_core.core.corpus import Corpus, Document
+
+    text = " ".join(f"Sentence {i} is about item {i}." for i in range(400))
+    table = post08.kamradt_breaks(Corpus("c", [Document("d", text, "d")], []), avg_tokens=300)
+    row = table.iloc[0]
+    assert row["breaks in Chroma's code"] == row["tokens"] // 300
+    expected = -(-row["tokens"] // 300) - 1
+    assert row["breaks here"] == expected
+    assert (row["breaks in Chroma's code"] - row["breaks here"]) == (1 if row["tokens"] % 300 == 0 else 0)
+
+
+def test_the_published_tables_precision_omega_of_shared_rows():
+    pairs = post08.published_omega_pairs(post08.load_published())
+    assert pairs["strategy"].tolist() == ["lc_recursive_tok_200_0", "lc_token_200_0"]  # the rows both tables have
+    text = post08_prose.published_omega_text(pairs)
+    assert "2 of the 2 rows" in text and "TokenText 200 / 0: 21.0 and 19.1" in text

@@ -44,8 +44,8 @@ from chunklab_core.core.corpus import Chunk, Document
 from chunklab_core.core.headings import Heading, document_headings
 from chunklab_core.chunking.characters import fixed_characters, parent_document, recursive_characters, whole_document
 from chunklab_core.chunking.chroma_semantic import cluster_semantic, kamradt_modified, kamradt_semantic
-from chunklab_core.chunking.library_splitters import (chonkie_chunker, langchain_recursive, langchain_token,
-                                                      llamaindex_sentence, semchunk_chunker)
+from chunklab_core.chunking.library_splitters import (CHROMA_SEPARATORS, chonkie_chunker, langchain_recursive,
+                                                      langchain_token, llamaindex_sentence, semchunk_chunker)
 from chunklab_core.chunking.llm_split import llm_semantic
 from chunklab_core.chunking.semantic import semantic_embedding, semantic_embedding_tokens, semantic_tfidf
 from chunklab_core.chunking.sentences import sentence_window
@@ -125,7 +125,7 @@ _SPECS = [
 
 def _library_specs() -> list[StrategySpec]:
     """Post 08: library splitters at their documented defaults and at Chroma's sizes (tokens are
-    cl100k_base), and Chroma's three chunkers. Library chunks are recovered spans (``span_recovery``):
+    cl100k_base; the recursive rows with the report's separators), and Chroma's three chunkers. Library chunks are recovered spans (``span_recovery``):
     no tiling (stripped whitespace lies between them) and no ceiling the library does not promise."""
     lib: list[StrategySpec] = []
 
@@ -140,7 +140,8 @@ def _library_specs() -> list[StrategySpec]:
         "LangChain TokenText, defaults (4,000 tokens / 200)")
     for size, overlap in CHROMA_SIZES:
         add(f"lc_recursive_tok_{size}_{overlap}", langchain_recursive,
-            {"size": size, "overlap": overlap, "unit": "tokens"}, f"LangChain recursive {size} tokens / {overlap}")
+            {"size": size, "overlap": overlap, "unit": "tokens", "separators": CHROMA_SEPARATORS},
+            f"LangChain recursive {size} tokens / {overlap}")
         add(f"lc_token_{size}_{overlap}", langchain_token, {"size": size, "overlap": overlap},
             f"LangChain TokenText {size} / {overlap}")
     add("llama_sentence_default", llamaindex_sentence, {"size": 1024, "overlap": 200},
@@ -169,13 +170,16 @@ def _library_specs() -> list[StrategySpec]:
               "Cluster semantic 400", False),
         _spec("cluster_200", cluster_semantic, {"embed": None, "max_tokens": 200, "piece_tokens": 50},
               "Cluster semantic 200", False),
+        _spec("cluster_250", cluster_semantic, {"embed": None, "max_tokens": 250, "piece_tokens": 50},
+              "Cluster semantic 250", False),
         _spec("llm_semantic", llm_semantic, {"complete": None, "window_tokens": 800, "piece_tokens": 50, "stats": None},
-              "LLM chunker (recorded)", False),
+              "Chroma's LLM chunker run by Qwen2.5-Coder 1.5B (recorded)", False),
     ]
     return lib
 
 
-CHROMA_SIZES = ((800, 400), (400, 200), (400, 0), (200, 0), (250, 125))  # (tokens, overlap) of the report's rows
+CHROMA_SIZES = ((800, 400), (400, 200), (400, 0), (200, 0), (250, 125), (250, 0))
+"""(tokens, overlap) of the report's LangChain rows: text-embedding-3-large's table, then 250 / 0 of its MiniLM table."""
 LIBRARY_STRATEGIES = tuple(s.name for s in _library_specs())
 _SPECS += _library_specs()
 _REGISTRY: dict[str, StrategySpec] = {s.name: s for s in _SPECS}

@@ -1,8 +1,10 @@
 """Chroma's embedding-based chunkers, reproduced from the report's description, on offsets.
 
 Source: Smith & Troynikov, "Evaluating Chunking Strategies for Retrieval", Chroma technical
-report (2024), research.trychroma.com/evaluating-chunking. The methods are re-implemented from
-its text; its code is not used. Every chunk is a span of the untouched text.
+report (2024), research.trychroma.com/evaluating-chunking, and its code (the repository
+brandonstarxel/chunking_evaluation, read, not imported). The methods are re-implemented from the
+text; the cluster chunker's size cap and tie rule follow the code. Every chunk is a span of the
+untouched text.
 
 Handles:
 
@@ -18,20 +20,27 @@ Handles:
   of a fixed percentile. With ``T`` the text's tokens, the mean chunk size is ``T / (b + 1)``
   for ``b`` breaks, so the search ends at ``b = ceil(T / avg_tokens) - 1`` breaks, placed at the
   ``b`` largest distances (ties broken by position): the threshold a binary search would find.
-- ``cluster_semantic`` (the report's ClusterSemanticChunker): embed every small piece; with
-  ``S`` the pieces' cosine similarity matrix centred by its mean off-diagonal value, choose the
-  partition of the piece sequence into contiguous groups, each of at most ``max_tokens``
-  tokens (summed piece counts), that maximises ``sum over groups g of sum_{a<b in g} S[a, b]``,
-  by dynamic programming ``best[i] = max_j best[j] + reward(j, i)`` with ``reward`` from 2-D
-  prefix sums (O(n · m) for at most m pieces per group). Centring is our reading of the method:
-  with raw similarities (almost all positive) every pair adds reward and the optimum
-  degenerates to packing the largest groups the limit allows.
+- ``cluster_semantic`` (the report's ClusterSemanticChunker, as ``chunking_evaluation``'s
+  ``cluster_semantic_chunker.py`` computes it): embed every small piece; with ``S`` the pieces'
+  cosine similarity matrix centred by its mean off-diagonal value (diagonal set to 0), choose
+  the partition of the piece sequence into contiguous groups of at most
+  ``max_pieces = max_tokens // piece_tokens`` pieces (Chroma's ``max_cluster =
+  max_chunk_size // min_chunk_size``: 8 pieces for 400, 4 for 200; a cap on the number of
+  pieces, not on summed tokens) that maximises ``sum over groups g of sum_{a,b in g} S[a, b]``,
+  by Chroma's dynamic programme: ``dp[i] = max(0, max_{size <= max_pieces} dp[i - size] +
+  reward(i - size + 1, i))`` with ``dp`` starting at 0 and a strict improvement needed (so on a
+  tie the smaller last group wins, and where no group ending at ``i`` has a positive total the
+  group runs from piece 0 to ``i``, whatever its size: Chroma's code keeps its default start 0
+  there; with centred similarities this happens only at a document's start).
 
 ``embed`` is ``embed(list[str]) -> ndarray`` (rows L2-normalised; re-normalised here), as for
 ``semantic.semantic_embedding``; ``evaluation.matrix`` passes the first model's.
 
-Not handled: the LLM chunker (``llm_split``); Chroma's exact piece splitter (theirs counts
-tokens with its own recursive splitter; the boundaries differ in detail).
+Not handled: the LLM chunker (``llm_split``); Chroma's exact piece splitter (its
+``RecursiveTokenChunker`` packs separator-split pieces under 50 cl100k_base tokens and strips
+them; ``small_pieces`` packs under the same limit by the series' recursive splitter and keeps
+the whitespace, so piece boundaries differ in detail); Chroma joins a group's stripped pieces
+with a space and finds the result again in the text, here a group is the span of its pieces.
 """
 
 from __future__ import annotations
@@ -131,42 +140,48 @@ def centred_similarity(vectors: np.ndarray) -> np.ndarray:
     return similarity
 
 
-def best_partition(similarity: np.ndarray, sizes: np.ndarray, limit: int) -> list[int]:
-    """End indices (exclusive) of the contiguous groups maximising the summed within-group
-    pair similarity ``sum_{a<b in g} S[a, b]`` with each group's ``sizes`` sum ``<= limit``
-    (a single piece over the limit stands alone). On a tie the longer last group wins."""
-    n = len(sizes)
+def chroma_partition(similarity: np.ndarray, max_pieces: int) -> list[int]:
+    """End indices (exclusive) of the groups Chroma's ``_optimal_segmentation`` chooses.
+
+    ``dp[i]`` (best total over pieces ``0..i``) starts at 0; for ``size`` 1..``max_pieces`` the
+    candidate ``reward(i - size + 1, i) + dp[i - size]`` (``dp[-1] = 0``) replaces it only when
+    strictly larger, recording the group's start (0 until replaced). ``reward(a, b)`` is the sum
+    of ``similarity[a:b+1, a:b+1]`` (both triangles; pass a zero diagonal). Source: Smith &
+    Troynikov (2024), ClusterSemanticChunker, ``chunking_evaluation`` repository.
+    """
+    _positive("max_pieces", max_pieces)
+    n = len(similarity)
     prefix = np.zeros((n + 1, n + 1))
     prefix[1:, 1:] = np.cumsum(np.cumsum(similarity, axis=0), axis=1)
-    size_prefix = np.concatenate(([0], np.cumsum(sizes)))
-    best = np.full(n + 1, -np.inf)
-    best[0] = 0.0
-    back = np.zeros(n + 1, dtype=np.int64)
-    for i in range(1, n + 1):
-        j = i - 1
-        while True:  # groups (j, i]; extend j left while the group fits
-            block = prefix[i, i] - prefix[j, i] - prefix[i, j] + prefix[j, j]
-            score = best[j] + block / 2.0
-            if score >= best[i]:
-                best[i], back[i] = score, j
-            if j == 0 or size_prefix[i] - size_prefix[j - 1] > limit:
+    dp = np.zeros(n)
+    start = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        for size in range(1, max_pieces + 1):
+            a = i - size + 1
+            if a < 0:
                 break
-            j -= 1
-    ends, i = [], n
-    while i > 0:
-        ends.append(i)
-        i = int(back[i])
+            reward = prefix[i + 1, i + 1] - prefix[a, i + 1] - prefix[i + 1, a] + prefix[a, a]
+            candidate = reward + (dp[a - 1] if a >= 1 else 0.0)
+            if candidate > dp[i]:
+                dp[i], start[i] = candidate, a
+    ends, i = [], n - 1
+    while i >= 0:
+        ends.append(i + 1)
+        i = int(start[i]) - 1
     return ends[::-1]
 
 
 def cluster_semantic(text: str, embed: Embed | None, max_tokens: int = 400, piece_tokens: int = 50) -> list[ChunkSpan]:
-    """ClusterSemanticChunker: the best partition of small pieces under ``max_tokens``."""
+    """ClusterSemanticChunker: Chroma's partition of small pieces, at most
+    ``max_tokens // piece_tokens`` pieces a group (``chroma_partition``)."""
     embed = _need_embed(embed)
     _positive("max_tokens", max_tokens)
+    _positive("piece_tokens", piece_tokens)
+    if max_tokens < piece_tokens:
+        raise ValueError(f"max_tokens ({max_tokens}) must be at least piece_tokens ({piece_tokens})")
     pieces = small_pieces(text, piece_tokens)
     if len(pieces) < 2:
         return _groups(pieces, [])
     similarity = centred_similarity(embed([text[s:e] for s, e in pieces]))
-    sizes = count_tokens_many(text[s:e] for s, e in pieces)
-    ends = best_partition(similarity, sizes, max_tokens)
+    ends = chroma_partition(similarity, max_tokens // piece_tokens)
     return _groups(pieces, [e - 1 for e in ends[:-1]])

@@ -4,7 +4,10 @@ Handles, each as a strategy function ``(text, **params) -> spans`` (the library'
 ``span_recovery`` finds every returned chunk in the untouched source):
 
 - LangChain (``langchain-text-splitters``): ``RecursiveCharacterTextSplitter`` with ``len`` or
-  the series' cl100k_base token count as length function, and ``TokenTextSplitter``. Both strip
+  the series' cl100k_base token count as length function, with its default separators or given
+  ones (``CHROMA_SEPARATORS``: those Chroma's report states and its ``RecursiveTokenChunker``
+  uses, paragraph, line, ``.``, ``?``, ``!``, space, character; the separator starts the next
+  piece, as in both), and ``TokenTextSplitter``. Both strip
   each chunk's ends (``strip_whitespace=True``, their default): the span is the stripped text;
   the stripped whitespace lies between spans. ``TokenTextSplitter`` decodes token windows: a
   character cut by a window edge becomes U+FFFD on both sides, and its span is widened to the
@@ -45,6 +48,10 @@ from chunklab_core.chunking.span_recovery import Located, recover_spans
 from chunklab_core.chunking.spans import ChunkSpan
 
 EXTRA = "splitters"
+CHROMA_SEPARATORS = ("\n\n", "\n", ".", "?", "!", " ", "")
+"""The separators of Chroma's report's RecursiveCharacterTextSplitter rows (Smith & Troynikov, 2024;
+``chunking_evaluation``'s ``RecursiveTokenChunker`` default); LangChain's own default is
+paragraph, line, space, character."""
 Embed = Callable[[list[str]], np.ndarray]
 
 
@@ -83,13 +90,18 @@ def _spans(located: Sequence[Located]) -> list[ChunkSpan]:
 # compare the recovered spans with the library's own strings.
 
 
-def langchain_recursive_chunks(text: str, size: int, overlap: int, unit: str):
+def langchain_recursive_chunks(text: str, size: int, overlap: int, unit: str,
+                               separators: Sequence[str] | None = None):
     _sizes(size, overlap)
     if unit not in ("chars", "tokens"):
         raise ValueError(f"unit must be 'chars' or 'tokens', got {unit!r}")
+    if separators is not None and (isinstance(separators, str) or not all(isinstance(x, str) for x in separators)):
+        raise ValueError(f"separators must be a sequence of strings, got {separators!r}")
     splitters = _need("langchain_text_splitters", "langchain-text-splitters")
     length = len if unit == "chars" else count_tokens
-    splitter = splitters.RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=overlap, length_function=length)
+    extra = {} if separators is None else {"separators": list(separators), "keep_separator": "start"}
+    splitter = splitters.RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=overlap, length_function=length,
+                                                        **extra)
     return (splitter.split_text(text) if text else []), None, overlap > 0
 
 
@@ -197,11 +209,13 @@ def _recovered(text: str, library: str, result) -> list[ChunkSpan]:
     return _spans(recover_spans(text, chunks, library=library, overlapping=overlapping, hints=hints))
 
 
-def langchain_recursive(text: str, size: int, overlap: int, unit: str) -> list[ChunkSpan]:
+def langchain_recursive(text: str, size: int, overlap: int, unit: str,
+                        separators: Sequence[str] | None = None) -> list[ChunkSpan]:
     """LangChain ``RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=overlap)``,
-    length in characters (``unit="chars"``, its default ``len``) or cl100k_base tokens."""
+    length in characters (``unit="chars"``, its default ``len``) or cl100k_base tokens;
+    ``separators`` None for the library's default, else those (e.g. ``CHROMA_SEPARATORS``)."""
     return _recovered(text, "langchain RecursiveCharacterTextSplitter",
-                      langchain_recursive_chunks(text, size, overlap, unit))
+                      langchain_recursive_chunks(text, size, overlap, unit, separators))
 
 
 def langchain_token(text: str, size: int, overlap: int) -> list[ChunkSpan]:

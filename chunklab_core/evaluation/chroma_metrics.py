@@ -1,22 +1,30 @@
-"""Chroma's token-level retrieval metrics, one function each, as the report defines them.
+"""Chroma's token-level retrieval metrics, one function each, as the report's code computes them.
 
 Source: Smith & Troynikov, "Evaluating Chunking Strategies for Retrieval", Chroma technical
-report (2024), section "Metrics". For a query with relevant excerpts whose tokens are ``t_e``
-and retrieved chunks whose tokens are ``t_r``:
+report (2024), section "Metrics", and its code: ``chunking_evaluation``'s
+``evaluation_framework/base_evaluation.py`` (``_scores_from_dataset_and_retrievals`` for recall,
+precision and IoU at a depth, ``_full_precision_score`` for precision_Ω), read, not imported.
+For a query with relevant excerpts ``t_e`` and retrieved chunks ``t_r``:
 
 * recall      = |t_e ∩ t_r| / |t_e|
-* precision   = |t_e ∩ t_r| / |t_r|
-* IoU         = |t_e ∩ t_r| / (|t_e| + |t_r| − |t_e ∩ t_r|)
-* precision_Ω = precision when the retrieved set is every chunk that holds any relevant token
-  (``C_Ω``, perfect recall): the report's upper bound on precision for a chunking, independent of
-  the retriever and of the depth.
+* precision   = |t_e ∩ t_r| / |t_r|, with |t_r| the SUM of the retrieved chunks' lengths (the
+  code's ``precision_denominator``: characters two overlapping chunks share count twice, and
+  chunks of other corpora count too)
+* IoU         = |t_e ∩ t_r| / (|t_r| + |t_e| − |t_e ∩ t_r|), |t_r| summed as for precision (the code's
+  ``precision_denominator + sum_of_ranges(unused_highlights)``; the report's
+  ``|t_e| + |t_r| − |t_e ∩ t_r|``)
+* precision_Ω = |t_e ∩ ∪C_Ω| / |∪C_Ω ∪ t_e|: ``C_Ω`` every chunk of the question's corpus whose
+  range meets an excerpt, the denominator the UNION of their ranges and of the excerpt parts
+  no chunk covers (``_full_precision_score``: ``union_ranges`` of the chunks plus the unused
+  highlights), so overlapping chunks count their shared text once. "Meets" is the code's
+  ``intersect_two_ranges``: ``max(starts) <= min(ends)``, so a chunk that only touches an
+  excerpt (ends where it starts) is in ``C_Ω``. 0 when no chunk meets an excerpt.
 
-Counting, as the report specifies: in the numerators a token of ``t_e`` counts once however many
-retrieved chunks hold it (a set intersection); ``|t_r|`` counts every retrieved chunk's tokens,
-so the characters two overlapping chunks share count twice in the precision and IoU
-denominators (the report notes this is why overlap lowers IoU). The excerpts' own union is
-``|t_e|``. The unit is whatever the spans count: the series passes character offsets (Chroma's
-code also counts characters, although the report calls them tokens).
+In the numerators a character of ``t_e`` counts once however many chunks hold it (the code's
+``union_ranges`` of the intersections); ``|t_e|`` is the excerpts' union (the code sums their
+lengths; Chroma's excerpts never overlap one another, so the two agree on its data). The unit
+is whatever the spans count: the series passes character offsets, as Chroma's code does
+(although the report calls them tokens).
 
 Spans are ``(doc_id, start, end)``, half-open; those of different documents never intersect.
 The series' ``span_metrics`` computes recall, precision and IoU with ``|t_r|`` as a set (shared
@@ -24,7 +32,8 @@ characters once): the two agree whenever the retrieved chunks do not overlap, an
 agree always (tests show both).
 
 Not handled: the report's averaging (mean ± standard deviation over questions is done by the
-post), tokens in a tokenizer's sense (pass token offsets to count them).
+post), tokens in a tokenizer's sense (pass token offsets to count them), Chroma's locating of a
+chunk by ``str.find`` of its text (with a final ``.`` dropped; spans here are exact offsets).
 """
 
 from __future__ import annotations
@@ -78,16 +87,25 @@ def chroma_iou(retrieved: Sequence[DocSpan], excerpts: Sequence[DocSpan]) -> flo
 
 
 def omega_chunks(chunks: Sequence[DocSpan], excerpts: Sequence[DocSpan]) -> list[DocSpan]:
-    """C_Ω: every chunk that holds at least one relevant token (overlaps an excerpt)."""
-    ex = {doc: merge_intervals(v) for doc, v in _by_doc(excerpts).items()}
-    return [c for c in chunks if intersection_length([(c[1], c[2])], ex.get(c[0], [])) > 0]
+    """C_Ω: every chunk whose range meets an excerpt of its document, a touch included
+    (``max(starts) <= min(ends)``, Chroma's ``intersect_two_ranges``)."""
+    ex = _by_doc(excerpts)
+    return [c for c in chunks if any(max(c[1], s) <= min(c[2], e) for s, e in ex.get(c[0], []))]
 
 
 def chroma_precision_omega(chunks: Sequence[DocSpan], excerpts: Sequence[DocSpan]) -> float:
-    """precision_Ω = chroma_precision(C_Ω, excerpts): precision with all chunks that hold a
-    relevant token retrieved (Chroma report, "Metrics"); ``chunks`` is every chunk of the corpus
-    (of the question's documents suffices). NaN without excerpts."""
-    return chroma_precision(omega_chunks(chunks, excerpts), excerpts)
+    """precision_Ω = |t_e ∩ ∪C_Ω| / |∪C_Ω ∪ t_e| (Chroma's ``_full_precision_score``): the
+    precision a retriever that returned every chunk meeting an excerpt would reach, the chunks'
+    shared text counted once; ``chunks`` is every chunk of the corpus (of the question's
+    documents suffices). 0 when no chunk holds a relevant character, NaN without excerpts."""
+    ex, omega = _by_doc(excerpts), _by_doc(omega_chunks(chunks, excerpts))
+    if not sum(total_length(v) for v in ex.values()):
+        return float("nan")
+    common = sum(intersection_length(v, omega.get(doc, [])) for doc, v in ex.items())
+    if not common:
+        return 0.0
+    covered = sum(total_length(omega.get(doc, []) + v) for doc, v in ex.items())
+    return common / covered
 
 
 def mean_and_sd(values: Sequence[float]) -> tuple[float, float]:
@@ -105,7 +123,10 @@ CHROMA_MEASURES = ("chroma_recall", "chroma_precision", "chroma_iou")
 
 def chroma_scores(run, ks: Sequence[int]) -> "pd.DataFrame":
     """Per-question Chroma metrics of one ``RetrievalRun`` at each depth in ``ks`` (columns
-    ``chroma_recall@k`` ...), plus ``chroma_precision_omega`` over the run's chunks (depth-free).
+    ``chroma_recall@k`` ...), plus ``chroma_precision_omega`` over the run's chunks (depth-free),
+    and beside it ``chroma_precision_omega_summed``: the same chunks with their lengths summed
+    (``chroma_precision`` of ``C_Ω``, the report's formula read literally, which counts
+    overlapping chunks' shared text twice), so a post can show what the union changes.
     Questions without evidence spans get NaN. Id columns as ``span_metrics.span_scores``."""
     import pandas as pd
 
@@ -122,12 +143,15 @@ def chroma_scores(run, ks: Sequence[int]) -> "pd.DataFrame":
                                 "qid": [q.qid for q in questions], "doc_id": [q.doc_id for q in questions]}
     columns = {f"{name}@{k}": np.full(len(questions), np.nan) for name in CHROMA_MEASURES for k in ks}
     omega = np.full(len(questions), np.nan)
+    summed = np.full(len(questions), np.nan)
     for row, question in enumerate(questions):
         evidence = list(question.evidence_spans)
         if not merge_intervals((s, e) for _, s, e in evidence):
             continue
         docs = {doc for doc, _, _ in evidence}
-        omega[row] = chroma_precision_omega([c for d in docs for c in by_doc.get(d, [])], evidence)
+        candidates = [c for d in docs for c in by_doc.get(d, [])]
+        omega[row] = chroma_precision_omega(candidates, evidence)
+        summed[row] = chroma_precision(omega_chunks(candidates, evidence), evidence)
         for k in ks:
             returned = [run.contexts[i] for i in ranked[row, :k] if i >= 0]
             columns[f"chroma_recall@{k}"][row] = chroma_recall(returned, evidence)
@@ -135,4 +159,5 @@ def chroma_scores(run, ks: Sequence[int]) -> "pd.DataFrame":
             columns[f"chroma_iou@{k}"][row] = chroma_iou(returned, evidence)
     frame.update(columns)
     frame["chroma_precision_omega"] = omega
+    frame["chroma_precision_omega_summed"] = summed
     return pd.DataFrame(frame)

@@ -1,7 +1,7 @@
 """Post 08's figures: the report's rows beside the published values, and the library defaults against each leader.
 
-Handles: :func:`plot_report` (our mean per report row and depth, the published value as a
-cross where known) and :func:`plot_builder` (one panel per corpus × retriever: each library
+Handles: :func:`plot_report` (at the report's depth, the re-run's mean per row beside both
+published tables, ``tables.comparison_table``) and :func:`plot_builder` (one panel per corpus × retriever: each library
 default's and the series' best's ``leader − this`` with its paired interval, coloured by its
 verdict; the leader at 0). Strategies are named by their labels, samples by
 :func:`chunklab_core.reports.post08.builder.sample_of`.
@@ -23,23 +23,40 @@ from chunklab_core.stats import claims
 VERDICT_COLORS = {claims.RULED_OUT: "#C44E52", claims.NOT_RULED_OUT: "#4C72B0", claims.WINNER: "#55A868"}
 
 
-def plot_report(table: pd.DataFrame, metric: str = "recall"):
-    """Our mean (points) per report row and depth, with the published value as a cross where known."""
-    import matplotlib.pyplot as plt
-
-    depths = sorted(table["retrieved"].unique())
-    fig, axes = plt.subplots(1, len(depths), figsize=(6 * len(depths), 0.35 * table["strategy"].nunique() + 1.5),
+def plot_report(comparison: pd.DataFrame, metrics=("recall", "precision_omega", "iou")):
+    """At the report's depth, one panel per metric: the re-run's mean (bars) per re-run row, the
+    MiniLM table's published value (red cross) and text-embedding-3-large's (grey circle, open
+    where the value depends on the retrieval model or on chunks cut with that model)."""
+    part = comparison[comparison["re-run mean"].notna()]
+    labels = list(dict.fromkeys(part["label"]))
+    y = {label: i for i, label in enumerate(labels)}
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics) + 2, 0.32 * len(labels) + 1.6),
                              sharey=True, squeeze=False)
-    for ax, k in zip(axes[0], depths):
-        part = table[table["retrieved"] == k].reset_index(drop=True)
-        y = np.arange(len(part))
-        ax.barh(y, part[f"{metric} mean"], color="#4C72B0", label="this run (mean)")
-        ax.scatter(part[f"{metric} published"], y, marker="x", color="#C44E52", zorder=3, label="report (published)")
-        ax.set_yticks(y, part["label"])
-        ax.invert_yaxis()
-        ax.set_xlabel(f"{metric} (points), {k} retrieved")
-        ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
+    depth = int(part["retrieved"].iloc[0]) if "retrieved" in part and len(part) else 5
+    for ax, metric in zip(axes[0], metrics):
+        rows = part[part["metric"] == metric]
+        rerun = rows.drop_duplicates("label")
+        ax.barh([y[l] for l in rerun["label"]], rerun["re-run mean"], color="#4C72B0", label="this re-run (MiniLM)")
+        for table, marker, color in (("all-MiniLM-L6-v2", "x", "#C44E52"), ("text-embedding-3-large", "o", "#555555")):
+            pub = rows[rows["table"] == table]
+            if pub.empty:
+                continue
+            filled = pub["basis"].isin(("same model", "chunks only"))
+            ys = [y[l] for l in pub["label"]]
+            if marker == "x":
+                ax.scatter(pub["published mean"], ys, marker="x", color=color, zorder=3, label=f"report, {table}")
+            else:
+                ax.scatter(pub["published mean"][filled], np.asarray(ys)[filled.to_numpy()], marker="o", color=color,
+                           zorder=3, label=f"report, {table}")
+                ax.scatter(pub["published mean"][~filled], np.asarray(ys)[~filled.to_numpy()], marker="o",
+                           facecolors="none", edgecolors=color, zorder=3, label=f"report, {table} (not comparable)")
+        ax.set_yticks(range(len(labels)), labels)
+        ax.set_xlabel(f"{metric} (points), {depth} retrieved")
+        ax.tick_params(labelsize=8)
+    axes[0][0].invert_yaxis()
+    handles, names = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="lower center", ncol=len(names), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
 
 

@@ -37,20 +37,25 @@ from chunklab_core.chunking import strategy_label
 from chunklab_core.core.paths import DATA_DIR
 from chunklab_core.evaluation.chroma_metrics import chroma_scores
 from chunklab_core.stats.bootstrap import paired_difference_ci
-from chunklab_core.stats.claims import pair_verdict
+from chunklab_core.stats.claims import interval_side, pair_verdict
 from chunklab_core.stats.clustered import clustered_bootstrap_ci
 from chunklab_core.retrieval.registry import model_column
 
 PUBLISHED_CSV = DATA_DIR / "reference" / "chroma_published.csv"
 PUBLISHED_COLUMNS = ("model", "chroma_chunker", "size", "overlap", "retrieved", "metric", "mean", "sd",
-                     "strategy", "source")
+                     "mean_tokens", "strategy", "source")
+PUBLISHED_MODELS = ("text-embedding-3-large", "all-MiniLM-L6-v2")  # the report's two tables, in its order
+PUBLISHED_DEPTH = 5  # "We report the results for n=5 retrieved chunks"
+EMBEDDING_CHUNKERS = ("kamradt", "kamradt_modified_300", "cluster_400", "cluster_250", "cluster_200")
+AGREEMENT_POINTS = 2.0  # the second agreement column: |re-run − published| <= 2 points
 METRICS = ("recall", "precision", "precision_omega", "iou")
 
 # The report's rows, in its order, as the series' strategies (token sizes in cl100k_base).
 REPORT_ROWS = ("lc_recursive_tok_800_400", "lc_token_800_400", "lc_recursive_tok_400_200", "lc_token_400_200",
                "lc_recursive_tok_400_0", "lc_token_400_0", "lc_recursive_tok_200_0", "lc_token_200_0",
                "lc_recursive_tok_250_125", "lc_token_250_125", "kamradt", "kamradt_modified_300",
-               "cluster_400", "cluster_200", "llm_semantic")
+               "cluster_400", "cluster_200", "llm_semantic", "lc_recursive_tok_250_0", "lc_token_250_0",
+               "cluster_250")
 
 
 
@@ -70,7 +75,7 @@ def load_published(path=PUBLISHED_CSV) -> pd.DataFrame:
         row = dict(zip(PUBLISHED_COLUMNS, values))
         if row["metric"] not in METRICS:
             raise ValueError(f"{path}, line {line}, field metric: {row['metric']!r} is not one of {METRICS}")
-        for field in ("size", "overlap", "retrieved", "mean", "sd"):
+        for field in ("size", "overlap", "retrieved", "mean", "sd", "mean_tokens"):
             if row[field] != "":
                 try:
                     float(row[field])
@@ -82,7 +87,7 @@ def load_published(path=PUBLISHED_CSV) -> pd.DataFrame:
             raise ValueError(f"{path}, line {line}, field source: every published value must cite its source")
         records.append(row)
     frame = pd.DataFrame(records, columns=list(PUBLISHED_COLUMNS))
-    for field in ("size", "overlap", "retrieved", "mean", "sd"):
+    for field in ("size", "overlap", "retrieved", "mean", "sd", "mean_tokens"):
         frame[field] = pd.to_numeric(frame[field].replace("", np.nan))
     return frame
 
@@ -106,32 +111,141 @@ def _long(per_question: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
         for metric in ("recall", "precision", "iou"):
             part[metric] = per_question[f"chroma_{metric}@{k}"].to_numpy()
         part["precision_omega"] = per_question["chroma_precision_omega"].to_numpy()
+        if "chroma_precision_omega_summed" in per_question:
+            part["precision_omega_summed"] = per_question["chroma_precision_omega_summed"].to_numpy()
         rows.append(part)
     return pd.concat(rows, ignore_index=True)
 
 
-def report_table(per_question: pd.DataFrame, ks: Sequence[int], published: pd.DataFrame,
-                 model: str = "all-MiniLM-L6-v2") -> pd.DataFrame:
-    """Mean ± sd (points, as the report) per strategy and depth, with the published value of the
-    same model where the reference file has one (NaN where it has none)."""
+def report_table(per_question: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
+    """The re-run's mean ± sd (points, as the report) per strategy and depth, and precision_Ω
+    with the chunks' lengths summed beside the union (what the union changes). The published
+    values are compared at the report's depth only, by :func:`comparison_table`."""
     long = _long(per_question, ks)
     rows = []
     for (strategy, k), group in long.groupby(["strategy", "retrieved"], sort=False):
         row = {"strategy": strategy, "label": strategy_label(strategy), "retrieved": k, "questions": int(group["recall"].notna().sum())}
-        for metric in METRICS:
+        for metric in (*METRICS, "precision_omega_summed"):
             values = group[metric].to_numpy(dtype=float)
             values = values[~np.isnan(values)]
             row[f"{metric} mean"] = 100 * values.mean() if values.size else np.nan
             row[f"{metric} sd"] = 100 * values.std() if values.size else np.nan
-            match = published[(published["model"] == model) & (published["strategy"] == strategy)
-                              & (published["metric"] == metric)
-                              & (published["retrieved"].isna() | (published["retrieved"] == k))]
-            row[f"{metric} published"] = float(match["mean"].iloc[0]) if len(match) else np.nan
         rows.append(row)
+    return _report_order(pd.DataFrame(rows), ["retrieved", "strategy"])
+
+
+def _report_order(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     order = {s: i for i, s in enumerate(REPORT_ROWS)}
-    table = pd.DataFrame(rows)
-    return table.sort_values(["retrieved", "strategy"], key=lambda c: c.map(order) if c.name == "strategy" else c,
+    return table.sort_values(by, key=lambda c: c.map(order) if c.name == "strategy" else c,
                              kind="stable").reset_index(drop=True)
+
+
+def _basis(table_model: str, model: str, strategy: str, metric: str, rerun: set) -> str:
+    """Why a published value can (or cannot) be set beside the re-run."""
+    if strategy not in rerun:
+        return "not re-run here"
+    if table_model == model:
+        return "same model"
+    if metric != "precision_omega":
+        return "other retrieval model"
+    return "chunks cut with the other model" if strategy in EMBEDDING_CHUNKERS else "chunks only"
+
+
+COMPARABLE = ("same model", "chunks only")
+
+
+def comparison_table(per_question: pd.DataFrame, published: pd.DataFrame, model: str, n_published: int,
+                     depth: int = PUBLISHED_DEPTH) -> pd.DataFrame:
+    """Every published value at the report's depth beside the re-run's (points), one row per
+    (table, chunker row, metric): the published mean, sd and standard error of the mean
+    ``sd / sqrt(n_published)`` (the report's questions), the re-run's mean and sd over its
+    questions, their difference, and two agreement columns, ``|difference| <= SEM`` and
+    ``|difference| <= 2 points``, filled only where the value is comparable (``basis``: the
+    same embedding model, or precision_Ω of a chunker that no embedding model cuts: it depends
+    on the chunks alone); NaN elsewhere."""
+    long = _long(per_question, [depth])
+    rerun = set(long["strategy"])
+    rows = []
+    for _, pub in published[published["retrieved"] == depth].iterrows():
+        strategy, metric = pub["strategy"], pub["metric"]
+        values = long.loc[long["strategy"] == strategy, metric].to_numpy(dtype=float)
+        values = values[~np.isnan(values)]
+        basis = _basis(pub["model"], model, strategy, metric, rerun)
+        mean = 100 * values.mean() if values.size else np.nan
+        sem = pub["sd"] / np.sqrt(n_published)
+        diff = mean - pub["mean"]
+        comparable = basis in COMPARABLE
+        rows.append({"table": pub["model"], "retrieved": depth, "chunker": pub["chroma_chunker"], "size": pub["size"],
+                     "overlap": pub["overlap"], "strategy": strategy,
+                     "label": strategy_label(strategy) if strategy in rerun else pub["chroma_chunker"],
+                     "metric": metric, "published mean": pub["mean"], "published sd": pub["sd"],
+                     "published sem": sem, "published mean tokens": pub["mean_tokens"], "re-run mean": mean,
+                     "re-run sd": 100 * values.std() if values.size else np.nan, "questions": int(values.size),
+                     "re-run − published": diff, "basis": basis,
+                     "within sem": bool(abs(diff) <= sem) if comparable else np.nan,
+                     "within 2 points": bool(abs(diff) <= AGREEMENT_POINTS) if comparable else np.nan})
+    return pd.DataFrame(rows)
+
+
+def published_omega_pairs(published: pd.DataFrame) -> pd.DataFrame:
+    """precision_Ω of every row both published tables share (the same chunker and size, whose
+    chunks no embedding model cuts): the value depends on the chunks alone, so the two should agree."""
+    omega = published[(published["metric"] == "precision_omega") & ~published["strategy"].isin(EMBEDDING_CHUNKERS)]
+    wide = omega.pivot_table(index="strategy", columns="model", values="mean").dropna()
+    wide = wide[[m for m in PUBLISHED_MODELS if m in wide]]
+    return wide.reset_index().assign(label=lambda f: f["strategy"].map(strategy_label))
+
+
+def _agreement(row) -> str:
+    if row["basis"] not in COMPARABLE:
+        return ""
+    return (f"{'✓' if row['within sem'] else '✗'} SEM, "
+            f"{'✓' if row['within 2 points'] else '✗'} 2 pts")
+
+
+def comparison_wide(comparison: pd.DataFrame, table_model: str) -> pd.DataFrame:
+    """One published table as the report prints it, one row per chunker row: per metric the
+    published ``mean ± sd``, the re-run's, and the agreement (``✓``/``✗`` within the SEM and
+    within 2 points; empty where the value is not comparable, named in ``basis``)."""
+    part = comparison[comparison["table"] == table_model]
+    rows = []
+    for (chunker, size, overlap), group in part.groupby(["chunker", "size", "overlap"], sort=False, dropna=False):
+        first = group.iloc[0]
+        row = {"chunker": chunker, "size": "N/A" if pd.isna(size) else f"{size:.0f}",
+               "overlap": f"{overlap:.0f}", "tokens here / report": _tokens_pair(first),
+               "re-run as": first["label"]}
+        for _, value in group.iterrows():
+            name = value["metric"]
+            row[f"{name} report"] = f"{value['published mean']:.1f} ± {value['published sd']:.1f}"
+            row[f"{name} re-run"] = ("" if np.isnan(value["re-run mean"])
+                                     else f"{value['re-run mean']:.1f} ± {value['re-run sd']:.1f}")
+            row[f"{name} agrees"] = _agreement(value)
+        bases = dict(zip(group["metric"], group["basis"]))
+        row["basis"] = (next(iter(bases.values())) if len(set(bases.values())) == 1 else
+                        "; ".join(f"{metric}: {basis}" for metric, basis in bases.items() if basis != "same model"))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _tokens_pair(row) -> str:
+    here = row.get("re-run mean tokens", np.nan)
+    here = "—" if pd.isna(here) else f"{here:.0f}"
+    return f"{here} / {row['published mean tokens']:.0f}"
+
+
+def with_chunk_tokens(comparison: pd.DataFrame, sizes: pd.DataFrame) -> pd.DataFrame:
+    """``comparison`` with the re-run's mean chunk size (cl100k_base tokens, :func:`chunk_sizes`)."""
+    tokens = dict(zip(sizes["strategy"], sizes["mean tokens"]))
+    return comparison.assign(**{"re-run mean tokens": comparison["strategy"].map(tokens)})
+
+
+def agreement_counts(comparison: pd.DataFrame) -> pd.DataFrame:
+    """Per published table and basis: comparable values, and how many agree within the SEM and
+    within 2 points."""
+    part = comparison[comparison["basis"].isin(COMPARABLE)]
+    return (part.groupby(["table", "basis"], sort=False)
+            .agg(values=("metric", "size"), within_sem=("within sem", "sum"), within_2_points=("within 2 points", "sum"))
+            .reset_index().astype({"within_sem": int, "within_2_points": int}))
 
 
 def paired_rows(per_question: pd.DataFrame, ks: Sequence[int], metric: str,
@@ -176,6 +290,122 @@ def against(per_question: pd.DataFrame, ks: Sequence[int], metric: str, target: 
     """:func:`paired_rows` of ``target`` against each of ``others`` (target − other)."""
     present = [s for s in others if s in set(per_question["strategy"]) and s != target]
     return paired_rows(per_question, ks, metric, [(target, s) for s in present], resamples, seed)
+
+
+MINILM_TABLE_ROWS = ("lc_recursive_tok_250_125", "lc_token_250_125", "lc_recursive_tok_250_0", "lc_token_250_0",
+                     "lc_recursive_tok_200_0", "lc_token_200_0", "cluster_250", "cluster_200")
+
+# The report's claims, each a comparison on the re-run: "best" (the claimed row against every
+# other row of its table, ``a`` alone) or "pair" (``a − b``, the report says ``a`` is higher).
+# ``table`` is the published table that makes the claim (its values are shown beside).
+CLAIMS = (
+    {"claim": "best recall", "kind": "best", "metric": "recall", "a": "lc_token_250_125",
+     "rows": MINILM_TABLE_ROWS, "table": "all-MiniLM-L6-v2"},
+    {"claim": "best IoU", "kind": "best", "metric": "iou", "a": "cluster_200", "rows": MINILM_TABLE_ROWS,
+     "table": "all-MiniLM-L6-v2"},
+    {"claim": "best precision", "kind": "best", "metric": "precision", "a": "cluster_200", "rows": MINILM_TABLE_ROWS,
+     "table": "all-MiniLM-L6-v2"},
+    {"claim": "best precision_Ω", "kind": "best", "metric": "precision_omega", "a": "cluster_200",
+     "rows": MINILM_TABLE_ROWS, "table": "all-MiniLM-L6-v2"},
+    {"claim": "overlap costs IoU", "kind": "pair", "metric": "iou", "a": "lc_recursive_tok_400_0",
+     "b": "lc_recursive_tok_400_200", "table": "text-embedding-3-large"},
+    {"claim": "overlap costs IoU", "kind": "pair", "metric": "iou", "a": "lc_token_400_0", "b": "lc_token_400_200",
+     "table": "text-embedding-3-large"},
+    {"claim": "overlap costs IoU", "kind": "pair", "metric": "iou", "a": "lc_recursive_tok_250_0",
+     "b": "lc_recursive_tok_250_125", "table": "all-MiniLM-L6-v2"},
+    {"claim": "overlap costs IoU", "kind": "pair", "metric": "iou", "a": "lc_token_250_0", "b": "lc_token_250_125",
+     "table": "all-MiniLM-L6-v2"},
+    {"claim": "overlap helps recall at small sizes", "kind": "pair", "metric": "recall", "a": "lc_token_250_125",
+     "b": "lc_token_250_0", "table": "all-MiniLM-L6-v2"},
+    {"claim": "small chunks: higher IoU", "kind": "pair", "metric": "iou", "a": "lc_recursive_tok_200_0",
+     "b": "lc_recursive_tok_400_0", "table": "text-embedding-3-large"},
+    {"claim": "small chunks: higher IoU", "kind": "pair", "metric": "iou", "a": "lc_token_200_0",
+     "b": "lc_token_400_0", "table": "text-embedding-3-large"},
+    {"claim": "small chunks: higher IoU", "kind": "pair", "metric": "iou", "a": "cluster_200", "b": "cluster_400",
+     "table": "text-embedding-3-large"},
+    {"claim": "small chunks: lower recall", "kind": "pair", "metric": "recall", "a": "cluster_400", "b": "cluster_200",
+     "table": "text-embedding-3-large"},
+)
+REPRODUCED, NOT_REPRODUCED, UNDECIDED = "reproduced", "not reproduced", "not decidable on 5 corpora"
+
+
+def _published_value(published: pd.DataFrame, table: str, strategy: str, metric: str) -> float:
+    match = published[(published["model"] == table) & (published["strategy"] == strategy)
+                      & (published["metric"] == metric) & (published["retrieved"] == PUBLISHED_DEPTH)]
+    return float(match["mean"].iloc[0]) if len(match) else np.nan
+
+
+def claims_table(per_question: pd.DataFrame, published: pd.DataFrame, claims: Sequence[dict] = CLAIMS,
+                 depth: int = PUBLISHED_DEPTH, resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Each claim of the report checked on the re-run at ``depth`` with :func:`paired_rows`'
+    intervals (the hull of the corpus-clustered and the question-level one, so the more
+    cautious decides). A "pair" claim (``a`` higher than ``b``) is *reproduced* when the
+    interval of ``a − b`` lies above 0, *not reproduced* when below, else *not decidable on 5
+    corpora*. A "best" claim (``a`` highest of ``rows``) is reproduced when every interval
+    ``a − other`` lies above 0 (the series' winner), not reproduced when some other row is
+    ahead of ``a`` (an interval below 0), else not decidable. ``closest`` is the pair that
+    decides: the other row with the lowest interval ``a − other``."""
+    present = set(per_question["strategy"])
+    rows = []
+    for claim in claims:
+        metric, a = claim["metric"], claim["a"]
+        others = [claim["b"]] if claim["kind"] == "pair" else [r for r in claim["rows"] if r != a]
+        others = [o for o in others if o in present]
+        if a not in present or not others:
+            continue
+        pairs = paired_rows(per_question, [depth], metric, [(a, o) for o in others], resamples, seed)
+        sides = [interval_side(low, high) for low, high in zip(pairs["low"], pairs["high"])]
+        if all(side > 0 for side in sides):
+            outcome = REPRODUCED
+        elif any(side < 0 for side in sides):
+            outcome = NOT_REPRODUCED
+        else:
+            outcome = UNDECIDED
+        decide = int(np.argmin(pairs["low"].to_numpy()))
+        b = others[decide]
+        row = pairs.iloc[decide]
+        rows.append({"claim": claim["claim"], "table": claim["table"], "metric": metric, "retrieved": depth,
+                     "a": strategy_label(a), "closest": strategy_label(b),
+                     "published a": _published_value(published, claim["table"], a, metric),
+                     "published closest": _published_value(published, claim["table"], b, metric),
+                     "a − closest": row[f"{metric} a − b"], "low": row["low"], "high": row["high"],
+                     "questions": int(row["questions"]), "clusters": int(row["clusters"]),
+                     "compared with": len(others), "verdict": row["verdict"], "outcome": outcome})
+    return pd.DataFrame(rows)
+
+
+def name_llm_rows(pairs: pd.DataFrame, sizes: pd.DataFrame, corpus, strategy: str = "llm_semantic") -> pd.DataFrame:
+    """``pairs`` with the LLM chunker's label naming what ran: its chunks, their mean size in
+    cl100k_base tokens and the corpora of the slice (from :func:`chunk_sizes`)."""
+    from chunklab_core.core import numbers
+
+    found = sizes[sizes["strategy"] == strategy]
+    if found.empty:
+        return pairs
+    row = found.iloc[0]
+    named = (f"{row['label']}: {numbers.count(int(row['chunks']), 'chunk')} of {row['mean tokens']:.0f} tokens "
+             f"on average, {numbers.count(len(corpus.documents), 'corpus', 'corpora')}")
+    return pairs.replace({"a": {row["label"]: named}, "b": {row["label"]: named}})
+
+
+def kamradt_breaks(corpus, avg_tokens: int = 300, piece_tokens: int = 50) -> pd.DataFrame:
+    """Per document, the modified Kamradt chunker's break count here, ``ceil(T / avg) - 1``
+    (``chunking.chroma_semantic.kamradt_modified``), and in Chroma's code, ``T // avg`` (its
+    ``number_of_cuts``, which its threshold search reaches at most), with ``T`` the document's
+    tokens over its small pieces: they differ by one break where ``avg`` divides ``T``."""
+    import math
+
+    from chunklab_core.chunking.chroma_semantic import small_pieces
+    from chunklab_core.core.tokens import count_tokens_many
+
+    rows = []
+    for doc in corpus.documents:
+        pieces = small_pieces(doc.text, piece_tokens)
+        total = int(count_tokens_many(doc.text[s:e] for s, e in pieces).sum())
+        rows.append({"document": doc.doc_id, "pieces": len(pieces), "tokens": total,
+                     "breaks here": min(len(pieces) - 1, max(0, math.ceil(total / avg_tokens) - 1)),
+                     "breaks in Chroma's code": total // avg_tokens})
+    return pd.DataFrame(rows)
 
 
 def chunk_sizes(result, corpus, strategies: Sequence[str]) -> pd.DataFrame:
