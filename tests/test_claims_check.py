@@ -52,7 +52,11 @@ CITED = {
     "07": {"50": "first-stage depth N (parameter)", "1.5": "model size (1.5B)", "768": "mpnet's dimensions (model fact)",
            "8": "bytes per posting (index-size formula)", "250": "child size (parameter)"},
     "08": {"2024": "citation year (Smith & Troynikov)", "50": "piece size in tokens (the report's method)",
-           "256": "all-MiniLM-L6-v2's word-piece limit (model fact)", "1.5": "model size (Qwen2.5-Coder 1.5B)"},
+           "256": "all-MiniLM-L6-v2's word-piece limit (model fact)", "1.5": "model size (Qwen2.5-Coder 1.5B)",
+           "250": "a report row's chunk size in tokens (parameter)", "125": "a report row's overlap (parameter)",
+           "200": "a report row's chunk size in tokens (parameter)",
+           "300": "tokens per break of Chroma's modified Kamradt chunker (a constant of its code)",
+           "0.05": "half the displayed precision of 0.1 points (a display constant)"},
     "ow": {"10": "k", "200": "fragment size in characters (setting)"},
 }
 

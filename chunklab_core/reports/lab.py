@@ -45,6 +45,8 @@ from typing import Sequence
 
 import numpy as np
 
+from chunklab_core.retrieval.registry import model_column
+
 SEED = 20260729
 PAGE = "lab.html"
 DATA_FILE = "lab-data.js"
@@ -306,7 +308,7 @@ def budget_panel(config: LabConfig, tables=None) -> dict:
                         "binds": _round(float(binds[(budget, strategy)]), 3)})
                 rows.append({"budget": int(budget), "leader": columns[leader][1], "candidates": candidates})
             cells.append({"corpus": name, "sample": samples.sample_label(name, len(wide), len(set(documents))),
-                          "retriever": retriever, "model": config.budget_model if retriever != "bm25" else "—",
+                          "retriever": retriever, "model": model_column(retriever, config.budget_model),
                           "questions": int(len(wide)), "design": design_of(documents), "rows": rows})
     return {"grid": budget_grid(config.post_budgets), "post_budgets": [int(b) for b in config.post_budgets],
             "model": config.budget_model, "resamples": config.resamples, "cells": cells}

@@ -28,6 +28,7 @@ import pandas as pd
 
 from chunklab_core.chunking import strategy_label
 from chunklab_core.evaluation.chroma_metrics import chroma_iou, chroma_precision, chroma_recall
+from chunklab_core.retrieval.registry import needs_model, stored_retrievers
 
 EF_SEARCH = 50  # Chroma's code: metadata={"hnsw:search_ef": 50}
 EF_CONSTRUCTION = 100  # chromadb's default
@@ -85,13 +86,18 @@ def _metric_means(run, ids: np.ndarray) -> dict[str, float]:
     return {name: 100 * float(np.nanmean(v)) for name, v in values.items()}
 
 
+def _stored_dense(retriever: str) -> bool:
+    """A stored run ranked by an embedding model (what an HNSW index would search)."""
+    return needs_model(retriever) and retriever in stored_retrievers()
+
+
 def hnsw_effect(result, strategies: Sequence[str], model: str, k: int = 5, store=None) -> pd.DataFrame:
     """Per strategy's dense run: questions, questions whose top-``k`` set HNSW and exact search
     share, and Chroma's recall / precision / IoU at ``k`` (points) from each, with the
     difference HNSW − exact."""
     rows = []
     for (corpus, run_model, strategy, retriever), run in result.runs.items():
-        if strategy not in strategies or retriever != "dense" or run_model != model:
+        if strategy not in strategies or not _stored_dense(retriever) or run_model != model:
             continue
         exact = np.asarray(run.ranked)[:, :k]
         approx = hnsw_top_k(run, model, k, store)
