@@ -86,6 +86,7 @@ endif
 #: LOCK_ARGS    extra arguments of `uv pip compile` in `make lock` (e.g. --upgrade)
 #: LAB_ARGS     extra arguments of `make lab` (e.g. --no-browser --port 8899)
 #: SITE_DIR     output folder of `make site` (default site, gitignored)
+#: SITE_ARGS    more options of `make site`, e.g. --no-lab, or a quick lab: --lab-corpora nq --lab-resamples 200
 #: CI           set (CI=true, as .ci/run's machine does): papermill's progress bar off
 #: RUN_POSTS    make runs: the posts to record (default 02_retrievers 01_chunking 03_uncertainty 05_answers 04_questions 07_reranking 08_library_splitters)
 #: VERIFY_CELLS make verify-runs: how many recorded cells to recompute (default 3)
@@ -239,13 +240,14 @@ SITE_DIR  ?= site
 POSTS      = $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 
 LAB_ARGS  ?=
+SITE_ARGS ?=
 
 lab: env ## Open JupyterLab on the notebooks, with the series' kernel (chunklab)
 	$(PY) -m jupyterlab --ServerApp.root_dir="$(CURDIR)" --ServerApp.default_url=/lab/tree/notebooks \
 	  $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS)
 
 site: env ## Render the executed posts to static HTML in SITE_DIR (no code, an index, works offline)
-	$(PY) -m chunklab_core.reports.website --out $(SITE_DIR) $(POSTS)
+	$(PY) -m chunklab_core.reports.website --out $(SITE_DIR) $(SITE_ARGS) $(POSTS)
 
 site-check: site ## Check the website in headless Chromium: pages load, images render, no sideways scroll at 1280 px
 	$(PY) scripts/check_site.py $(SITE_DIR)

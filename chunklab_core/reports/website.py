@@ -355,12 +355,25 @@ def main(argv: list[str] | None = None) -> int:
                         help="executed posts to render (default: every notebooks/NN_*.ipynb)")
     parser.add_argument("--out", type=Path, default=PROJ_ROOT / "site", help="output folder (default: site/)")
     parser.add_argument("--no-lab", action="store_true", help="leave out the lab page (it replays the recorded runs)")
+    parser.add_argument("--lab-corpora", nargs="+", metavar="CORPUS",
+                        help="the lab's corpora (default: the posts' own, SQuAD and NQ); a smaller lab for a quick check")
+    parser.add_argument("--lab-resamples", type=int, metavar="N",
+                        help="bootstrap resamples of the lab's budget intervals (default: the posts' 10,000)")
     args = parser.parse_args(argv)
     lab_data = None
     if not args.no_lab:
+        import dataclasses
+
         from chunklab_core.reports import lab
 
-        lab_data = lab.build_lab_data()
+        config = lab.LabConfig()
+        if args.lab_corpora:
+            corpora = tuple(args.lab_corpora)
+            config = dataclasses.replace(config, ranking_corpora=corpora, budget_corpora=corpora,
+                                         footprint_corpora=corpora)
+        if args.lab_resamples:
+            config = dataclasses.replace(config, resamples=args.lab_resamples)
+        lab_data = lab.build_lab_data(config)
     pages = build_site(args.out, args.notebooks or None, lab_data)
     print(f"{len(pages)} pages in {args.out}: open {args.out / 'index.html'}")
     return 0
