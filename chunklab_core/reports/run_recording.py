@@ -36,12 +36,12 @@ from chunklab_core.core import paths
 from chunklab_core.core.seeds import DEFAULT_SEED
 from chunklab_core.retrieval.recorded_runs import (MODE_ENV, SCORE_DEPTH, RunStore, RunStoreError,
                                                    texts_sha256)
+from chunklab_core.reports.posts import recorded_posts
 from chunklab_core.retrieval.registry import needs_model
 
 # The posts that retrieve, in the order `make runs` records them, and the parameters lowered
 # for the recording pass (statistics only: no ranking depends on them).
-POSTS = ("02_retrievers", "01_chunking", "03_uncertainty", "05_answers", "04_questions", "07_reranking",
-         "08_library_splitters")
+POSTS = recorded_posts()  # from the one list of posts (reports.posts)
 RECORDING_PARAMETERS = {"RESAMPLES": 200, "WRITE_OUTPUTS": False}
 SCORE_TOLERANCE = 1e-6
 
