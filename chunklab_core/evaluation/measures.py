@@ -22,7 +22,7 @@ counts, slot recall, span overlap) say so with ``None``. Slot ``recall`` is not 
 not a document.
 
 Not handled: computing any measure (``ranking_metrics``, ``slot_metrics``, ``span_metrics``,
-``reports.post02.long_evidence``), display labels and prose ("MRR@10", "R@5", the posts' own
+``token_metrics``), display labels and prose ("MRR@10", "R@5", the posts' own
 wording), columns that are not per-question measures (budgets, rerank deltas).
 """
 
@@ -101,7 +101,7 @@ _MEASURES = (
     Measure("complete_evidence", "every evidence span lies inside the top k (0/1)", EVERY_K,
             "evaluation.span_metrics", "defined in this series (span_metrics)"),
     Measure("token_recall", "gold word tokens inside the top k / gold word tokens", EVERY_K,
-            "reports.post02.long_evidence", "defined in this series (span recall with tokens for characters)"),
+            "evaluation.token_metrics.token_span_recall", "defined in this series (span recall with tokens for characters)"),
 )
 MEASURES: dict[str, Measure] = {m.name: m for m in _MEASURES}
 
