@@ -55,7 +55,7 @@ from chunklab_core.chunking.token_windows import fixed_tokens, recursive_tokens
 
 __all__ = [
     "LIBRARY_STRATEGIES", "STRATEGIES", "StrategySpec", "TableCount", "chunk_corpus", "chunk_document",
-    "document_spans", "register_variant", "strategy_label", "strategy_names", "structure_blocks", "tables_intact",
+    "document_spans", "register_strategy", "register_variant", "strategy_label", "strategy_names", "structure_blocks", "tables_intact",
 ]
 
 
@@ -180,6 +180,24 @@ LIBRARY_STRATEGIES = tuple(s.name for s in _library_specs())
 _SPECS += _library_specs()
 _REGISTRY: dict[str, StrategySpec] = {s.name: s for s in _SPECS}
 STRATEGIES: Mapping[str, StrategySpec] = MappingProxyType(_REGISTRY)
+
+
+def register_strategy(name: str, func: Callable[..., list[ChunkSpan]], params: Mapping[str, Any], label: str,
+                      **extra: Any) -> str:
+    """Register a new strategy ``func(text, **params) -> [ChunkSpan]`` under ``name``; return ``name``.
+
+    ``extra``: the :class:`StrategySpec` fields beyond the defaults (``tiles``, ``max_chars``,
+    ``max_tokens``, ``uses_headings``, ``description``). A taken name is a ``ValueError``; the
+    function is checked on a short text at once (unless it needs an embedding model), so a bad
+    definition fails here rather than mid-run.
+    """
+    if name in _REGISTRY:
+        raise ValueError(f"strategy name {name!r} is taken")
+    spec = _spec(name, func, params, label, False, **extra)
+    if spec.params.get("embed", 0) is not None:
+        func("A short check. Of the parameters.", **spec.params)
+    _REGISTRY[name] = spec
+    return name
 
 
 def register_variant(name: str, base: str, params: Mapping[str, Any], label: str, **extra: Any) -> str:

@@ -27,8 +27,8 @@ from chunklab_core.chunking import STRATEGIES, chunk_corpus, strategy_label
 from chunklab_core.core.corpus import Chunk, Corpus
 from chunklab_core.data.corpora import CORPUS_LABELS
 from chunklab_core.evaluation.scoring import run_cell
-from chunklab_core.evaluation.measures import KS, metric_columns, parse
-from chunklab_core.evaluation.span_metrics import SPAN_MEASURES, span_scores
+from chunklab_core.evaluation.measures import KS, MATRIX_SCORERS, metric_columns, parse
+import chunklab_core.evaluation.span_metrics  # noqa: F401  (registers the span scorer)
 from chunklab_core.retrieval.recorded_runs import Cell, corpus_sample_label, default_store
 from chunklab_core.retrieval.registry import EMBEDDER, RETRIEVERS, model_column, needs_model, registered  # noqa: F401
 from chunklab_core.retrieval.run import LazyDense, RetrievalRun, make_retriever
@@ -148,9 +148,10 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
         pool = pool_judgments([run for _, _, run in cell_runs], threshold=threshold)
         for model, retriever, run in cell_runs:
             scored = score_slots(run, ks, threshold=threshold, pool_grades=pool)
-            spans = span_scores(run, ks)
-            span_cols = [c for c in metric_columns(spans.columns) if parse(c)[0] in SPAN_MEASURES]
-            scored = pd.concat([scored.reset_index(drop=True), spans[span_cols].reset_index(drop=True)], axis=1)
+            for scorer in MATRIX_SCORERS.values():  # the span metrics, and any registered later
+                extra = scorer.compute(run, ks)
+                extra_cols = [c for c in metric_columns(extra.columns) if parse(c)[0] in scorer.measures]
+                scored = pd.concat([scored.reset_index(drop=True), extra[extra_cols].reset_index(drop=True)], axis=1)
             scored.insert(1, "model", model_column(retriever, model))
             scored["corpus"] = corpus_name
             frames.append(scored)
