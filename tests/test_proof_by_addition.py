@@ -136,3 +136,15 @@ def test_an_unknown_retriever_is_an_error_naming_the_registered_ones(added):
     assert isinstance(make_retriever("tfidf"), TinyTfidf)
     with pytest.raises(ValueError, match="already registered"):
         registry.register_retriever(registry.RETRIEVER_SPECS["tfidf"])
+
+
+def test_a_strategy_declares_whether_it_needs_an_embedding_model_and_its_variants_inherit_it():
+    from chunklab_core.evaluation.matrix import needs_embedding
+
+    assert chunking.STRATEGIES["semantic_embedding"].needs_embedding and needs_embedding("semantic_no_floor")
+    assert not needs_embedding("fixed_500") and not chunking.STRATEGIES["semantic_tfidf"].needs_embedding
+    name = chunking.register_variant("semantic_floor_test_b36", "semantic_embedding", {"min_chars": 50}, "test")
+    try:
+        assert needs_embedding(name)
+    finally:
+        chunking._REGISTRY.pop(name)

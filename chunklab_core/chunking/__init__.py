@@ -65,6 +65,8 @@ class StrategySpec:
 
     ``tiles``: the indexed spans tile the text (no overlap). ``max_chars`` / ``max_tokens``:
     the size ceiling of the indexed spans under the default parameters (``None``: none).
+    ``needs_embedding``: it cuts with an embedding model (passed as its ``embed`` parameter;
+    its chunks are recorded with the model); declared per spec, inherited by its variants.
     """
 
     name: str
@@ -77,9 +79,12 @@ class StrategySpec:
     max_tokens: int | None = None
     description: str = field(default="", compare=False)
     uses_headings: bool = False
+    needs_embedding: bool = False
 
 
 def _spec(name, func, params, label, default, **extra) -> StrategySpec:
+    """A spec; one that takes an ``embed`` parameter declares ``needs_embedding`` unless told otherwise."""
+    extra.setdefault("needs_embedding", "embed" in params)
     return StrategySpec(name, func, MappingProxyType(dict(params)), label, default, **extra)
 
 
@@ -214,6 +219,7 @@ def register_variant(name: str, base: str, params: Mapping[str, Any], label: str
     if unknown:
         raise ValueError(f"strategy {base!r} has no parameter(s) {unknown}; it takes: {sorted(spec.params)}")
     extra.setdefault("uses_headings", spec.uses_headings)  # a sized structure strategy still reads headings
+    extra.setdefault("needs_embedding", spec.needs_embedding)
     variant = _spec(name, spec.func, {**spec.params, **params}, label, False,
                     tiles=spec.tiles and not params.get("overlap", 0), **extra)
     if name in _REGISTRY:

@@ -33,8 +33,6 @@ from chunklab_core.retrieval.recorded_runs import Cell, corpus_sample_label, def
 from chunklab_core.retrieval.registry import EMBEDDER, RETRIEVERS, model_column, needs_model, registered  # noqa: F401
 from chunklab_core.retrieval.run import LazyDense, RetrievalRun, make_retriever
 
-EMBEDDING_STRATEGIES = {"semantic_embedding", "semantic_no_floor"}
-
 
 def corpus_table(corpora: dict[str, Corpus]) -> pd.DataFrame:
     """Documents, questions, characters and what the gold looks like, per corpus."""
@@ -161,7 +159,7 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
 
 def needs_embedding(strategy: str) -> bool:
     """True for a strategy that cuts with an embedding model (its chunks are recorded)."""
-    return strategy in EMBEDDING_STRATEGIES or "embed" in STRATEGIES[strategy].params  # variants too
+    return STRATEGIES[strategy].needs_embedding  # declared by its spec (variants inherit it)
 
 
 def _chunks(corpus: Corpus, strategy: str, model: str, dense_model, store, options: dict | None = None) -> list:
