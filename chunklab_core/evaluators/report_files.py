@@ -2,7 +2,7 @@
 
 Handles: :func:`write_scorecard` writes into a temporary folder beside ``out`` and moves it into
 place only when every file is written (an existing ``out`` is replaced the same way: renamed
-aside, the new folder renamed in, the old one removed), so a failed or killed run never leaves
+aside, the new folder renamed in, the old one removed; ``core.atomic_files.replace_folder``), so a failed or killed run never leaves
 a half-written scorecard. Files: ``scorecard.csv`` (every stage's rows), ``scorecard.json``
 (rows + per-query values, for pairing later), ``per_query_<stage>.csv``, ``scorecard.html``
 (inline CSS, no script, no external resource; every string passes through ``html.escape``),
@@ -16,12 +16,11 @@ from __future__ import annotations
 import html
 import json
 import math
-import shutil
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 
+from chunklab_core.core.atomic_files import replace_folder
 from chunklab_core.evaluators.scorecard import STAGE_ORDER, STAGE_TITLES, Scorecard, scorecard_dict
 
 STYLE = """body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
@@ -73,9 +72,8 @@ def scorecard_html(card: Scorecard, comparison: pd.DataFrame | None = None, titl
 def write_scorecard(card: Scorecard, out: str | Path, comparison: pd.DataFrame | None = None) -> Path:
     """Write every file into ``out`` (replaced as a whole, never half-written); returns ``out``."""
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+
+    def fill(tmp: Path) -> None:
         card.table().to_csv(tmp / "scorecard.csv", index=False)
         (tmp / "scorecard.json").write_text(json.dumps(scorecard_dict(card), indent=1, allow_nan=False), encoding="utf-8")
         for stage, result in card.stages.items():
@@ -84,14 +82,6 @@ def write_scorecard(card: Scorecard, out: str | Path, comparison: pd.DataFrame |
         if comparison is not None:
             comparison.to_csv(tmp / "comparison.csv", index=False)
         (tmp / "scorecard.html").write_text(scorecard_html(card, comparison), encoding="utf-8")
-        old = None
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
-            out.rename(old / out.name)
-        tmp.rename(out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+
+    replace_folder(out, fill, tmp_tag="", old_tag="old.")
     return out
