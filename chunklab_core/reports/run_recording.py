@@ -127,8 +127,7 @@ def verify(sample: int = 3, seed: int = DEFAULT_SEED, max_texts: int | None = No
     ``max_texts``: only cells of at most that many chunks; ``model``: only BM25 cells and dense
     cells of that model (e.g. a machine without the second model assembled).
     """
-    from chunklab_core.retrieval.bm25 import BM25Index
-    from chunklab_core.retrieval.dense import DenseRetriever
+    from chunklab_core.retrieval.run import make_retriever
 
     store = RunStore(root, mode="replay")
     cells = recorded_cells(store)
@@ -161,10 +160,10 @@ def verify(sample: int = 3, seed: int = DEFAULT_SEED, max_texts: int | None = No
                 failures += 1
                 continue
             started = time.perf_counter()
-            if not needs_model(meta["cell"]["retriever"]):
-                engine = BM25Index()
-            else:  # a fresh, empty embedding cache: every vector computed again
-                engine = DenseRetriever(meta["cell"]["model"], cache_dir=cache)
+            # built by its registered spec; a model gets a fresh, empty cache: every vector computed again
+            name = meta["cell"]["retriever"]
+            options = {"model": meta["cell"]["model"], "cache_dir": cache} if needs_model(name) else {}
+            engine = make_retriever(name, **options)
             engine.fit(texts)
             ids, scores = engine.search(queries, meta["depth"])
             same_ids = np.array_equal(np.asarray(ids, np.int64), record.ids)
