@@ -16,7 +16,6 @@ POST = re.compile(r"\bpost ?0\d|post0\d", re.I)
 # Left to convert, each with its reason (shrink this list; never grow it).
 PENDING = {
     "core/paths.py": "the audit's recorded files are named post05*: file names, kept once here",
-    "stats/claims.py": "probability_best_text names post 03's simulation; the caller should pass its source",
     "answers/study.py": "argparse description of the recorder names the post it records for",
     "audit/draw.py": "argparse description names post 06",
     "questions/generation.py": "argparse description names post 04",
