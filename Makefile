@@ -52,27 +52,18 @@ POST06_INPUTS  := $(wildcard $(AUDIT)/post05_v2_sheet.csv $(AUDIT)/post05_v2_key
                   $(AUDIT)/post05_key.csv $(AUDIT)/post05_population.csv \
                   $(RECORDS)/judge_retest_*.jsonl data/05_probes.csv \
                   data/05_answers.csv)
-NOTEBOOKS  := notebooks/01_chunking.ipynb notebooks/02_retrievers.ipynb notebooks/03_uncertainty.ipynb \
-              $(if $(QUESTION_CALLS),notebooks/04_questions.ipynb,) notebooks/05_answers.ipynb \
-              $(if $(wildcard $(AUDIT)/post05_v2_sheet.csv),notebooks/06_judge_audit.ipynb,) \
-              $(if $(RERANK_CALLS),notebooks/07_reranking.ipynb,) \
-              notebooks/08_library_splitters.ipynb \
-              notebooks/00_findings.ipynb
-# The findings post reads the tables the other posts write, so it runs after them.
-# (the list is chunklab_core.reports.post00.sources.SOURCES; tests/test_findings.py checks they agree)
-FINDINGS_TABLES := data/01_full_set_verdicts.csv data/02_recall_verdicts.csv data/02_chunk_health.csv data/02_stability.csv data/02_balanced_verdicts.csv data/02_matrix.csv data/02_paired_retrievers.csv \
-              data/02_models.csv data/03_paired_vs_leader.csv data/03_clustered.csv data/03_calibration.csv \
-              data/04_retrieval.csv data/04_trend.csv data/04_checks.csv data/05_answers.csv \
-              data/05_strategy_differences.csv data/05_agreement.csv data/06_agreement.csv data/06_accuracy.csv \
-              data/06_paired.csv data/07_stage.csv data/07_depths.csv data/07_slice_comparisons.csv data/08_builder.csv data/08_cheapest.csv data/08_neighbours.csv data/08_llm_pairs.csv \
-              $(AUDIT)/post05_v2_sheet.csv
+# The posts (NOTEBOOKS, FINDINGS_TABLES: the tables post 00 reads, and each post's extra
+# prerequisites: recorded LLM calls, audit sheets, post 03 after 01, post 00 after every other)
+# come from the one list of posts, chunklab_core/reports/posts.py, as a generated fragment.
+POSTS_MK  ?= .cache/posts.mk
 OWN_DOCS   := $(if $(DOCS),-p DOCS $(abspath $(DOCS)) -p QUESTIONS $(abspath $(QUESTIONS)),)
 ifneq ($(strip $(DOCS)),)
-.PHONY: notebooks/02_retrievers.ipynb   # your documents: always re-execute post 02 with them
+notebooks/02_retrievers.ipynb: FORCE   # your documents: always re-execute post 02 with them
 endif
+FORCE:
 
 .PHONY: help env data models llm-env llm-models llm-run llm-questions llm-rerank llm-chunker all test test-slow bench clean notebooks own
-.PHONY: lock lab site site-check runs verify-runs
+.PHONY: lock lab site site-check runs verify-runs FORCE
 
 # Variables that `make help` lists (one `#: NAME description` line each):
 #: PYTHON_SYS   the Python 3.11 that creates the virtualenv (default python3.11)
@@ -94,6 +85,7 @@ endif
 #: VERIFY_ARGS  make verify-runs: more options, e.g. --model all-MiniLM-L6-v2 (only BM25 and that model's cells)
 #: NOTEBOOK_DEPS the generated per-notebook prerequisites (default .cache/notebook-deps.mk; scripts/notebook_deps.py)
 #: JOBS         make all: how many posts replay at once (default the number of cores, nproc)
+#: POSTS_MK     the generated list of posts and their prerequisites (default .cache/posts.mk; chunklab_core/reports/posts.py)
 
 help: ## Show this help: the targets, then the variables (make TARGET NAME=value)
 	@echo "Targets:"
@@ -133,12 +125,17 @@ $(NOTEBOOK_DEPS): scripts/notebook_deps.py $(NOTEBOOK_SRC) $(shell find chunklab
 	$(PYTHON_SYS) scripts/notebook_deps.py --package chunklab_core --out-dir notebooks \
 	  --runner chunklab_core.reports.notebook_run --out $@ $(NOTEBOOK_SRC)
 
+$(POSTS_MK): chunklab_core/reports/posts.py
+	$(PYTHON_SYS) chunklab_core/reports/posts.py --out $@
+
 ifneq ($(filter-out help clean,$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))),)
+include $(POSTS_MK)
 include $(NOTEBOOK_DEPS)
 endif
 
-notebooks/01_chunking.ipynb: notebooks/src/01_chunking.ipynb | env
-	$(PAPERMILL) $< $@ $(PARAMS)
+# Every post: one pattern rule (its extra prerequisites and POST_ARGS are in $(POSTS_MK)).
+notebooks/%.ipynb: notebooks/src/%.ipynb | env
+	$(PAPERMILL) $< $@ $(strip $(POST_ARGS) $(PARAMS))
 
 $(MPNET): | env
 	$(VENV)/bin/chunklab-models mpnet
@@ -171,34 +168,9 @@ llm-chunker: llm-models data ## Record post 08's LLM chunker (Qwen 1.5B picks sp
 llm-questions: llm-models data ## Record post 04's generated questions (Qwen 1.5B, one call per passage; resumable)
 	$(PY) -m chunklab_core.questions.generation
 
-notebooks/04_questions.ipynb: notebooks/src/04_questions.ipynb $(QUESTION_CALLS) | env
-	$(PAPERMILL) $< $@ $(PARAMS)
-
-notebooks/02_retrievers.ipynb: notebooks/src/02_retrievers.ipynb | env
-	$(PAPERMILL) $< $@ $(OWN_DOCS) $(PARAMS)
-
-notebooks/03_uncertainty.ipynb: notebooks/src/03_uncertainty.ipynb notebooks/01_chunking.ipynb | env
-	$(PAPERMILL) $< $@ $(PARAMS)
-
-notebooks/05_answers.ipynb: notebooks/src/05_answers.ipynb $(LLM_CALLS) | env
-	$(PAPERMILL) $< $@ $(PARAMS)
-
-notebooks/07_reranking.ipynb: notebooks/src/07_reranking.ipynb $(RERANK_CALLS) | env
-	$(PAPERMILL) $< $@ $(PARAMS)
-
-notebooks/06_judge_audit.ipynb: notebooks/src/06_judge_audit.ipynb $(POST06_INPUTS) | env
-	$(PAPERMILL) $< $@ $(PARAMS)
-
-notebooks/08_library_splitters.ipynb: notebooks/src/08_library_splitters.ipynb $(CHUNKER_CALLS) | env
-	$(PAPERMILL) $< $@ $(PARAMS)
-
 own: | env ## Your documents: make own DOCS=dir QUESTIONS=file [OUT=dir] [CONFIG=file] -> report in OUT
 	@test -n "$(DOCS)" -a -n "$(QUESTIONS)" || { echo "usage: make own DOCS=folder QUESTIONS=file [OUT=dir] [CONFIG=file]" >&2; exit 2; }
 	$(PY) -m chunklab_core.own.cli run "$(DOCS)" "$(QUESTIONS)" --out "$(OUT)" $(if $(CONFIG),--config "$(CONFIG)",)
-
-notebooks/00_findings.ipynb: notebooks/src/00_findings.ipynb $(FINDINGS_TABLES) \
-                             $(filter-out notebooks/00_findings.ipynb,$(NOTEBOOKS)) | env
-	$(PAPERMILL) $< $@ $(PARAMS)
 
 notebooks: $(NOTEBOOKS) ## Execute the numbered notebooks that are out of date, in order
 
@@ -254,5 +226,5 @@ site-check: site ## Check the website in headless Chromium: pages load, images r
 
 clean: ## Remove caches and build leftovers (keeps committed outputs and the virtualenv)
 	rm -rf .pytest_cache build *.egg-info
-	rm -f $(NOTEBOOK_DEPS)
+	rm -f $(NOTEBOOK_DEPS) $(POSTS_MK)
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -38,6 +38,7 @@ from pathlib import Path
 import yaml
 
 from chunklab_core.core.paths import PROJ_ROOT
+from chunklab_core.retrieval import registry
 from chunklab_core.retrieval.model_assembly import resolve_model
 
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
@@ -52,7 +53,7 @@ CELLS = [  # (name, ours, peer)
     ("structure sections 800", {"kind": "structure_sections", "max": 800},
      {"name": "structure", "params": {"max_tokens": 800}}),
 ]
-RETRIEVERS = ["bm25", "dense", "hybrid"]
+RETRIEVERS = list(registry.RETRIEVERS)  # the series' retrievers
 
 
 def tiktoken_cache(folder: Path) -> Path:

@@ -27,3 +27,28 @@ def test_failed_write_keeps_the_old_file_and_removes_the_temporary(tmp_path):
     with pytest.raises(RuntimeError, match="disk full"):
         atomic_write(target, broken)
     assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["f.txt"]
+
+
+def test_replace_folder_swaps_a_whole_folder_or_leaves_the_old_one(tmp_path):
+    from chunklab_core.core.atomic_files import replace_folder
+
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "old.txt").write_text("old")
+
+    def fail(work):
+        (work / "half.txt").write_text("half")
+        raise RuntimeError("killed mid-run")
+
+    with pytest.raises(RuntimeError):
+        replace_folder(target, fail)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"] and (target / "old.txt").read_text() == "old"
+
+    def fill(work):
+        (work / "new.txt").write_text("new")
+        return 7
+
+    assert replace_folder(target, fill) == 7
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # the old folder and the work folder gone
+    assert [p.name for p in target.iterdir()] == ["new.txt"]
+    assert replace_folder(tmp_path / "fresh" / "out", fill) == 7 and (tmp_path / "fresh" / "out" / "new.txt").exists()

@@ -401,10 +401,14 @@ def test_a_missing_table_or_column_names_the_post_to_re_execute(fixture):
 
 
 def test_the_makefile_lists_every_table_post_00_reads():
-    makefile = (PROJ_ROOT / "Makefile").read_text()
-    block = re.search(r"FINDINGS_TABLES := (.*?)\n(?!\s)", makefile, re.S).group(1)
+    from chunklab_core.reports import posts
+    from chunklab_core.reports.post00 import sources
+
+    fragment = posts.make_fragment()  # the Makefile includes it (.cache/posts.mk)
+    block = re.search(r"^FINDINGS_TABLES := (.*)$", fragment, re.M).group(1)
     listed = {name.removeprefix("data/") for name in re.findall(r"data/[\w.]+", block)}
-    assert listed == set(post00.SOURCES)
+    assert listed == set(post00.SOURCES) == set(sources.COLUMNS)
+    assert all(post00.SOURCES[name][0] == name[:2] for name in post00.SOURCES)
 
 
 def test_the_notebook_reads_a_data_dir_parameter():

@@ -22,16 +22,16 @@ class FakeDense:
 def test_bm25_is_fresh_with_its_options():
     a, b = make_retriever("bm25"), make_retriever("bm25", k1=1.2, b=0.5)
     assert isinstance(a, BM25Index) and isinstance(b, BM25Index) and a is not b
-    assert make_retriever("bm25", dense=FakeDense()).__class__ is BM25Index  # a shared dense model is ignored
+    assert make_retriever("bm25", built={"dense": FakeDense()}).__class__ is BM25Index  # a shared dense model is ignored
 
 
 def test_a_built_dense_model_is_shared():
     dense = FakeDense()
-    assert make_retriever("dense", dense=dense) is dense
-    hybrid = make_retriever("hybrid", dense=dense)
+    assert make_retriever("dense", built={"dense": dense}) is dense
+    hybrid = make_retriever("hybrid", built={"dense": dense})
     assert isinstance(hybrid, HybridRetriever)
     assert isinstance(hybrid.retrievers[0], BM25Index) and hybrid.retrievers[1] is dense
-    assert make_retriever("hybrid", dense=dense).retrievers[0] is not hybrid.retrievers[0]  # fresh BM25 each time
+    assert make_retriever("hybrid", built={"dense": dense}).retrievers[0] is not hybrid.retrievers[0]  # fresh BM25 each time
 
 
 def test_bad_names_and_mixed_arguments():
@@ -39,7 +39,7 @@ def test_bad_names_and_mixed_arguments():
     with pytest.raises(ValueError, match="unknown retriever 'splade'; known: bm25, dense, hybrid"):
         make_retriever("splade")
     with pytest.raises(ValueError, match="not both"):
-        make_retriever("dense", dense=FakeDense(), model="all-MiniLM-L6-v2")
+        make_retriever("dense", built={"dense": FakeDense()}, model="all-MiniLM-L6-v2")
 
 
 def test_rerank_first_stage_goes_through_the_factory():

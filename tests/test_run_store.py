@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -81,16 +82,16 @@ def test_texts_digest_separates_texts():
 def test_record_then_replay_equals_live_and_writes_one_file(tmp_path, retriever):
     texts, queries = texts_and_queries()
     dense = HashDense()
-    live = search_cell("c-1", "s", retriever, texts, queries, 20, model="hash-dense", dense=lambda: dense,
+    live = search_cell("c-1", "s", retriever, texts, queries, 20, model="hash-dense", engines={"dense": lambda: dense},
                        store=RunStore(tmp_path, "live"))
     assert not list(tmp_path.rglob("*.npz")), "live mode writes nothing"
-    recorded = search_cell("c-1", "s", retriever, texts, queries, 20, model="hash-dense", dense=lambda: dense,
+    recorded = search_cell("c-1", "s", retriever, texts, queries, 20, model="hash-dense", engines={"dense": lambda: dense},
                            store=RunStore(tmp_path, "record"))
     files = list(tmp_path.rglob("*.npz"))
     assert len(files) == 1
     fits = dense.fits
     replayed = search_cell("c-1", "s", retriever, texts, queries, 20, model="hash-dense",
-                           dense=lambda: pytest.fail("a replay must not build a model"),
+                           engines={"dense": lambda: pytest.fail("a replay must not build a model")},
                            store=RunStore(tmp_path, "replay"))
     assert dense.fits == fits
     for result in (recorded, replayed):
@@ -138,7 +139,7 @@ def test_stale_run_is_an_error_in_replay_and_recomputed_in_record(tmp_path, monk
     elif change == "queries":
         queries = queries[:-1] + ["cold bread"]
     elif change == "version":
-        monkeypatch.setitem(recorded_runs.RETRIEVER_VERSIONS, "bm25", 99)
+        monkeypatch.setitem(RETRIEVER_SPECS, "bm25", dataclasses.replace(RETRIEVER_SPECS["bm25"], version=99))
     else:
         texts, queries = texts_and_queries(n_texts=300)
         search_cell("c-2", "s", "bm25", texts, queries, 10, store=RunStore(tmp_path, "record"))
@@ -174,10 +175,10 @@ def test_a_torn_or_damaged_file_is_reported_with_its_path(tmp_path, damage):
 def test_hybrid_fused_from_stored_runs_equals_a_live_hybrid_search(tmp_path):
     texts, queries = texts_and_queries(n_texts=150, n_queries=9)
     for depth in (10, 40, 120):
-        search_cell("c-1", "s", "hybrid", texts, queries, depth, model="hash-dense", dense=HashDense,
+        search_cell("c-1", "s", "hybrid", texts, queries, depth, model="hash-dense", engines={"dense": HashDense},
                     store=RunStore(tmp_path, "record"))
         replayed = search_cell("c-1", "s", "hybrid", texts, queries, depth, model="hash-dense",
-                               dense=lambda: pytest.fail("no model in a replay"), store=RunStore(tmp_path, "replay"))
+                               engines={"dense": lambda: pytest.fail("no model in a replay")}, store=RunStore(tmp_path, "replay"))
         live_ids, live_scores = HybridRetriever([BM25Index(), HashDense()]).fit(texts).search(queries, depth)
         assert np.array_equal(replayed.ids, live_ids)
         np.testing.assert_array_equal(replayed.scores, live_scores)
@@ -227,8 +228,9 @@ def test_registry_specs_and_factory_agree():
     assert isinstance(HybridRetriever([BM25Index()]), Retriever)
 
 
-def test_every_stored_retriever_has_a_version():
-    assert {name for name, s in RETRIEVER_SPECS.items() if s.stored} == set(recorded_runs.RETRIEVER_VERSIONS)
+def test_every_stored_retriever_has_a_version_and_a_fused_one_none():
+    assert all(isinstance(s.version, int) for s in RETRIEVER_SPECS.values() if s.stored)
+    assert all(s.version is None for s in RETRIEVER_SPECS.values() if not s.stored)
 
 
 def test_meta_is_plain_json(tmp_path):

@@ -37,6 +37,7 @@ from chunklab_core.core.corpus import Corpus
 from chunklab_core.core.seeds import DEFAULT_SEED
 from chunklab_core.data.corpora import load_corpus
 from chunklab_core.evaluation.scoring import run_cell
+from chunklab_core.retrieval.registry import BASELINE
 from chunklab_core.llm.wiring import BACKENDS, DEFAULT_ANSWERER, make_models
 
 DEFAULT_STRATEGIES = ("fixed_1000", "fixed_500", "parent_doc_250_1000")
@@ -74,7 +75,7 @@ def build_items(corpus: Corpus, strategies: Sequence[str], n_questions: int, see
     sub = Corpus(corpus.name, corpus.documents, chosen)
     per_strategy = {}
     for strategy in strategies:
-        run = run_cell(sub, strategy, "bm25", k_max=k)
+        run = run_cell(sub, strategy, BASELINE, k_max=k)
         per_strategy[strategy] = run
     items = []
     for row, q in enumerate(chosen):

@@ -32,7 +32,7 @@ from chunklab_core.data.registry import DataError
 from chunklab_core.llm.records import user_error_types
 from chunklab_core.audit.loading import audit_error_types
 from chunklab_core.core.corpus import Corpus, Question
-from chunklab_core.core.paths import AUDIT_DIR
+from chunklab_core.core.paths import AUDIT_DIR, AUDIT_PILOT, AUDIT_SAMPLE
 from chunklab_core.core.seeds import DEFAULT_SEED
 
 MAX_PASSAGE = 1500
@@ -111,11 +111,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--half-width", type=float, default=0.07,
                         help="precision target: planned 95%% half-width of the graded accuracy")
     parser.add_argument("--min-n", type=int, default=120)
-    parser.add_argument("--pilot", default="post05",
+    parser.add_argument("--pilot", default=AUDIT_PILOT,
                         help="graded pilot sheet (name prefix in --out) for planning variances")
     parser.add_argument("--seed", type=int, default=6)
     parser.add_argument("--out", type=Path, default=AUDIT_DIR)
-    parser.add_argument("--name", default="post05_v2", help="file name prefix of the new sample")
+    parser.add_argument("--name", default=AUDIT_SAMPLE, help="file name prefix of the new sample")
     parser.add_argument("--squad-questions", type=int, default=200)
     parser.add_argument("--nq-questions", type=int, default=20)
     parser.add_argument("--study-seed", type=int, default=DEFAULT_SEED)

@@ -39,7 +39,7 @@ from chunklab_core.audit.loading import audit_error_types
 from chunklab_core.answers.verdicts import UNPARSED, binary_labels
 from chunklab_core.audit.loading import resolve_path
 from chunklab_core.audit.topup import WAVE
-from chunklab_core.core.paths import AUDIT_DIR, RECORDS_DIR
+from chunklab_core.core.paths import AUDIT_DIR, AUDIT_SAMPLE, RECORDS_DIR
 
 RETEST_JUDGES = {"qwen15": "qwen-1.5b", "qwen05": "qwen-0.5b"}
 DEFAULT_TEMPERATURE = 0.7
@@ -160,8 +160,8 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description="Record the judges' verdicts at temperature > 0 "
                                                  "on a subset of the audit sample.")
-    parser.add_argument("--key", default=str(AUDIT_DIR / "post05_v2_key.csv"))
-    parser.add_argument("--population", default=str(AUDIT_DIR / "post05_v2_population.csv"))
+    parser.add_argument("--key", default=str(AUDIT_DIR / f"{AUDIT_SAMPLE}_key.csv"))
+    parser.add_argument("--population", default=str(AUDIT_DIR / f"{AUDIT_SAMPLE}_population.csv"))
     parser.add_argument("--items", type=int, default=30)
     parser.add_argument("--samples", type=int, default=3)
     parser.add_argument("--temperature", type=float, default=DEFAULT_TEMPERATURE)

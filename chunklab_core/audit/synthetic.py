@@ -27,6 +27,7 @@ import pandas as pd
 from chunklab_core.answers.verdicts import CORRECT, GRADE_LABELS, PARTIAL, THREE_WAY, YES_NO
 from chunklab_core.audit.sample import draw_audit_sample
 from chunklab_core.audit.sheets import write_key, write_sheet
+from chunklab_core.core.paths import AUDIT_PILOT
 from chunklab_core.core import paths
 from chunklab_core.core.csv_cells import neutral_frame
 
@@ -104,7 +105,7 @@ def write_synthetic_audit(folder, n_items: int = 400, n_sample: int = 90, seed: 
     days = np.random.default_rng(seed).integers(1, 28, size=len(sheet))
     sheet["graded_at"] = [f"2026-08-{d:02d}T10:00:00+00:00" if g else "" for d, g in zip(days, graded)]
     sheet["note"] = np.where(graded & (truth == PARTIAL), "synthetic: half of the answer", "")
-    files = {name: folder / f"post05_{name}.csv" for name in ("sheet", "key", "population")}
+    files = {name: folder / f"{AUDIT_PILOT}_{name}.csv" for name in ("sheet", "key", "population")}
     neutral_frame(population.drop(columns="true_grade")).to_csv(files["population"], index=False,
                                                  lineterminator="\n")
     write_key(key, files["key"])
@@ -119,7 +120,7 @@ def write_synthetic_audit(folder, n_items: int = 400, n_sample: int = 90, seed: 
                               grader=np.where(graded, second_grader, ""),
                               grader_kind=np.where(graded, second_kind, ""),
                               note=np.where(graded & flip, "synthetic: changed grade", ""))
-        files["sheet_2"] = folder / "post05_sheet_2.csv"
+        files["sheet_2"] = folder / f"{AUDIT_PILOT}_sheet_2.csv"
         write_sheet(second, files["sheet_2"])
     return files, population
 
@@ -132,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=6)
     parser.add_argument("--ungraded", type=int, default=0)
     parser.add_argument("--second-grader", default=None,
-                        help="also write post05_sheet_2.csv graded by this second synthetic grader")
+                        help=f"also write {AUDIT_PILOT}_sheet_2.csv graded by this second synthetic grader")
     args = parser.parse_args(argv)
     files, population = write_synthetic_audit(args.folder, args.items, args.sample, args.seed,
                                               args.ungraded, second_grader=args.second_grader)

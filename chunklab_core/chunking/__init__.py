@@ -55,7 +55,7 @@ from chunklab_core.chunking.token_windows import fixed_tokens, recursive_tokens
 
 __all__ = [
     "LIBRARY_STRATEGIES", "STRATEGIES", "StrategySpec", "TableCount", "chunk_corpus", "chunk_document",
-    "document_spans", "register_variant", "strategy_label", "strategy_names", "structure_blocks", "tables_intact",
+    "document_spans", "register_strategy", "register_variant", "strategy_label", "strategy_names", "structure_blocks", "tables_intact",
 ]
 
 
@@ -65,6 +65,8 @@ class StrategySpec:
 
     ``tiles``: the indexed spans tile the text (no overlap). ``max_chars`` / ``max_tokens``:
     the size ceiling of the indexed spans under the default parameters (``None``: none).
+    ``needs_embedding``: it cuts with an embedding model (passed as its ``embed`` parameter;
+    its chunks are recorded with the model); declared per spec, inherited by its variants.
     """
 
     name: str
@@ -77,9 +79,12 @@ class StrategySpec:
     max_tokens: int | None = None
     description: str = field(default="", compare=False)
     uses_headings: bool = False
+    needs_embedding: bool = False
 
 
 def _spec(name, func, params, label, default, **extra) -> StrategySpec:
+    """A spec; one that takes an ``embed`` parameter declares ``needs_embedding`` unless told otherwise."""
+    extra.setdefault("needs_embedding", "embed" in params)
     return StrategySpec(name, func, MappingProxyType(dict(params)), label, default, **extra)
 
 
@@ -186,6 +191,24 @@ _REGISTRY: dict[str, StrategySpec] = {s.name: s for s in _SPECS}
 STRATEGIES: Mapping[str, StrategySpec] = MappingProxyType(_REGISTRY)
 
 
+def register_strategy(name: str, func: Callable[..., list[ChunkSpan]], params: Mapping[str, Any], label: str,
+                      **extra: Any) -> str:
+    """Register a new strategy ``func(text, **params) -> [ChunkSpan]`` under ``name``; return ``name``.
+
+    ``extra``: the :class:`StrategySpec` fields beyond the defaults (``tiles``, ``max_chars``,
+    ``max_tokens``, ``uses_headings``, ``description``). A taken name is a ``ValueError``; the
+    function is checked on a short text at once (unless it needs an embedding model), so a bad
+    definition fails here rather than mid-run.
+    """
+    if name in _REGISTRY:
+        raise ValueError(f"strategy name {name!r} is taken")
+    spec = _spec(name, func, params, label, False, **extra)
+    if spec.params.get("embed", 0) is not None:
+        func("A short check. Of the parameters.", **spec.params)
+    _REGISTRY[name] = spec
+    return name
+
+
 def register_variant(name: str, base: str, params: Mapping[str, Any], label: str, **extra: Any) -> str:
     """Register ``name`` as strategy ``base`` with ``params`` replacing its defaults (for a user's
     sizes, e.g. ``fixed_chars_800_o200``); return ``name``. The variant inherits ``uses_headings``
@@ -200,6 +223,7 @@ def register_variant(name: str, base: str, params: Mapping[str, Any], label: str
     if unknown:
         raise ValueError(f"strategy {base!r} has no parameter(s) {unknown}; it takes: {sorted(spec.params)}")
     extra.setdefault("uses_headings", spec.uses_headings)  # a sized structure strategy still reads headings
+    extra.setdefault("needs_embedding", spec.needs_embedding)
     variant = _spec(name, spec.func, {**spec.params, **params}, label, False,
                     tiles=spec.tiles and not params.get("overlap", 0), **extra)
     if name in _REGISTRY:

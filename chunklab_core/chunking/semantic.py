@@ -154,29 +154,24 @@ def semantic_embedding(text: str, embed: Embed | None, percentile: float, min_ch
                        max_chars: int) -> list[ChunkSpan]:
     """Semantic chunking on ``embed``'s sentence vectors, with a ``min_chars`` floor
     (0 = no floor: the fragment trap) and a ``max_chars`` ceiling."""
-    if embed is None or not callable(embed):
-        raise ValueError(
-            "semantic_embedding needs embed=: a function list[str] -> np.ndarray of "
-            "L2-normalised rows (one per sentence), e.g. from chunklab_core.retrieval.dense"
-        )
+    _require_embed(embed)
     _check(percentile, min_chars, max_chars)
-    units = sentence_units(text)
-    vectors = None
-    if len(units) >= MIN_SENTENCES:
-        vectors = np.asarray(embed([text[s:e].strip() for s, e in units]), dtype=np.float64)
-        if vectors.ndim != 2 or vectors.shape[0] != len(units):
-            raise ValueError(f"embed returned shape {vectors.shape}, expected ({len(units)}, dim)")
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+    units, vectors = _embedded_units(text, embed)
     return _group_spans(text, units, vectors, percentile, min_chars, max_chars)
 
 
-def _embedded_units(text: str, embed: Embed | None):
+def _require_embed(embed: Embed | None) -> None:
     if embed is None or not callable(embed):
         raise ValueError(
             "semantic_embedding needs embed=: a function list[str] -> np.ndarray of "
             "L2-normalised rows (one per sentence), e.g. from chunklab_core.retrieval.dense"
         )
+
+
+def _embedded_units(text: str, embed: Embed | None):
+    """The sentence units of ``text`` and their L2-normalised ``embed`` vectors (None below
+    ``MIN_SENTENCES`` units)."""
+    _require_embed(embed)
     units = sentence_units(text)
     vectors = None
     if len(units) >= MIN_SENTENCES:
@@ -195,8 +190,7 @@ def semantic_embedding_tokens(text: str, embed: Embed | None, percentile: float,
     of a group, ceilings are re-counted exactly), as the peer tool chunklab 0.5.0 sizes them."""
     from chunklab_core.chunking.token_windows import TokenMeasure
 
-    if embed is None or not callable(embed):
-        _embedded_units(text, embed)  # raises the error that names embed=
+    _require_embed(embed)
     try:
         _check(percentile, min_tokens, max_tokens)
     except ValueError as exc:

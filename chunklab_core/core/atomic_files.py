@@ -2,7 +2,10 @@
 
 Handles: :func:`atomic_write` (a callback writes a temporary file in the target's folder; it
 is fsynced, renamed over the target with ``os.replace`` -- atomic on POSIX and Windows --
-and the folder is fsynced so the rename itself is durable) and :func:`atomic_write_text`.
+and the folder is fsynced so the rename itself is durable) and :func:`atomic_write_text`;
+:func:`replace_folder`, the same for a whole folder (a callback fills a temporary folder
+beside the target; an existing target is renamed aside, the new folder renamed in, the old one
+removed; a failure removes the temporary folder and leaves the target as it was).
 A process killed mid-write leaves the old file intact and at most a hidden
 ``.NAME.*<suffix>`` temporary file; any other failure removes the temporary file.
 Permissions: a new file gets what ``open()`` would give it (``0o666`` less the umask, so a
@@ -15,9 +18,12 @@ verify-then-rename flows that need the temporary file after writing (``llm.model
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
 
 
 def _fsync_path(path: Path, flags: int) -> None:
@@ -90,3 +96,30 @@ def atomic_write(target: str | os.PathLike, write: Callable[[Path], None], suffi
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Replace ``path`` with ``text`` (UTF-8, newlines written as given) atomically."""
     atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8", newline=""))
+
+
+def replace_folder(target: str | os.PathLike, fill: Callable[[Path], T], tmp_tag: str = "tmp-",
+                   old_tag: str = "old-") -> T:
+    """Call ``fill(work)`` on a new hidden folder ``.NAME.<tmp_tag>*`` beside ``target``, then swap it in.
+
+    An existing ``target`` is first renamed into a hidden ``.NAME.<old_tag>*`` folder, which is
+    removed once the new folder is in place. Any failure of ``fill`` (Ctrl-C included) removes
+    the work folder and re-raises, ``target`` untouched. Returns what ``fill`` returned. Between
+    the two renames ``target`` is briefly absent (no folder rename over a folder is atomic).
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.{tmp_tag}", dir=target.parent))
+    try:
+        result = fill(work)
+        old = None
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.{old_tag}", dir=target.parent))
+            os.replace(target, old / "previous")
+        os.replace(work, target)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return result

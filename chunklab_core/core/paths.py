@@ -31,6 +31,10 @@ DATA_DIR = PROJ_ROOT / "data"
 TABLES_DIR = DATA_DIR
 RECORDS_DIR = DATA_DIR / "records"
 AUDIT_DIR = DATA_DIR / "audit"
+# File-name prefixes of the series' audit in AUDIT_DIR (``<prefix>_sheet.csv``, ``_key.csv``,
+# ``_population.csv``): names of recorded files, the defaults of the audit tools' options.
+AUDIT_SAMPLE = "post05_v2"  # the blind grading sample
+AUDIT_PILOT = "post05"  # the graded pilot it was planned from
 RUNS_DIR = Path(os.environ.get("CHUNKLAB_RUNS_DIR", DATA_DIR / "runs")).resolve()  # tests point it elsewhere
 IRREPLACEABLE_DIRS = (RECORDS_DIR, AUDIT_DIR, RUNS_DIR)
 FIGURES_DIR = PROJ_ROOT / "figures"

@@ -27,13 +27,11 @@ from chunklab_core.chunking import STRATEGIES, chunk_corpus, strategy_label
 from chunklab_core.core.corpus import Chunk, Corpus
 from chunklab_core.data.corpora import CORPUS_LABELS
 from chunklab_core.evaluation.scoring import run_cell
-from chunklab_core.evaluation.measures import KS, metric_columns, parse
-from chunklab_core.evaluation.span_metrics import SPAN_MEASURES, span_scores
+from chunklab_core.evaluation.measures import KS, MATRIX_SCORERS, metric_columns, parse
+import chunklab_core.evaluation.span_metrics  # noqa: F401  (registers the span scorer)
 from chunklab_core.retrieval.recorded_runs import Cell, corpus_sample_label, default_store
-from chunklab_core.retrieval.registry import RETRIEVERS, model_column, needs_model
+from chunklab_core.retrieval.registry import EMBEDDER, RETRIEVERS, model_column, needs_model, registered  # noqa: F401
 from chunklab_core.retrieval.run import LazyDense, RetrievalRun, make_retriever
-
-EMBEDDING_STRATEGIES = {"semantic_embedding", "semantic_no_floor"}
 
 
 def corpus_table(corpora: dict[str, Corpus]) -> pd.DataFrame:
@@ -64,7 +62,7 @@ class MatrixResult:
     truncated: pd.DataFrame = field(default=None)
 
 
-def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers: Sequence[str] = RETRIEVERS,
+def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers: Sequence[str] | None = None,
                models: Sequence[str] = ("all-MiniLM-L6-v2",), model_corpora: dict[str, Sequence[str]] | None = None,
                ks: Sequence[int] = KS, threshold: float = 0.90, progress: bool = True,
                model_strategies: dict[str, Sequence[str]] | None = None, backend: str = "torch",
@@ -81,6 +79,8 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
     built only when something must be encoded (``processes``/``device`` as ``DenseRetriever``).
     ``chunk_options``: per strategy, options its chunker needs that are not data (the recorded
     model's ``complete`` of ``llm_semantic``); a strategy that needs one and lacks it fails.
+    ``retrievers``: registered names (default every registered retriever); the embedding model
+    is shared by every retriever that needs one through the registry's ``EMBEDDER``.
     """
     from tqdm import tqdm
 
@@ -92,9 +92,10 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
     stray = sorted(set(chunk_options or {}) - set(strategies))
     if stray:
         raise ValueError(f"chunk_options name strategies that are not run: {stray}")
-    bad = [r for r in retrievers if r not in RETRIEVERS]
+    retrievers = registered() if retrievers is None else retrievers
+    bad = [r for r in retrievers if r not in registered()]
     if bad:
-        raise ValueError(f"unknown retrievers {bad}; known: {', '.join(RETRIEVERS)}")
+        raise ValueError(f"unknown retrievers {bad}; known: {', '.join(registered())}")
     if not corpora or not strategies or not retrievers or not models:
         raise ValueError("corpora, strategies, retrievers and models must all be non-empty")
     k_max = max(ks)
@@ -108,7 +109,7 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
 
     def dense_model(model: str):
         if model not in built:
-            built[model] = make_retriever("dense", model=model, backend=backend, show_progress=progress,
+            built[model] = make_retriever(EMBEDDER, model=model, backend=backend, show_progress=progress,
                                           processes=processes, device=device or os.environ.get("CHUNKLAB_DEVICE", "cpu"))
         return built[model]
 
@@ -133,7 +134,7 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
                     continue
                 run = run_cell(corpus, strategy, retriever, k_max=k_max, chunks=chunks,
                                model=model if needs_model(retriever) else None,
-                               dense=LazyDense(lambda m=model: dense_model(m), model), store=store)
+                               built={EMBEDDER: LazyDense(lambda m=model: dense_model(m), model)}, store=store)
                 runs[(corpus_name, model, strategy, retriever)] = run
                 cell_runs.append((model, retriever, run))
                 if needs_model(retriever) and run.truncated is not None and (corpus_name, model, strategy) not in counted:
@@ -145,9 +146,10 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
         pool = pool_judgments([run for _, _, run in cell_runs], threshold=threshold)
         for model, retriever, run in cell_runs:
             scored = score_slots(run, ks, threshold=threshold, pool_grades=pool)
-            spans = span_scores(run, ks)
-            span_cols = [c for c in metric_columns(spans.columns) if parse(c)[0] in SPAN_MEASURES]
-            scored = pd.concat([scored.reset_index(drop=True), spans[span_cols].reset_index(drop=True)], axis=1)
+            for scorer in MATRIX_SCORERS.values():  # the span metrics, and any registered later
+                extra = scorer.compute(run, ks)
+                extra_cols = [c for c in metric_columns(extra.columns) if parse(c)[0] in scorer.measures]
+                scored = pd.concat([scored.reset_index(drop=True), extra[extra_cols].reset_index(drop=True)], axis=1)
             scored.insert(1, "model", model_column(retriever, model))
             scored["corpus"] = corpus_name
             frames.append(scored)
@@ -157,7 +159,7 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
 
 def needs_embedding(strategy: str) -> bool:
     """True for a strategy that cuts with an embedding model (its chunks are recorded)."""
-    return strategy in EMBEDDING_STRATEGIES or "embed" in STRATEGIES[strategy].params  # variants too
+    return STRATEGIES[strategy].needs_embedding  # declared by its spec (variants inherit it)
 
 
 def _chunks(corpus: Corpus, strategy: str, model: str, dense_model, store, options: dict | None = None) -> list:
@@ -170,7 +172,7 @@ def _chunks(corpus: Corpus, strategy: str, model: str, dense_model, store, optio
         return np.array([(index[c.doc_id], c.start, c.end, c.ctx_start, c.ctx_end) for c in chunks],
                         dtype=np.int64).reshape(-1, 5)
 
-    spans = store.chunk_spans(Cell(corpus_sample_label(corpus), strategy, "dense", model),
+    spans = store.chunk_spans(Cell(corpus_sample_label(corpus), strategy, EMBEDDER, model),
                               documents_sha256(corpus.documents), cut, corpus_source=corpus.source,
                               model_identity=lambda: dense_model(model).identity)
     return [Chunk(i, corpus.documents[d].doc_id, int(a), int(b), int(c), int(e))

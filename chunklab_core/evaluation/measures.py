@@ -22,7 +22,7 @@ counts, slot recall, span overlap) say so with ``None``. Slot ``recall`` is not 
 not a document.
 
 Not handled: computing any measure (``ranking_metrics``, ``slot_metrics``, ``span_metrics``,
-``reports.post02.long_evidence``), display labels and prose ("MRR@10", "R@5", the posts' own
+``token_metrics``), display labels and prose ("MRR@10", "R@5", the posts' own
 wording), columns that are not per-question measures (budgets, rerank deltas).
 """
 
@@ -30,9 +30,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 KS = (1, 3, 5, 10)
 EVERY_K = "every k"
@@ -101,9 +104,43 @@ _MEASURES = (
     Measure("complete_evidence", "every evidence span lies inside the top k (0/1)", EVERY_K,
             "evaluation.span_metrics", "defined in this series (span_metrics)"),
     Measure("token_recall", "gold word tokens inside the top k / gold word tokens", EVERY_K,
-            "reports.post02.long_evidence", "defined in this series (span recall with tokens for characters)"),
+            "evaluation.token_metrics.token_span_recall", "defined in this series (span recall with tokens for characters)"),
 )
 MEASURES: dict[str, Measure] = {m.name: m for m in _MEASURES}
+
+
+def register_measure(new: Measure) -> Measure:
+    """Add a measure to :data:`MEASURES` (its column then parses); a taken name is a ``ValueError``."""
+    if new.name in MEASURES:
+        raise ValueError(f"measure {new.name!r} is already registered")
+    MEASURES[new.name] = new
+    return new
+
+
+@dataclass(frozen=True)
+class Scorer:
+    """A function that fills the columns of some registered measures for one run.
+
+    ``compute(run, ks)`` returns one row per question of ``run``, in order, with (at least) the
+    ``<measure>@<k>`` columns of ``measures``; ``evaluation.matrix.run_matrix`` adds those
+    columns beside the slot metrics for every scorer in :data:`MATRIX_SCORERS`.
+    """
+
+    name: str
+    measures: tuple[str, ...]
+    compute: Callable[..., "pd.DataFrame"]
+
+
+MATRIX_SCORERS: dict[str, Scorer] = {}  # registered by the modules that define them (span_metrics)
+
+
+def register_scorer(name: str, measure_names: Sequence[str], compute: Callable[..., "pd.DataFrame"]) -> Scorer:
+    """Register ``compute`` as the scorer ``name`` of ``measure_names`` (each must be registered)."""
+    if name in MATRIX_SCORERS:
+        raise ValueError(f"scorer {name!r} is already registered")
+    scorer = Scorer(name, tuple(measure(m).name for m in measure_names), compute)
+    MATRIX_SCORERS[name] = scorer
+    return scorer
 
 _COLUMN = re.compile(r"^(?P<name>[a-z_]+)@(?P<k>[1-9][0-9]*)$")
 _INTERVAL_SUFFIXES = ("_low", "_high")

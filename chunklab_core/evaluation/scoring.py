@@ -31,7 +31,7 @@ from chunklab_core.core.corpus import Chunk, Corpus
 from chunklab_core.core.text import normalize
 from chunklab_core.retrieval.cell_search import search_cell
 from chunklab_core.retrieval.recorded_runs import RECORD_DEPTH, corpus_sample_label
-from chunklab_core.retrieval.registry import needs_model
+from chunklab_core.retrieval.registry import BASELINE, needs_model, spec
 from chunklab_core.retrieval.run import RetrievalRun, collapse_to_contexts, make_retriever
 from chunklab_core.core.tokens import count_tokens_many
 
@@ -90,7 +90,7 @@ def relevant_contexts(context_texts: Sequence[str], questions) -> list[np.ndarra
 def run_cell(
     corpus: Corpus,
     strategy: str,
-    retriever: str = "bm25",
+    retriever: str = BASELINE,
     k_max: int = 10,
     retriever_options: dict | None = None,
     strategy_options: dict | None = None,
@@ -98,16 +98,18 @@ def run_cell(
     engine=None,
     *,
     model: str | None = None,
-    dense=None,
+    built: dict | None = None,
     store=None,
     deep: int = RECORD_DEPTH,
 ) -> RetrievalRun:
     """Chunk, index, search and judge one cell.
 
     Retrieval goes through the run store (``retrieval.cell_search.search_cell``): replayed,
-    recorded or computed live by ``CHUNKLAB_RUNS``. ``model``: the embedding model of a dense
-    or hybrid cell (default all-MiniLM-L6-v2, or the model of ``dense``); ``dense``: an already
-    built dense retriever to share between cells (used only when a ranking must be computed).
+    recorded or computed live by ``CHUNKLAB_RUNS``. ``model``: the embedding model of a cell
+    whose retriever needs one (default the ``label`` of a built retriever, else
+    all-MiniLM-L6-v2); ``built``: already built retrievers by registered name, shared between
+    cells (used only when a ranking must be computed). ``retriever_options`` go to the
+    retriever's factory (to the parts that need a model, for a fused one; ``run.make_retriever``).
     ``deep``: chunks ranked per question beyond the ``k_max`` contexts, kept in
     ``RetrievalRun.ranked_deep`` for token budgets (default the recorded depth, 100).
     ``engine``: any object with ``fit``/``search`` to use instead (computed live, never
@@ -136,20 +138,15 @@ def run_cell(
         ids, _ = engine.search(queries, deep)
         model = model or getattr(engine, "label", None)
     else:
+        built = built or {}
         if needs_model(retriever):
-            model = model or getattr(dense, "label", None) or DEFAULT_MODEL
+            labels = (getattr(b, "label", None) for b in built.values())
+            model = model or next((label for label in labels if label), None) or DEFAULT_MODEL
         else:
             model = None
-        options = retriever_options or {}
-        bm25_factory = (lambda: make_retriever("bm25", **options)) if not needs_model(retriever) and options else None
-        if dense is not None:
-            dense_factory = lambda: dense  # noqa: E731
-        elif options and needs_model(retriever):
-            dense_factory = lambda: make_retriever("dense", **{"model": model, **options})  # noqa: E731
-        else:
-            dense_factory = None
+        engines = _engines(retriever, model, built, retriever_options or {})
         result = search_cell(corpus_sample_label(corpus), strategy, retriever, texts, queries, deep, model=model,
-                             dense=dense_factory, bm25=bm25_factory, store=store,
+                             engines=engines, store=store,
                              corpus_source=getattr(corpus, "source", None), strategy_options=strategy_options)
         ids, truncated = result.ids, result.truncated
     ids = np.asarray(ids)
@@ -174,6 +171,24 @@ def run_cell(
         ranked_deep=ranked_deep,
         truncated=truncated,
     )
+
+
+def _engines(retriever: str, model: str | None, built: dict, options: dict) -> dict:
+    """Factories of the stored retrievers a cell searches: the built ones, or new ones with options.
+
+    A stored retriever gets ``options``; a fused one passes them to its parts that need a model
+    (as ``run.make_retriever``). A part neither built nor given options is left to the default.
+    """
+    wanted = spec(retriever)
+    engines = {}
+    for part in (retriever,) if wanted.stored else wanted.fused_from:
+        part_options = options if wanted.stored or spec(part).needs_model else {}
+        if part in built:
+            engines[part] = lambda b=built[part]: b
+        elif part_options:
+            extra = {"model": model} if spec(part).needs_model else {}
+            engines[part] = lambda p=part, o={**extra, **part_options}: make_retriever(p, **o)
+    return engines
 
 
 def score_run(run: RetrievalRun, ks: Sequence[int] = KS) -> pd.DataFrame:
@@ -212,7 +227,7 @@ def score_run(run: RetrievalRun, ks: Sequence[int] = KS) -> pd.DataFrame:
 def evaluate(
     corpus: Corpus,
     strategies: Sequence[str],
-    retriever: str = "bm25",
+    retriever: str = BASELINE,
     ks: Sequence[int] = KS,
     progress: bool = True,
     on_run: Callable[[RetrievalRun], None] | None = None,

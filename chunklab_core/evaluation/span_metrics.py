@@ -31,7 +31,7 @@ from typing import Iterable, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from chunklab_core.evaluation.measures import KS, column
+from chunklab_core.evaluation.measures import KS, column, register_scorer
 from chunklab_core.retrieval.run import RetrievalRun
 
 SPAN_MEASURES = ("span_recall", "span_precision", "span_iou", "complete_evidence")  # registry names, column order
@@ -144,3 +144,6 @@ def span_scores(run: RetrievalRun, ks: Sequence[int] = KS) -> pd.DataFrame:
             columns[column("complete_evidence", k)][row] = scores.complete
     frame.update(columns)
     return pd.DataFrame(frame)
+
+
+register_scorer("span", SPAN_MEASURES, span_scores)  # run_matrix adds the span columns (measures.MATRIX_SCORERS)

@@ -39,7 +39,7 @@ from urllib.parse import quote
 
 from chunklab_core.core.atomic_files import atomic_write
 from chunklab_core.retrieval.run import RetrievalRun
-from chunklab_core.retrieval.registry import needs_model, uses_no_model
+from chunklab_core.retrieval.registry import BASELINE, needs_model, registered, uses_no_model
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="folder for the .run and .qrels files")
     parser.add_argument("--corpus", default="squad", help="squad, nq, cuad, qasper, chroma or own")
     parser.add_argument("--strategies", default="fixed_500", help="comma-separated chunking strategies")
-    parser.add_argument("--retrievers", default="bm25", help="comma-separated: bm25, dense, hybrid")
+    parser.add_argument("--retrievers", default=BASELINE, help=f"comma-separated: {', '.join(registered())}")
     parser.add_argument("--model", default="all-MiniLM-L6-v2", help="embedding model of dense/hybrid")
     parser.add_argument("--k", type=int, default=10, help="contexts per question (default 10)")
     parser.add_argument("--docs", default="", help="your documents (folder), with --corpus own")

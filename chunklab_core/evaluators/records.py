@@ -269,34 +269,37 @@ def read_documents(path: str | Path) -> dict[str, str]:
     return docs
 
 
+def _trec_rows(path: str | Path, layout: str, field: str, convert):
+    """``(qid, docid, converted field)`` per line of a whitespace-separated TREC file whose lines
+    are ``layout`` (e.g. ``'qid Q0 docid rank score tag'``); a wrong field count or an
+    unconvertible ``field`` is a :class:`RecordsError` naming the line."""
+    names = layout.split()
+    kind = {"score": "a run line", "relevance": "a qrels line"}[field]
+    wanted = {float: "a number", int: "an integer"}[convert]
+    for number, line in _lines(Path(path)):
+        parts = line.split()
+        if len(parts) != len(names):
+            raise RecordsError(f"{path}, line {number}: {kind} is '{layout}' ({len(names)} fields), got {len(parts)}")
+        value = parts[names.index(field)]
+        try:
+            converted = convert(value)
+        except ValueError:
+            raise RecordsError(f"{path}, line {number}: field '{field}' is not {wanted}: {value!r}") from None
+        yield parts[0], parts[2], converted
+
+
 def read_trec(run_path: str | Path, qrels_path: str | Path) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """``(ranked ids per qid, relevant ids per qid)`` from a TREC run and qrels file."""
     run: dict[str, list[tuple[float, str]]] = {}
-    for number, line in _lines(Path(run_path)):
-        parts = line.split()
-        if len(parts) != 6:
-            raise RecordsError(f"{run_path}, line {number}: a run line is 'qid Q0 docid rank score tag' (6 fields), "
-                               f"got {len(parts)}")
-        try:
-            score = float(parts[4])
-        except ValueError:
-            raise RecordsError(f"{run_path}, line {number}: field 'score' is not a number: {parts[4]!r}") from None
+    for qid, docid, score in _trec_rows(run_path, "qid Q0 docid rank score tag", "score", float):
         if not math.isfinite(score):  # a NaN would rank first: refused, never ranked
-            raise RecordsError(f"{run_path}, line {number}: field 'score' is {parts[4]!r}, not a finite number")
-        run.setdefault(parts[0], []).append((score, parts[2]))
+            raise RecordsError(f"{run_path}: qid {qid!r}, docid {docid!r}: field 'score' is {score!r}, not a finite number")
+        run.setdefault(qid, []).append((score, docid))
     qrels: dict[str, list[str]] = {}
-    for number, line in _lines(Path(qrels_path)):
-        parts = line.split()
-        if len(parts) != 4:
-            raise RecordsError(f"{qrels_path}, line {number}: a qrels line is 'qid 0 docid relevance' (4 fields), "
-                               f"got {len(parts)}")
-        try:
-            relevance = int(parts[3])
-        except ValueError:
-            raise RecordsError(f"{qrels_path}, line {number}: field 'relevance' is not an integer: {parts[3]!r}") from None
-        qrels.setdefault(parts[0], [])
+    for qid, docid, relevance in _trec_rows(qrels_path, "qid 0 docid relevance", "relevance", int):
+        qrels.setdefault(qid, [])
         if relevance > 0:
-            qrels[parts[0]].append(parts[2])
+            qrels[qid].append(docid)
     ranked = {q: [d for _, d in sorted(items, key=lambda x: (-x[0], _Desc(x[1])))] for q, items in run.items()}
     return ranked, qrels
 

@@ -2,7 +2,7 @@
 
 Handles: :func:`write_scorecard` writes into a temporary folder beside ``out`` and moves it into
 place only when every file is written (an existing ``out`` is replaced the same way: renamed
-aside, the new folder renamed in, the old one removed), so a failed or killed run never leaves
+aside, the new folder renamed in, the old one removed; ``core.atomic_files.replace_folder``), so a failed or killed run never leaves
 a half-written scorecard. Files: ``scorecard.csv`` (every stage's rows), ``scorecard.json``
 (rows + per-query values, for pairing later), ``per_query_<stage>.csv``, ``scorecard.html``
 (inline CSS, no script, no external resource; every string passes through ``html.escape``;
@@ -20,12 +20,11 @@ import html
 import io
 import json
 import math
-import shutil
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 
+from chunklab_core.core.atomic_files import replace_folder
 from chunklab_core.core.csv_cells import neutral_frame
 from chunklab_core.core.output_dirs import write_marker
 from chunklab_core.evaluators.scorecard import (STAGE_ORDER, STAGE_TITLES, Scorecard, biggest_loss, scorecard_dict,
@@ -240,9 +239,8 @@ def scorecard_html(card: Scorecard, comparison: pd.DataFrame | None = None, titl
 def write_scorecard(card: Scorecard, out: str | Path, comparison: pd.DataFrame | None = None) -> Path:
     """Write every file into ``out`` (replaced as a whole, never half-written); returns ``out``."""
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+
+    def fill(tmp: Path) -> None:
         neutral_frame(card.table()).to_csv(tmp / "scorecard.csv", index=False)
         (tmp / "scorecard.json").write_text(json.dumps(scorecard_dict(card), indent=1, allow_nan=False), encoding="utf-8")
         for stage, result in card.stages.items():
@@ -257,14 +255,6 @@ def write_scorecard(card: Scorecard, out: str | Path, comparison: pd.DataFrame |
             (tmp / "funnel.png").write_bytes(png)
         (tmp / "scorecard.html").write_text(scorecard_html(card, comparison, png=png), encoding="utf-8")
         write_marker(tmp, MARKER, "chunklab-evaluate")  # what core.output_dirs lets the next run replace
-        old = None
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
-            out.rename(old / out.name)
-        tmp.rename(out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+
+    replace_folder(out, fill, tmp_tag="", old_tag="old.")
     return out

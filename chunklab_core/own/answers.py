@@ -187,9 +187,8 @@ def _strategy_options(strategy: str, embed_model: str, backend: str) -> dict:
     """``{"embed": ...}`` for a strategy that cuts at embedding breakpoints (as the run's matrix
     does: the run's first embedding model), else ``{}``."""
     from chunklab_core.chunking import STRATEGIES
-    from chunklab_core.evaluation.matrix import EMBEDDING_STRATEGIES
 
-    if strategy in EMBEDDING_STRATEGIES or "embed" in STRATEGIES[strategy].params:
+    if STRATEGIES[strategy].needs_embedding:
         from chunklab_core.retrieval.dense import DenseRetriever
 
         return {"embed": DenseRetriever(model=embed_model, backend=backend).embed}

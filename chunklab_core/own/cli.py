@@ -35,13 +35,14 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
-import tempfile
 import warnings
 from pathlib import Path
 
 from chunklab_core.stats import claims
 from chunklab_core.core import output_dirs, paths
+from chunklab_core.core.atomic_files import replace_folder
 from chunklab_core.core.signals import exit_status, signals_as_interrupt
 
 REPORT_SOURCE = paths.NOTEBOOKS_DIR / "src" / "own_documents.ipynb"
@@ -221,22 +222,12 @@ def run(docs: str | Path, questions: str | Path, config: str | Path | None = Non
 
 def _run_into(docs: Path, questions: Path, config: Path | None, out: Path, resamples: int, progress: bool,
               notebook: bool = False) -> dict:
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
+    def fill(work: Path) -> dict:
         _execute(docs, questions, config, work, resamples, progress, notebook)
         write_marker(work)
-        record = json.loads((work / "recommendation.json").read_text(encoding="utf-8"))
-        old = None
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            os.replace(out, old / "previous")
-        os.replace(work, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
-    return record
+        return json.loads((work / "recommendation.json").read_text(encoding="utf-8"))
+
+    return replace_folder(out, fill)  # a failed or interrupted run leaves no partial folder
 
 
 def main(argv: list[str] | None = None) -> int:

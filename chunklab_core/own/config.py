@@ -57,7 +57,7 @@ from chunklab_core.chunking import STRATEGIES, register_variant, strategy_label
 from chunklab_core.data.loaders import ValidationError
 from chunklab_core.data.question_file import parse_yaml
 from chunklab_core.evaluation.measures import KS
-from chunklab_core.retrieval.registry import needs_model
+from chunklab_core.retrieval.registry import RETRIEVERS, needs_model
 
 DEFAULT_STRATEGIES = ("fixed_500", "fixed_500_o125", "recursive_500", "sentence_window_2", "semantic_tfidf",
                       "fixed_1000", "fixed_tokens_256", "fixed_tokens_512", "structure_aware",
@@ -75,7 +75,7 @@ class OwnConfig:
     """A validated config; ``strategies`` holds registered strategy names."""
 
     strategies: list[str] = field(default_factory=lambda: list(DEFAULT_STRATEGIES))
-    retrievers: list[str] = field(default_factory=lambda: ["bm25", "dense", "hybrid"])
+    retrievers: list[str] = field(default_factory=lambda: list(RETRIEVERS))
     models: list[str] = field(default_factory=lambda: ["all-MiniLM-L6-v2"])
     backend: str = "torch"
     k: int = 5
@@ -286,7 +286,7 @@ def model_folder_problem(folder: Path) -> str | None:
 
 def parse_config(data: Any, name: str = "config") -> OwnConfig:
     """An ``OwnConfig`` from parsed YAML; ``ValidationError`` listing every problem."""
-    from chunklab_core.evaluation.matrix import RETRIEVERS
+    from chunklab_core.retrieval.registry import registered
 
     config, problems = OwnConfig(), []
     if data is None:
@@ -301,8 +301,8 @@ def parse_config(data: Any, name: str = "config") -> OwnConfig:
         config.strategies = _strategies(data["strategies"], problems, name)
     if "retrievers" in data:
         value = data["retrievers"]
-        if not isinstance(value, list) or not value or any(r not in RETRIEVERS for r in value):
-            problems.append(f"{name}: retrievers must be a non-empty list of {', '.join(RETRIEVERS)}, got {value!r}")
+        if not isinstance(value, list) or not value or any(r not in registered() for r in value):
+            problems.append(f"{name}: retrievers must be a non-empty list of {', '.join(registered())}, got {value!r}")
         else:
             config.retrievers = list(dict.fromkeys(value))
     if "models" in data:

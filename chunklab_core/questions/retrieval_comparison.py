@@ -36,7 +36,7 @@ from chunklab_core.stats.claims import excludes_zero
 from chunklab_core.core.corpus import Corpus, Question
 from chunklab_core.evaluation.scoring import run_cell, score_run
 from chunklab_core.evaluation.measures import KS
-from chunklab_core.retrieval.registry import needs_model
+from chunklab_core.retrieval.registry import BASELINE, EMBEDDER, needs_model
 from chunklab_core.retrieval.run import LazyDense, make_retriever
 from chunklab_core.questions.checks import locate_ignoring_spacing
 from chunklab_core.questions.passages import Passage
@@ -97,7 +97,7 @@ def retrieval_scores(corpora: dict[str, Corpus], questions: pd.DataFrame, strate
 
     def dense():  # one model for every cell, built only when a ranking must be computed
         if "model" not in shared:
-            shared["model"] = make_retriever("dense", model=dense_model)
+            shared["model"] = make_retriever(EMBEDDER, model=dense_model)
         return shared["model"]
 
     cells = [(c, s, r) for c in dict.fromkeys(questions["corpus"]) for s in strategies for r in retrievers]
@@ -108,7 +108,7 @@ def retrieval_scores(corpora: dict[str, Corpus], questions: pd.DataFrame, strate
         corpus = Corpus(corpus_name, base.documents,
                         [Question(r.qid, r.question, r.doc_id, ()) for r in subset.itertuples()])
         run = run_cell(corpus, strategy, retriever, k_max=max(ks), model=dense_model if needs_model(retriever) else None,
-                       dense=LazyDense(dense, dense_model))
+                       built={EMBEDDER: LazyDense(dense, dense_model)})
         run.relevant = [relevant_contexts(run.contexts, r.doc_id, r.spans, r.relevance)
                         for r in subset.itertuples()]
         scored = score_run(run, ks)
@@ -138,14 +138,15 @@ def set_comparison(scores: pd.DataFrame, metric: str, resamples: int, seed: int)
     return pd.DataFrame(rows)
 
 
-def bm25_advantage(scores: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Per question: ``metric(BM25) − metric(dense)``, averaged over the strategies run."""
+def bm25_advantage(scores: pd.DataFrame, metric: str, baseline: str = BASELINE, other: str = EMBEDDER) -> pd.DataFrame:
+    """Per question: ``metric(baseline) − metric(other)`` (BM25 − dense by default), averaged
+    over the strategies run; the column is named ``"{baseline} − {other}"``."""
     wide = scores.pivot_table(index=["corpus", "set", "passage_id", "qid", "strategy"], columns="retriever",
                               values=metric, aggfunc="first")
-    missing = {"bm25", "dense"} - set(wide.columns)
+    missing = {baseline, other} - set(wide.columns)
     if missing:
         raise ValueError(f"bm25_advantage needs both retrievers; missing {sorted(missing)}")
-    advantage = (wide["bm25"] - wide["dense"]).groupby(level=["corpus", "set", "passage_id", "qid"]).mean()
+    advantage = (wide[baseline] - wide[other]).groupby(level=["corpus", "set", "passage_id", "qid"]).mean()
     position = {name: i for i, name in enumerate(dict.fromkeys(scores["corpus"]))}  # keep the input's corpus order
-    table = advantage.rename("bm25 − dense").reset_index()
+    table = advantage.rename(f"{baseline} − {other}").reset_index()
     return table.sort_values("corpus", key=lambda c: c.map(position), kind="stable", ignore_index=True)

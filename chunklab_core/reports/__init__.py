@@ -9,7 +9,7 @@ helpers: ``notebook_setup`` (a post's first cell), ``markdown`` (prose cells), `
 numbers shown beside ours), ``templates`` (prose kept as Markdown templates beside a report
 module, filled with computed values), ``samples`` (a sample named by its n and documents),
 ``site_tables`` (the website's tables as a reader expects them); ``notebook_run`` (the safe runner every Makefile notebook rule
-uses), ``run_recording`` (``make runs`` records the posts' retrieval runs by executing them in
+uses), ``posts`` (the one list of posts the Makefile, ``make runs`` and post 00 derive from), ``run_recording`` (``make runs`` records the posts' retrieval runs by executing them in
 record mode; ``make verify-runs`` recomputes a sample), ``chunker_recording`` (``make llm-chunker`` records
 post 08's LLM chunker calls), ``website`` (the static site) and ``lab`` (the site's interactive page on the
 recorded runs).

@@ -41,12 +41,12 @@ from chunklab_core.core import paths
 from chunklab_core.core.seeds import DEFAULT_SEED
 from chunklab_core.retrieval.recorded_runs import (MODE_ENV, SCORE_DEPTH, Cell, RunStore, RunStoreError,
                                                    texts_sha256)
+from chunklab_core.reports.posts import recorded_posts
 from chunklab_core.retrieval.registry import needs_model
 
 # The posts that retrieve, in the order `make runs` records them, and the parameters lowered
 # for the recording pass (statistics only: no ranking depends on them).
-POSTS = ("02_retrievers", "01_chunking", "03_uncertainty", "05_answers", "04_questions", "07_reranking",
-         "08_library_splitters")
+POSTS = recorded_posts()  # from the one list of posts (reports.posts)
 RECORDING_PARAMETERS = {"RESAMPLES": 200, "WRITE_OUTPUTS": False}
 SCORE_TOLERANCE = 1e-6  # BM25: float64 arithmetic, float32 storage (spacing ~2e-6 near a score of 30, relative 6e-8)
 # Dense: the encoder's float32 arithmetic. One text encoded in a differently composed batch (other
@@ -179,8 +179,7 @@ def verify(sample: int = 3, seed: int = DEFAULT_SEED, max_texts: int | None = No
     cells of that model (e.g. a machine without the second model assembled); ``named``: these
     cells (paths relative to the store's root) instead of a sample.
     """
-    from chunklab_core.retrieval.bm25 import BM25Index
-    from chunklab_core.retrieval.dense import DenseRetriever
+    from chunklab_core.retrieval.run import make_retriever
 
     store = RunStore(root, mode="replay")
     cells = recorded_cells(store)
@@ -225,10 +224,10 @@ def verify(sample: int = 3, seed: int = DEFAULT_SEED, max_texts: int | None = No
                 failures += 1
                 continue
             started = time.perf_counter()
-            if not needs_model(meta["cell"]["retriever"]):
-                engine = BM25Index()
-            else:  # a fresh, empty embedding cache: every vector computed again
-                engine = DenseRetriever(meta["cell"]["model"], cache_dir=cache)
+            # built by its registered spec; a model gets a fresh, empty cache: every vector computed again
+            name = meta["cell"]["retriever"]
+            options = {"model": meta["cell"]["model"], "cache_dir": cache} if needs_model(name) else {}
+            engine = make_retriever(name, **options)
             engine.fit(texts)
             ids, scores = engine.search(queries, min(meta["depth"] + TIE_MARGIN, len(texts)))
             tolerance = score_tolerance(meta["cell"]["retriever"])

@@ -36,11 +36,12 @@ from chunklab_core.core.seeds import DEFAULT_SEED
 from chunklab_core.data.corpora import load_corpus
 from chunklab_core.core.corpus import Corpus
 from chunklab_core.evaluation.scoring import run_cell
+from chunklab_core.retrieval.registry import BASELINE, EMBEDDER
 from chunklab_core.retrieval.run import RetrievalRun, make_retriever
 from chunklab_core.rerank.stage import rerank_prefix, stage_metrics
 
 SEED = DEFAULT_SEED
-FIRST_STAGE_MODELS = {"bm25": None, "minilm": "all-MiniLM-L6-v2"}
+FIRST_STAGE_MODELS = {BASELINE: None, "minilm": "all-MiniLM-L6-v2"}  # first stage -> its embedding model
 
 
 def rerank_corpus(name: str, n_questions: int | None = None, seed: int = SEED, n_documents: int | None = 6,
@@ -72,7 +73,7 @@ def first_stage_engine(first_stage: str):
     if first_stage not in FIRST_STAGE_MODELS:
         raise ValueError(f"unknown first stage {first_stage!r}; known: {', '.join(FIRST_STAGE_MODELS)}")
     model = FIRST_STAGE_MODELS[first_stage]
-    return make_retriever("bm25") if model is None else make_retriever("dense", model=model)
+    return make_retriever(BASELINE) if model is None else make_retriever(EMBEDDER, model=model)
 
 
 def first_stage_runs(corpus: Corpus, strategies: Sequence[str], first_stages: Sequence[str],
@@ -87,7 +88,7 @@ def first_stage_runs(corpus: Corpus, strategies: Sequence[str], first_stages: Se
             if stage not in FIRST_STAGE_MODELS:
                 raise ValueError(f"unknown first stage {stage!r}; known: {', '.join(FIRST_STAGE_MODELS)}")
             model = FIRST_STAGE_MODELS[stage]
-            run = run_cell(corpus, strategy, "bm25" if model is None else "dense", k_max=depth, chunks=chunks,
+            run = run_cell(corpus, strategy, BASELINE if model is None else EMBEDDER, k_max=depth, chunks=chunks,
                            model=model)
             run.retriever = stage  # the first stage's name in post 07's tables
             runs[(strategy, stage)] = run
@@ -220,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--corpus", default="squad", choices=["squad", "nq"])
     parser.add_argument("--strategies", nargs="+", default=["fixed_500", "recursive_500"])
-    parser.add_argument("--first-stage", default="bm25", choices=sorted(FIRST_STAGE_MODELS))
+    parser.add_argument("--first-stage", default=BASELINE, choices=sorted(FIRST_STAGE_MODELS))
     parser.add_argument("--questions", type=int, default=24)
     parser.add_argument("--depth", type=int, default=10)
     parser.add_argument("--k", type=int, default=5)

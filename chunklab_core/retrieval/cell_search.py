@@ -1,11 +1,13 @@
-"""One cell's ranking through the run store: BM25 and dense searched (or replayed), hybrid fused.
+"""One cell's ranking through the run store: stored retrievers searched (or replayed), fused ones fused.
 
-Handles: :func:`search_cell`, the one place the posts' retrievals go through. BM25 and dense
-cells are asked of the run store (``recorded_runs``: replayed, recorded or computed live by the
-mode); a hybrid cell is fused from its two components exactly as ``hybrid.HybridRetriever``
-fuses them (each component to ``max(HYBRID_DEPTH, depth)``, then ``hybrid.rrf_fuse`` to
-``min(depth, n)``), so a fused replay equals a live hybrid search. Dense cells also carry the
-model's truncation mask (which chunks exceed ``max_seq_length`` tokens).
+Handles: :func:`search_cell`, the one place the posts' retrievals go through. Cells of stored
+retrievers (BM25, dense, any registered one) are asked of the run store (``recorded_runs``:
+replayed, recorded or computed live by the mode), each under its registered name; a fused cell
+(hybrid) is fused from its registered parts (``fused_from``) exactly as
+``hybrid.HybridRetriever`` fuses them (each part to ``max(HYBRID_DEPTH, depth)``, then
+``hybrid.rrf_fuse`` to ``min(depth, n)``), so a fused replay equals a live hybrid search. Cells
+of a retriever that needs a model also carry the model's truncation mask (which chunks exceed
+``max_seq_length`` tokens).
 
 Not handled: chunking, relevance, metrics (``evaluation.scoring``).
 """
@@ -13,13 +15,14 @@ Not handled: chunking, relevance, metrics (``evaluation.scoring``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from chunklab_core.retrieval.hybrid import rrf_fuse
 from chunklab_core.retrieval.recorded_runs import Cell, RunStore, default_store
-from chunklab_core.retrieval.registry import spec
+from chunklab_core.retrieval.registry import Retriever, spec
+from chunklab_core.retrieval.run import make_retriever
 
 HYBRID_DEPTH = 100  # HybridRetriever's default component depth
 
@@ -32,36 +35,33 @@ class CellResult:
 
 
 def search_cell(corpus_label: str, strategy: str, retriever: str, texts: Sequence[str], queries: Sequence[str],
-                depth: int, *, model: str | None = None, dense: Callable[[], object] | None = None,
-                bm25: Callable[[], object] | None = None, store: RunStore | None = None,
+                depth: int, *, model: str | None = None,
+                engines: Mapping[str, Callable[[], Retriever]] | None = None, store: RunStore | None = None,
                 corpus_source: dict | None = None, strategy_options: dict | None = None) -> CellResult:
     """The top ``depth`` texts of every query for one cell.
 
-    ``dense`` / ``bm25``: factories of the retrievers, called only when a ranking must be
-    computed (a replay builds no model). ``model`` names the embedding model of dense and
-    hybrid cells (its label, e.g. ``all-MiniLM-L6-v2``).
+    ``engines``: factories of stored retrievers by registered name, called only when a ranking
+    must be computed (a replay builds no model); a stored retriever without one is built by
+    ``run.make_retriever`` (with ``model=`` when it needs a model). ``model`` names the
+    embedding model of the cells that need one (its label, e.g. ``all-MiniLM-L6-v2``). Every
+    stored ranking is recorded under its retriever's registered name.
     """
     retriever_spec = spec(retriever)
     store = store if store is not None else default_store()
     if retriever_spec.needs_model and not model:
         raise ValueError(f"retriever {retriever!r} needs an embedding model name")
     texts, queries = list(texts), list(queries)
+    engines = engines or {}
 
     def component(name: str, asked: int) -> CellResult:
-        if name == "bm25":
-            def compute(d: int):
-                engine = bm25() if bm25 is not None else _default_bm25()
-                engine.fit(texts)
-                return engine.search(queries, d)
-
-            ids, scores, _ = store.ranking(Cell(corpus_label, strategy, "bm25"), texts, queries, asked, compute,
-                                           corpus_source=corpus_source, strategy_options=strategy_options)
-            return CellResult(ids, scores, None)
+        part = spec(name)
         built: dict = {}
 
         def engine():
             if "engine" not in built:
-                built["engine"] = dense() if dense is not None else _default_dense(model)
+                factory = engines.get(name)
+                built["engine"] = factory() if factory is not None else make_retriever(
+                    name, **({"model": model} if part.needs_model else {}))
             return built["engine"]
 
         def compute(d: int):
@@ -69,12 +69,19 @@ def search_cell(corpus_label: str, strategy: str, retriever: str, texts: Sequenc
             e.fit(texts)
             return e.search(queries, d)
 
-        def extra():
+        if not part.needs_model:
+            ids, scores, _ = store.ranking(Cell(corpus_label, strategy, name), texts, queries, asked, compute,
+                                           corpus_source=corpus_source, strategy_options=strategy_options)
+            return CellResult(ids, scores, None)
+
+        def extra():  # the model's truncation mask, when it has a length limit
+            if not hasattr(engine(), "truncated_mask"):
+                return {}
             return {"truncated": np.packbits(np.asarray(engine().truncated_mask(texts), dtype=bool))}
 
-        ids, scores, arrays = store.ranking(Cell(corpus_label, strategy, "dense", model), texts, queries, asked,
+        ids, scores, arrays = store.ranking(Cell(corpus_label, strategy, name, model), texts, queries, asked,
                                             compute, corpus_source=corpus_source, strategy_options=strategy_options,
-                                            model_identity=lambda: engine().identity, extra=extra)
+                                            model_identity=lambda: getattr(engine(), "identity", None), extra=extra)
         mask = np.unpackbits(arrays["truncated"], count=len(texts)).astype(bool) if "truncated" in arrays else None
         return CellResult(ids, scores, mask)
 
@@ -89,14 +96,3 @@ def search_cell(corpus_label: str, strategy: str, retriever: str, texts: Sequenc
     truncated = next((p.truncated for p in parts if p.truncated is not None), None)
     return CellResult(ids, scores, truncated)
 
-
-def _default_bm25():
-    from chunklab_core.retrieval.bm25 import BM25Index
-
-    return BM25Index()
-
-
-def _default_dense(model: str):
-    from chunklab_core.retrieval.dense import DenseRetriever
-
-    return DenseRetriever(model)

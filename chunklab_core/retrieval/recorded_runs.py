@@ -18,7 +18,7 @@ Modes, read from the environment variable ``CHUNKLAB_RUNS`` (:func:`current_mode
 
 Stale means the inputs changed: the fitted texts (sha256 of every chunk text, so a change in a
 strategy's code shows), the queries, the retriever's scoring version
-(:data:`RETRIEVER_VERSIONS`) or the depth asked. The model file hash, library versions and code
+(its spec's ``version`` in ``registry``) or the depth asked. The model file hash, library versions and code
 version are recorded as provenance and checked by ``make verify-runs``, which recomputes a
 seeded sample of cells from scratch and requires identical ids and order and scores within
 1e-6 (:func:`chunklab_core.reports.run_recording.verify`).
@@ -60,14 +60,13 @@ import numpy as np
 
 from chunklab_core.core import paths
 from chunklab_core.core.atomic_files import atomic_write
+from chunklab_core.retrieval.registry import spec
 
 MODE_ENV = "CHUNKLAB_RUNS"
 MODES = ("live", "record", "replay")
 RECORD_DEPTH = 100
 SCORE_DEPTH = 10
 RECORD_COMMAND = "make runs"
-# Bump a retriever's version when its scoring or tokenisation changes: every record of it becomes stale.
-RETRIEVER_VERSIONS = {"bm25": 1, "dense": 1}
 LIVE_CORPORA = {"own"}  # your documents are never recorded into the repository
 FORMAT_VERSION = 1
 
@@ -111,7 +110,7 @@ def corpus_sample_label(corpus) -> str:
 
 @dataclass(frozen=True)
 class Cell:
-    """One recorded ranking: corpus sample, strategy, retriever (bm25 or dense), model (dense only)."""
+    """One recorded ranking: corpus sample, strategy, stored retriever, model (retrievers that need one)."""
 
     corpus: str
     strategy: str
@@ -167,7 +166,7 @@ def provenance(cell: Cell, texts: Sequence[str], queries: Sequence[str], depth: 
         "queries": {"n": len(queries), "sha256": texts_sha256(queries)},
         "depth": int(depth),
         "score_depth": SCORE_DEPTH,
-        "retriever_version": RETRIEVER_VERSIONS[cell.retriever],
+        "retriever_version": spec(cell.retriever).version,
         "model_identity": model_identity,
         "libraries": library_versions(),
         "code": _code_version(),
@@ -280,8 +279,9 @@ class RunStore:
                     f"sha256 {meta['texts']['sha256'][:12]} recorded, {texts_digest[:12]} now)")
         if meta["queries"]["sha256"] != queries_digest:
             return f"the questions changed (sha256 {meta['queries']['sha256'][:12]} recorded, {queries_digest[:12]} now)"
-        if meta.get("retriever_version") != RETRIEVER_VERSIONS[retriever]:
-            return f"the {retriever} scoring version changed ({meta.get('retriever_version')} -> {RETRIEVER_VERSIONS[retriever]})"
+        version = spec(retriever).version
+        if meta.get("retriever_version") != version:
+            return f"the {retriever} scoring version changed ({meta.get('retriever_version')} -> {version})"
         if meta["depth"] < min(depth, n_texts):
             return f"depth {depth} asked, {meta['depth']} recorded"
         return None

@@ -3,18 +3,22 @@
 Handles: the ``Retriever`` protocol every retriever implements (``fit(texts)`` then
 ``search(queries, k) -> (ids, scores)``, best first, ids indexing the fitted texts, ties broken
 by the lower index), and :data:`RETRIEVER_SPECS`, the registry of the series' retrievers with
-what a caller needs to know without naming one: whether it needs an embedding model, whether
-its rankings are recorded as they are (``stored``) or fused from other recorded rankings
-(``fused_from``), and its display name. Modules outside the retrieval stage ask the registry
-(:func:`needs_model`, :func:`display_name`, :func:`model_column`) instead of comparing names.
+what a caller needs to know without naming one: how to build it (``factory``), the version its
+recorded rankings carry (``version``: bump it when its scoring changes, every record of it
+becomes stale), whether it needs an embedding model, whether its rankings are recorded as they
+are (``stored``) or fused from other recorded rankings (``fused_from``), and its display name.
+A new retriever is one :func:`register_retriever` call (see the README's Architecture section).
+Modules outside the retrieval stage ask the registry (:func:`needs_model`, :func:`display_name`,
+:func:`model_column`, :data:`BASELINE`, :data:`EMBEDDER`) instead of naming retrievers.
 
-Not handled: building a retriever (``run.make_retriever``), recording runs (``recorded_runs``).
+Not handled: building a retriever from a spec (``run.make_retriever``), recording runs
+(``recorded_runs``), fusing rankings (``hybrid``, ``cell_search``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -32,11 +36,19 @@ class Retriever(Protocol):
 
 @dataclass(frozen=True)
 class RetrieverSpec:
-    """One registered retriever."""
+    """One registered retriever.
+
+    ``factory``: for a stored retriever, ``factory(**options) -> Retriever`` (a retriever that
+    needs a model gets ``model=`` among the options); for a fused one, ``factory(parts)`` fuses
+    the built retrievers of ``fused_from``, in that order. ``version``: what ``recorded_runs``
+    stores with each ranking of a stored retriever (``None`` for a fused one: its parts carry it).
+    """
 
     name: str
     display: str
     needs_model: bool
+    factory: Callable[..., Retriever]
+    version: int | None = 1
     fused_from: tuple[str, ...] = ()  # empty: its rankings are recorded as they are
 
     @property
@@ -44,16 +56,53 @@ class RetrieverSpec:
         return not self.fused_from
 
 
-RETRIEVER_SPECS: dict[str, RetrieverSpec] = {
-    spec.name: spec
-    for spec in (
-        RetrieverSpec("bm25", "BM25", needs_model=False),
-        RetrieverSpec("dense", "Dense", needs_model=True),
-        RetrieverSpec("hybrid", "Hybrid (RRF)", needs_model=True, fused_from=("bm25", "dense")),
-    )
-}
-RETRIEVERS = tuple(RETRIEVER_SPECS)
+def _bm25(**options) -> Retriever:
+    from chunklab_core.retrieval.bm25 import BM25Index
+
+    return BM25Index(**options)
+
+
+def _dense(**options) -> Retriever:
+    from chunklab_core.retrieval.dense import DenseRetriever
+
+    return DenseRetriever(**options)
+
+
+def _rrf(parts: Sequence[Retriever]) -> Retriever:
+    from chunklab_core.retrieval.hybrid import HybridRetriever
+
+    return HybridRetriever(list(parts))
+
+
+RETRIEVER_SPECS: dict[str, RetrieverSpec] = {}
+
+
+def register_retriever(new: RetrieverSpec) -> RetrieverSpec:
+    """Add ``new`` to :data:`RETRIEVER_SPECS`; a taken name, or a fused one whose parts are not
+    registered stored retrievers, is a ``ValueError``."""
+    if new.name in RETRIEVER_SPECS:
+        raise ValueError(f"retriever {new.name!r} is already registered")
+    if new.stored and new.version is None:
+        raise ValueError(f"stored retriever {new.name!r} needs a version")
+    bad = [part for part in new.fused_from if part not in RETRIEVER_SPECS or not RETRIEVER_SPECS[part].stored]
+    if bad:
+        raise ValueError(f"retriever {new.name!r} is fused from unregistered or fused retrievers {bad}")
+    RETRIEVER_SPECS[new.name] = new
+    return new
+
+
+register_retriever(RetrieverSpec("bm25", "BM25", needs_model=False, factory=_bm25, version=1))
+register_retriever(RetrieverSpec("dense", "Dense", needs_model=True, factory=_dense, version=1))
+register_retriever(RetrieverSpec("hybrid", "Hybrid (RRF)", needs_model=True, factory=_rrf, version=None,
+                                 fused_from=("bm25", "dense")))
+RETRIEVERS = tuple(RETRIEVER_SPECS)  # the series' retrievers (registered later ones: registered())
 BASELINE = "bm25"  # the model-free retriever every other one is compared with
+EMBEDDER = "dense"  # the retriever whose model embeds texts for chunkers that cut by embedding
+
+
+def registered() -> tuple[str, ...]:
+    """Every registered retriever's name, in registration order (the series' and any added)."""
+    return tuple(RETRIEVER_SPECS)
 
 
 def spec(name: str) -> RetrieverSpec:
@@ -61,7 +110,7 @@ def spec(name: str) -> RetrieverSpec:
     try:
         return RETRIEVER_SPECS[name]
     except KeyError:
-        raise ValueError(f"unknown retriever {name!r}; known: {', '.join(RETRIEVERS)}") from None
+        raise ValueError(f"unknown retriever {name!r}; known: {', '.join(RETRIEVER_SPECS)}") from None
 
 
 def needs_model(name: str) -> bool:
@@ -96,7 +145,7 @@ def stored_retrievers() -> tuple[str, ...]:
 
 def compared_with(baseline: str = BASELINE) -> tuple[str, ...]:
     """Every other retriever, for paired comparisons against ``baseline``."""
-    return tuple(name for name in RETRIEVERS if name != baseline)
+    return tuple(name for name in RETRIEVER_SPECS if name != baseline)
 
 
 def setting_name(retriever: str, model: str | None, sep: str = " · ") -> str:

@@ -17,33 +17,30 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from chunklab_core.core.corpus import Chunk, Corpus
-from chunklab_core.retrieval.registry import RETRIEVERS, spec
+from chunklab_core.retrieval.registry import RETRIEVERS, spec  # noqa: F401  (RETRIEVERS: re-exported)
 
 
-def make_retriever(name: str, dense=None, **options):
-    """A fresh retriever by name: ``bm25``, ``dense`` or ``hybrid`` (RRF of bm25 + dense).
+def make_retriever(name: str, built: dict | None = None, **options):
+    """A fresh retriever by registered name, built by its spec's factory (``registry``).
 
-    ``options`` go to the constructor of ``BM25Index`` (bm25) or ``DenseRetriever`` (dense, and
-    the dense half of hybrid). ``dense``: an already built dense retriever to use instead of a new
-    one (one model shared by many cells, its embeddings cached once): ``dense`` returns it and
-    ``hybrid`` fuses a fresh BM25 with it; bm25 ignores it.
+    ``options`` go to the factory of a stored retriever (``BM25Index`` for bm25,
+    ``DenseRetriever`` for dense); a fused retriever (hybrid) passes them to its parts that need
+    a model and builds the others with their defaults. ``built``: already built retrievers by
+    name (one model shared by many cells, its embeddings cached once), used instead of new
+    ones: ``built={"dense": d}`` makes ``dense`` return ``d`` and ``hybrid`` fuse a fresh BM25
+    with it. An unknown name is a ``ValueError`` listing the registered ones.
     """
-    spec(name)  # an unknown name raises, listing the registry
-    if dense is not None and options and name != "bm25":
-        raise ValueError(f"give either a built dense retriever or options for a new one, not both: {sorted(options)}")
-    from chunklab_core.retrieval.bm25 import BM25Index
-
-    if name == "bm25":
-        return BM25Index(**options)
-    if dense is None:
-        from chunklab_core.retrieval.dense import DenseRetriever
-
-        dense = DenseRetriever(**options)
-    if name == "dense":
-        return dense
-    from chunklab_core.retrieval.hybrid import HybridRetriever
-
-    return HybridRetriever([BM25Index(), dense])
+    wanted = spec(name)
+    built = built or {}
+    if wanted.stored:
+        if name in built:
+            if options:
+                raise ValueError(f"give either a built {name} retriever or options for a new one, not both: "
+                                 f"{sorted(options)}")
+            return built[name]
+        return wanted.factory(**options)
+    return wanted.factory([make_retriever(part, built, **(options if spec(part).needs_model else {}))
+                           for part in wanted.fused_from])
 
 
 class LazyDense:

@@ -177,6 +177,16 @@ def paired_difference_ci(a, b, resamples: int = 10_000, seed=0, confidence: floa
     return bootstrap_ci(a - b, resamples, seed, confidence, sampler)
 
 
+def _sizing_inputs(n: int, ci: tuple[float, float]) -> tuple[float, float]:
+    """``ci`` as ``(low, high)`` after checking ``n >= 1`` and ``low <= high`` (the sizing functions' inputs)."""
+    if n < 1:
+        raise ValueError(f"n must be a positive number of questions, got {n!r}")
+    low, high = ci
+    if high < low:
+        raise ValueError(f"ci must be (low, high) with low <= high, got {ci!r}")
+    return low, high
+
+
 def questions_needed(n: int, diff: float, ci: tuple[float, float], cap: int = 100_000) -> int | None:
     """Questions needed for an interval of half-width |diff| (so the two cells separate).
 
@@ -187,11 +197,7 @@ def questions_needed(n: int, diff: float, ci: tuple[float, float], cap: int = 10
     diff=0.02, ci=(-0.08, 0.12) gives exactly 500; post 03's 800 questions with a difference of
     means 0.945 − 0.9425, stored as 0.00249999999999995, give 28,800, not 28,801).
     """
-    if n < 1:
-        raise ValueError(f"n must be a positive number of questions, got {n!r}")
-    low, high = ci
-    if high < low:
-        raise ValueError(f"ci must be (low, high) with low <= high, got {ci!r}")
+    low, high = _sizing_inputs(n, ci)
     if abs(diff) < 1e-9:
         return None
     halfwidth = (high - low) / 2.0
@@ -214,13 +220,9 @@ def questions_for_power(n: int, diff: float, ci: tuple[float, float], power: flo
     """
     from scipy.stats import norm
 
-    if n < 1:
-        raise ValueError(f"n must be a positive number of questions, got {n!r}")
+    low, high = _sizing_inputs(n, ci)
     if not 0.5 <= power < 1 or not 0 < level < 1:
         raise ValueError(f"power must be in [0.5, 1) and level in (0, 1), got {power!r}, {level!r}")
-    low, high = ci
-    if high < low:
-        raise ValueError(f"ci must be (low, high) with low <= high, got {ci!r}")
     if abs(diff) < 1e-9:
         return None
     z_level = float(norm.ppf(1 - (1 - level) / 2))

@@ -126,14 +126,18 @@ def calibration_range(calibration: pd.DataFrame, probability: float) -> tuple[fl
     return None if shares.empty else (float(shares.min()), float(shares.max()))
 
 
-def probability_best_text(probability: float, calibration: pd.DataFrame | None = None) -> str:
-    """P(best) worded with its calibration: never a verdict, always with how often it is right."""
+def probability_best_text(probability: float, calibration: pd.DataFrame | None = None,
+                          source: str = "the calibration simulation") -> str:
+    """P(best) worded with its calibration: never a verdict, always with how often it is right.
+
+    ``source`` names where ``calibration`` comes from in the sentence (a post passes its own
+    wording, e.g. post 03's simulation)."""
     text = f"probability of being best {100 * probability:.1f}%"
     span = None if calibration is None else calibration_range(calibration, probability)
     if span is None:
         return text + " (not a calibrated probability; the paired intervals decide)"
     low, high = span
-    return (text + f" (overconfident: in post 03's simulation, picks reported in this band were "
+    return (text + f" (overconfident: in {source}, picks reported in this band were "
             f"truly best {100 * low:.0f}–{100 * high:.0f}% of the time; the paired intervals decide)")
 
 

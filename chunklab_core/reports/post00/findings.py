@@ -20,6 +20,7 @@ import pandas as pd
 from chunklab_core.answers.verdicts import REFERENCE_NAME
 from chunklab_core.chunking import strategy_label
 from chunklab_core.core import numbers
+from chunklab_core.reports import posts
 from chunklab_core.reports.samples import DATASETS, sample_label
 from chunklab_core.stats import claims
 from chunklab_core.reports.post00.tables import documents_of, judge_accuracy, judge_agreement
@@ -27,16 +28,7 @@ from chunklab_core.reports.post00.sources import key_text, read_table
 
 __all__ = ["READING_ORDER", "POST_FINDINGS", "post_findings", "reading_order", "findings_table", "findings_view", "posts_with_findings", "small_rows"]
 
-READING_ORDER = (
-    ("01", "Which chunking strategy finds the answer?", "one retriever, one clean corpus: recall@k and its token cost"),
-    ("03", "How far can N questions be trusted?", "post 01's ranking with paired intervals, the verdict rule, calibration, clustering"),
-    ("02", "Retrievers, embedding models, other documents", "whether post 01's answer survives other retrievers, models and corpora"),
-    ("08", "The splitters RAG builders use, and Chroma's report", "framework defaults against the series' strategies; which of the report's differences survive"),
-    ("04", "Where do test questions come from?", "what generated test questions hide"),
-    ("05", "Answers from retrieved chunks, graded by LLM judges", "whether retrieval turns into right answers"),
-    ("06", "Can the judges be trusted?", "every judge against the audit's grades (one model grader)"),
-    ("07", "Does a reranking stage help?", "reranking depth, scorers and their cost"),
-)
+READING_ORDER = posts.reading_order()  # from the one list of posts (reports.posts)
 
 
 def reading_order() -> pd.DataFrame:

@@ -23,6 +23,7 @@ from chunklab_core.data.corpora import load_corpus
 from chunklab_core.evaluation.measures import KS, column
 from chunklab_core.evaluation.scoring import evaluate
 from chunklab_core.reports.verdict_tables import leader_verdicts
+from chunklab_core.retrieval.registry import BASELINE
 from chunklab_core.retrieval.run import RetrievalRun
 
 # Quoted from the published ChunkLab SQuAD benchmark, its README's results table (SQuAD v1.1
@@ -57,7 +58,7 @@ class BenchmarkResult:
     ks: tuple[int, ...]
 
 
-def run_benchmark(corpus: Corpus, strategies: Sequence[str], retriever: str = "bm25",
+def run_benchmark(corpus: Corpus, strategies: Sequence[str], retriever: str = BASELINE,
                   ks: Sequence[int] = KS, progress: bool = True) -> BenchmarkResult:
     """Every strategy under one retriever; keeps each run for the later sections."""
     if not strategies:
@@ -135,7 +136,7 @@ def count_cut_misses(run: RetrievalRun, k: int = 10) -> dict:
 
 
 def full_set_verdicts(strategies: Sequence[str], n_articles: int, n_questions: int, seed: int, k: int,
-                      resamples: int, retriever: str = "bm25") -> pd.DataFrame:
+                      resamples: int, retriever: str = BASELINE) -> pd.DataFrame:
     """Post 01's design on a larger SQuAD sample: the hit@k leader against every strategy.
 
     The same strategies and retriever on ``n_articles`` articles and a seeded sample of

@@ -6,14 +6,9 @@ answer. Where gold is longer than a chunk -- CUAD's clauses, QASPER's evidence -
 hold it, so recall@k stays low in every cell whatever the retriever finds. Token span recall
 scores such gold fairly:
 
-* ``token_recall@k`` = |gold tokens inside R| / |gold tokens|, with R the union of the top-k
-  returned contexts' character spans and the gold tokens the words and numbers
-  (``textmatch.TOKEN``) of the document text inside the question's evidence spans; a token
-  counts as inside when all its characters are. Evidence spans are the question's own
-  (CUAD, Chroma, SQuAD) or its gold located once in its document
-  (``gold_advice.question_evidence``); questions with neither get NaN. It is
-  ``span_metrics``' span recall with tokens for characters (so a chunk edge cutting a word
-  does not give half a word).
+* ``token_recall@k`` (``evaluation.token_metrics.token_span_recall``, where its formula is
+  documented): ``span_metrics``' span recall with word tokens for characters (so a chunk
+  edge cutting a word does not give half a word).
 
 Which measure a corpus is read by (:func:`corpus_measures`): containment can only count a
 question when some single chunk holds its whole gold, so for each (corpus, strategy) the
@@ -39,7 +34,6 @@ abstractive: their span recall is NaN unless the data set gives evidence offsets
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Mapping
 from typing import Sequence
 
@@ -51,58 +45,14 @@ from chunklab_core.retrieval.run import RetrievalRun
 from chunklab_core.data.gold_advice import question_evidence
 from chunklab_core.evaluation.matrix import MatrixResult
 from chunklab_core.evaluation.measures import column
-from chunklab_core.evaluation.span_metrics import merge_intervals
+from chunklab_core.evaluation.token_metrics import token_span_recall  # noqa: F401  (re-exported)
 from chunklab_core.core import numbers
-from chunklab_core.core.textmatch import TOKEN
 from chunklab_core.reports.templates import Templates
 from chunklab_core.retrieval.registry import needs_model, rows_of_model
 
 LONG_GOLD_SHARE = 0.10
 PROSE = Templates(__file__, "long_evidence.md")
 MEASURE_LABELS = {"containment": "recall (containment)", "span": "token span recall"}
-
-
-def _gold_tokens(text: str, evidence: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Character spans of the tokens inside the (merged) evidence intervals of one document."""
-    return [m.span() for start, end in merge_intervals(evidence) for m in TOKEN.finditer(text, start, end)]
-
-
-def _inside(tokens: list[tuple[int, int]], returned: list[tuple[int, int]]) -> int:
-    """How many token spans lie wholly inside the union of ``returned`` intervals."""
-    merged = merge_intervals(returned)
-    starts = [s for s, _ in merged]
-    count = 0
-    for start, end in tokens:
-        i = bisect.bisect_right(starts, start) - 1
-        count += i >= 0 and merged[i][1] >= end
-    return count
-
-
-def token_span_recall(run: RetrievalRun, ks: Sequence[int]) -> pd.DataFrame:
-    """Per question ``token_recall@k`` of one run (see the module docstring)."""
-    corpus = run.corpus
-    texts = {d.doc_id: d.text for d in corpus.documents}
-    ranked = np.asarray(run.ranked)
-    rows = {column("token_recall", k): np.full(len(corpus.questions), np.nan) for k in ks}
-    for row, question in enumerate(corpus.questions):
-        evidence = question_evidence(question, texts.get(question.doc_id))
-        by_doc: dict[str, list[tuple[int, int]]] = {}
-        for doc_id, start, end in evidence:
-            by_doc.setdefault(doc_id, []).append((start, end))
-        tokens = {doc: _gold_tokens(texts[doc], spans) for doc, spans in by_doc.items() if doc in texts}
-        total = sum(len(t) for t in tokens.values())
-        if total == 0:
-            continue
-        for k in ks:
-            returned: dict[str, list[tuple[int, int]]] = {}
-            for index in ranked[row, :k]:
-                if index >= 0:
-                    doc_id, start, end = run.contexts[index]
-                    returned.setdefault(doc_id, []).append((start, end))
-            inside = sum(_inside(t, returned.get(doc, [])) for doc, t in tokens.items())
-            rows[column("token_recall", k)][row] = inside / total
-    return pd.DataFrame({"corpus": corpus.name, "strategy": run.strategy, "retriever": run.retriever,
-                         "qid": [q.qid for q in corpus.questions], **rows})
 
 
 def _held_whole(chunks, evidence: list[tuple[str, int, int]]) -> bool:

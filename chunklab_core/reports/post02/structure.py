@@ -25,6 +25,7 @@ import pandas as pd
 
 from chunklab_core.chunking import chunk_corpus, strategy_label
 from chunklab_core.evaluation.scoring import run_cell
+from chunklab_core.retrieval.registry import BASELINE
 from chunklab_core.core.headings import corpus_heading_summary
 from chunklab_core.evaluation.slot_metrics import score_slots
 from chunklab_core.evaluation.measures import KS, column
@@ -95,7 +96,7 @@ def section_mode_table(corpus, k: int, label: str, ks=KS) -> pd.DataFrame:
     recall, tokens = column("recall", k), column("tokens", k)
     for strategy in MODES:
         chunks = chunk_corpus(corpus.documents, strategy)
-        run = run_cell(corpus, strategy, "bm25", k_max=max(ks), chunks=chunks)
+        run = run_cell(corpus, strategy, BASELINE, k_max=max(ks), chunks=chunks)
         scores = score_slots(run, list(ks))
         texts = [corpus.doc(c.doc_id).text[c.start : c.end] for c in chunks]
         rows.append({"corpus": label, "strategy": strategy_label(strategy),

@@ -32,7 +32,7 @@ from chunklab_core.evaluation.matrix import MatrixResult, cell_summary, corpus_t
 from chunklab_core.evaluation.span_metrics import SPAN_MEASURES
 from chunklab_core.evaluation.measures import column, depth_columns, interval_columns, largest_k, require_columns
 from chunklab_core.stats.selection import select_winner
-from chunklab_core.retrieval.registry import BASELINE, compared_with, needs_model, rows_of_model, spec
+from chunklab_core.retrieval.registry import BASELINE, EMBEDDER, compared_with, needs_model, rows_of_model, spec
 
 KEYS = ["corpus", "model", "strategy", "retriever"]
 
@@ -369,13 +369,13 @@ def stability(per_question: pd.DataFrame, k: int, ks: Sequence[int], models: Seq
         for r_a, r_b in combinations(retrievers, 2):
             add("retrievers", f"{corpus} · {r_a}", f"{corpus} · {r_b}", wide(corpus, r_a, first), wide(corpus, r_b, first))
         for m_a, m_b in combinations(models, 2):
-            a, b = wide(corpus, "dense", m_a), wide(corpus, "dense", m_b)
+            a, b = wide(corpus, EMBEDDER, m_a), wide(corpus, EMBEDDER, m_b)
             if not a.empty and not b.empty:
                 add("embedding models", f"{corpus} · {m_a}", f"{corpus} · {m_b}", a, b)
         lo, hi = min(ks), max(ks)
-        add("k", f"{corpus} · bm25 · recall@{lo}", f"{corpus} · bm25 · recall@{hi}",
-            wide(corpus, "bm25", measure_column=column("recall", lo)),
-            wide(corpus, "bm25", measure_column=column("recall", hi)))
+        add("k", f"{corpus} · {BASELINE} · recall@{lo}", f"{corpus} · {BASELINE} · recall@{hi}",
+            wide(corpus, BASELINE, measure_column=column("recall", lo)),
+            wide(corpus, BASELINE, measure_column=column("recall", hi)))
     for c_a, c_b in combinations(corpora, 2):
-        add("corpora", f"{c_a} · bm25", f"{c_b} · bm25", wide(c_a, "bm25"), wide(c_b, "bm25"))
+        add("corpora", f"{c_a} · {BASELINE}", f"{c_b} · {BASELINE}", wide(c_a, BASELINE), wide(c_b, BASELINE))
     return pd.DataFrame(rows)

@@ -19,7 +19,7 @@ from chunklab_core.chunking import strategy_label
 from chunklab_core.core import numbers
 from chunklab_core.evaluation.matrix import MatrixResult
 from chunklab_core.reports.templates import Templates
-from chunklab_core.retrieval.registry import needs_model, spec
+from chunklab_core.retrieval.registry import BASELINE, needs_model, spec
 
 PROSE = Templates(__file__, "truncation.md")
 
@@ -54,7 +54,7 @@ def miss_examples(matrix: MatrixResult, model: str, k: int, labels: Mapping[str,
             continue  # the model embeds the indexed span, not the wider returned context
         if len(examples) >= max_examples:
             break
-        bm25_run = matrix.runs.get((corpus, model, strategy, "bm25"))
+        bm25_run = matrix.runs.get((corpus, model, strategy, BASELINE))
         if bm25_run is None:
             continue
         for index, q in enumerate(dense_run.corpus.questions):

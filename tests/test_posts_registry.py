@@ -1,0 +1,43 @@
+"""Issue 36: the one list of posts (``reports.posts``) and what is derived from it."""
+
+import re
+import subprocess
+
+from chunklab_core.core.paths import NOTEBOOKS_DIR, PROJ_ROOT
+from chunklab_core.reports import posts, run_recording
+from chunklab_core.reports.post00 import findings
+
+
+def test_every_notebook_source_is_a_registered_post_and_back():
+    sources = sorted(p.stem for p in (NOTEBOOKS_DIR / "src").glob("[0-9][0-9]_*.ipynb"))
+    assert sorted(p.name for p in posts.POSTS) == sources
+    assert all(p.name.startswith(p.number + "_") for p in posts.POSTS)
+    assert all((PROJ_ROOT / p.package.replace(".", "/")).is_dir() for p in posts.POSTS)
+
+
+def test_the_derived_lists():
+    assert run_recording.POSTS == posts.recorded_posts() == (
+        "02_retrievers", "01_chunking", "03_uncertainty", "05_answers", "04_questions", "07_reranking",
+        "08_library_splitters")
+    assert [row[0] for row in findings.READING_ORDER] == ["01", "03", "02", "08", "04", "05", "06", "07"]
+    assert all(row[1] and row[2] for row in findings.READING_ORDER)
+
+
+def test_the_fragment_gives_each_post_its_prerequisites():
+    fragment = posts.make_fragment()
+    rules = dict(re.findall(r"^(notebooks/\d\d_\w+\.ipynb): (?!POST_ARGS)(.*)$", fragment, re.M))
+    assert set(rules) == {p.notebook for p in posts.POSTS}
+    assert "notebooks/01_chunking.ipynb" in rules["notebooks/03_uncertainty.ipynb"].split()
+    assert "$(FINDINGS_TABLES)" in rules["notebooks/00_findings.ipynb"]
+    assert "$(filter-out notebooks/00_findings.ipynb,$(NOTEBOOKS))" in rules["notebooks/00_findings.ipynb"]
+    assert "notebooks/02_retrievers.ipynb: POST_ARGS = $(OWN_DOCS)" in fragment
+    assert "$(if $(RERANK_CALLS),notebooks/07_reranking.ipynb,)" in fragment
+    assert posts.post("07").inputs == ("$(RERANK_CALLS)",)
+
+
+def test_make_executes_post_03_after_post_01_through_the_pattern_rule(tmp_path):
+    dry = subprocess.run(["make", "-n", "-B", "-o", ".venv/.installed", f"POSTS_MK={tmp_path}/posts.mk",
+                          f"NOTEBOOK_DEPS={tmp_path}/deps.mk", "notebooks/03_uncertainty.ipynb"],
+                         capture_output=True, text=True, cwd=PROJ_ROOT, timeout=120)
+    runs = [line for line in dry.stdout.splitlines() if "notebook_run --kernel" in line]
+    assert [line.split()[-1] for line in runs] == ["notebooks/01_chunking.ipynb", "notebooks/03_uncertainty.ipynb"]
