@@ -76,15 +76,14 @@ TOKENIZER = ENCODING_NAME
 READ_SHARE = 0.80  # a recommendation the model reads less of says so
 FLOOR = 0.15  # below this score for every candidate, chunking is not what limits the setting
 SETTING = ["corpus", "retriever", "model"]
+PROSE = Templates(__file__, "pool.md")
 COLUMNS = {"containment": "recall", "span": "token_recall"}
 MEASURE_NAMES = {"containment": "containment recall", "span": "token span recall"}
-_SHORT = "gold is a short answer string, held whole by one chunk for almost every question (post 02)"
-_LONG = "gold is an evidence span in long documents; no single chunk holds the whole gold of many questions"
+_SHORT, _LONG = "reason.short", "reason.long"  # templates of pool.md
 MEASURES: Mapping[str, tuple[str, str]] = {
     "squad": ("containment", _SHORT), "nq": ("containment", _SHORT), "qasper": ("containment", _SHORT),
     "own": ("containment", _SHORT), "cuad": ("span", _LONG), "chroma": ("span", _LONG),
 }
-PROSE = Templates(__file__, "pool.md")
 
 
 def candidates(corpus: str, retriever: str, model: str, available: Sequence[str] | None = None) -> list[str]:
@@ -111,7 +110,7 @@ def measure_table(corpora: Sequence[str] | None = None) -> pd.DataFrame:
         measure = measure_of(name)
         other = "span" if measure == "containment" else "containment"
         rows.append({"corpus": name, "measure": MEASURE_NAMES[measure], "shown beside": MEASURE_NAMES[other],
-                     "reason": MEASURES[name][1]})
+                     "reason": PROSE.fill(MEASURES[name][1])})
     return pd.DataFrame(rows)
 
 
@@ -212,7 +211,8 @@ def candidate_name(strategy: str, budget: int) -> str:
 
 
 def setting_table(budgets: pd.DataFrame, fixed: pd.DataFrame | None, facts: pd.DataFrame | None, k: int,
-                  resamples: int, seed: int, samples_of: Mapping[str, str] | None = None) -> pd.DataFrame:
+                  resamples: int, seed: int, samples_of: Mapping[str, str] | None = None,
+                  source: str = "pool") -> pd.DataFrame:
     """The long table: per setting (corpus, retriever, model) one row per (strategy, budget) of
     the pool, ranked by the corpus's measure within the budget (:func:`robust_verdicts` over all
     the setting's candidates, cheapest budget first so ties go to the cheaper), with the other
@@ -270,7 +270,7 @@ def setting_table(budgets: pd.DataFrame, fixed: pd.DataFrame | None, facts: pd.D
                                      else float("nan"))}
             if sec is not None and strategy in sec.index:
                 row.update({c: float(sec.loc[strategy, c]) for c in sec.columns})
-            row.update({"source": "pool", "key": f"corpus={corpus}; retriever={retriever}; strategy={strategy}; "
+            row.update({"source": source, "key": f"corpus={corpus}; retriever={retriever}; strategy={strategy}; "
                                                  f"budget={int(budget)}"})
             rows.append(row)
     return pd.DataFrame(rows)
@@ -325,7 +325,7 @@ def setting_guide(table: pd.DataFrame) -> pd.DataFrame:
                      "below floor": bool(cell["score"].max() < FLOOR),
                      "candidates": ", ".join(dict.fromkeys(cell["strategy"])),
                      "questions": int(pick["questions"]), "documents": int(pick["documents"]), "design": pick["design"],
-                     "source": "pool", "key": pick["key"]})
+                     "source": pick["source"], "key": pick["key"]})
     return pd.DataFrame(rows)
 
 
@@ -360,3 +360,48 @@ def compact_guide(guide: pd.DataFrame) -> pd.DataFrame:
     """The guide as a builder scans it: setting, use, tokens, verdict."""
     return pd.DataFrame({"setting": guide["sample"] + ", " + guide["retriever"], "use": guide["use"],
                          "tokens": guide["tokens"], "verdict": guide["verdict"]})
+
+
+def extend(matrix, corpora: Mapping, retrievers: Sequence[str], model: str, k: int, **options):
+    """``matrix`` with every pool strategy it lacks run as well (``run_matrix`` on the same
+    corpora, retrievers and ``model``, depth ``k``): what posts 02 and 08 compare."""
+    from chunklab_core.evaluation.matrix import MatrixResult, run_matrix
+
+    have = {strategy for _, strategy in matrix.chunks}
+    missing = [s for s in POOL if s not in have]
+    if not missing:
+        return matrix
+    more = run_matrix(corpora, missing, retrievers, [model], ks=[k], progress=False, **options)
+    truncated = pd.concat([t for t in (matrix.truncated, more.truncated) if t is not None and len(t)],
+                          ignore_index=True) if any(t is not None and len(t) for t in (matrix.truncated,
+                                                                                        more.truncated)) else None
+    return MatrixResult(pd.concat([matrix.per_question, more.per_question], ignore_index=True),
+                        {**matrix.runs, **more.runs}, {**matrix.chunks, **more.chunks}, truncated)
+
+
+def pool_tables(matrix, model: str, k: int, resamples: int, seed: int, labels: Mapping[str, str] | None = None,
+                budgets: Sequence[int] = BUDGETS, source: str = "pool") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(:func:`setting_table`, :func:`setting_guide`) of the pool's runs of ``matrix`` for
+    ``model``: the one computation posts 02 and 08 show."""
+    chunks = {key: value for key, value in matrix.chunks.items() if key[1] in POOL}
+    facts = chunk_facts(type(matrix)(matrix.per_question, matrix.runs, chunks, matrix.truncated), model)
+    scores = budget_per_question(matrix, model, budgets, strategies=POOL)
+    fixed = fixed_k_per_question(matrix, model, k)
+    table = setting_table(scores, fixed, facts, k, resamples, seed, labels, source)
+    return table, setting_guide(table)
+
+
+def measures_view(corpora: Sequence[str], labels: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """:func:`measure_table` with each corpus named by its sample label."""
+    table = measure_table(corpora)
+    return table.assign(corpus=[(labels or {}).get(c, c) for c in table["corpus"]])
+
+
+def depth_text(table: pd.DataFrame, depth: int) -> str:
+    """Whether the recorded depth fills every budget (:func:`depth_report`), naming the cells where it does not."""
+    binds = depth_report(table)
+    if binds.empty:
+        return PROSE.fill("depth.fills", depth=depth)
+    names = [f"{strategy_label(r['strategy'])} at {int(r['budget']):,} tokens ({r['corpus']}, {r['retriever']}: "
+             f"{numbers.number(r['depth binds'], 0, scale='percent')} of its questions)" for _, r in binds.iterrows()]
+    return PROSE.fill("depth.binds", depth=depth, cells=numbers.count(len(binds), "cell"), names="; ".join(names))

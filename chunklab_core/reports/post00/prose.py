@@ -343,3 +343,27 @@ def rerank_text(stage: pd.DataFrame, depths: pd.DataFrame, slices: pd.DataFrame,
         parts.append(counts_text(slices, "rerank.slices", ["corpus"], lambda r: f"{r['a']} − {r['b']}",
                                  lambda r: (r["a"], r["b"])))
     return "\n\n".join(parts)
+
+
+def pool_guide_text(guide: pd.DataFrame) -> str:
+    """The reading of :func:`tables.pool_guide`: what the recommendation is, then one sentence
+    per setting (:func:`chunklab_core.reports.pool.setting_sentences`), each after its kind of document."""
+    from chunklab_core.reports import pool
+
+    if guide.empty:
+        raise ValueError("no pool guide rows to report")
+    decided = int((guide["verdict"] == "decided").sum())
+    intro = PROSE.fill("pool.reading", settings=numbers.count(len(guide), "setting"),
+                       budgets=", ".join(f"{b:,}" for b in pool.BUDGETS), tokenizer=pool.TOKENIZER,
+                       decided=numbers.count(decided, "setting"), undecided=numbers.count(len(guide) - decided, "setting"),
+                       source="02_pool.csv", guide="00_guide.csv")
+    bullets = [PROSE.fill("pool.kind", kind=kind, sentence=sentence)
+               for kind, sentence in zip(guide["kind of document"], pool.setting_sentences(guide))]
+    return intro + "\n\n" + "\n".join(bullets)
+
+
+def pool_guide_view(guide: pd.DataFrame) -> pd.DataFrame:
+    """The compact guide (setting, use, tokens, verdict): the long table is the CSV."""
+    from chunklab_core.reports import pool
+
+    return pool.compact_guide(guide)
