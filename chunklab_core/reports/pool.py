@@ -40,6 +40,7 @@ Not handled: retrieval (``evaluation.matrix.run_matrix``), the sentences (``pool
 
 from __future__ import annotations
 
+import math
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -76,6 +77,7 @@ TOKENIZER = ENCODING_NAME
 READ_SHARE = 0.80  # a recommendation the model reads less of says so
 FLOOR = 0.15  # below this score for every candidate, chunking is not what limits the setting
 SETTING = ["corpus", "retriever", "model"]
+LIST_SEPARATOR = "; "  # between labels in a cell (labels hold commas: "1,000 chars")
 PROSE = Templates(__file__, "pool.md")
 COLUMNS = {"containment": "recall", "span": "token_recall"}
 MEASURE_NAMES = {"containment": "containment recall", "span": "token span recall"}
@@ -193,12 +195,16 @@ def window_share(texts: Sequence[str], model: str) -> float:
 
 def chunk_facts(matrix, model: str) -> pd.DataFrame:
     """Per (corpus, strategy): chunks, median chunk cl100k_base tokens, and ``beyond window``
-    (:func:`window_share` of its chunks' texts for ``model``)."""
+    (:func:`window_share` of its chunks' texts for ``model``). A chunk's text is what is searched
+    and embedded (a parent-document child, not the parent it returns: the budget counts that)."""
     from chunklab_core.core.tokens import count_tokens_many
 
+    documents = {}
+    for (corpus, _, _, _), run in matrix.runs.items():
+        documents.setdefault(corpus, {d.doc_id: d.text for d in run.corpus.documents})
     rows = []
     for (corpus, strategy), chunks in matrix.chunks.items():
-        texts = [c.text for c in chunks]
+        texts = [c.text(documents[corpus][c.doc_id]) for c in chunks]
         rows.append({"corpus": corpus, "strategy": strategy, "chunks": len(chunks),
                      "median chunk tokens": float(np.median(count_tokens_many(texts))) if texts else float("nan"),
                      "beyond window": window_share(texts, model)})
@@ -262,7 +268,7 @@ def setting_table(budgets: pd.DataFrame, fixed: pd.DataFrame | None, facts: pd.D
                    "question verdict": found["question verdict"], "designs agree": bool(found["designs agree"]),
                    "ties leader": bool(found["ties leader"]), "design": found["design"],
                    "at the edge": at_edge(found["low"]) or at_edge(found["question low"]),
-                   "ties": ", ".join(strategy_label(t.rsplit("@", 1)[0]) for t in identical_columns(
+                   "ties": LIST_SEPARATOR.join(strategy_label(t.rsplit("@", 1)[0]) for t in identical_columns(
                        wide[[n for n in names if n.endswith(f"@{budget}")]], name)),
                    "questions": len(wide), "documents": n_docs,
                    "median chunk tokens": float(fact["median chunk tokens"]) if fact is not None else float("nan"),
@@ -294,6 +300,11 @@ def _what_would_decide(row: pd.Series) -> str:
     return numbers.count(needed, "question") if needed is not None else PROSE.fill("decide.never")
 
 
+def _listed(value) -> str:
+    """A list cell as text ("" for an empty cell read back from a CSV as NaN)."""
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+
+
 def setting_guide(table: pd.DataFrame) -> pd.DataFrame:
     """One row per setting of :func:`setting_table`: ``use`` (label) at ``tokens`` (the cheapest
     budget where some candidate cannot be ruled out, and at it the highest score), ``as good``
@@ -317,7 +328,9 @@ def setting_guide(table: pd.DataFrame) -> pd.DataFrame:
                      "measure": pick["measure"], "use": pick["label"], "strategy": pick["strategy"], "tokens": budget,
                      "score": float(pick["score"]), "tokens read": float(pick["tokens read"]),
                      "median chunk tokens": float(pick["median chunk tokens"]),
-                     "as good": ", ".join(here["label"].iloc[1:]), "ties": pick["ties"],
+                     "as good": LIST_SEPARATOR.join(label for label in here["label"].iloc[1:]
+                                                    if label not in _listed(pick["ties"]).split(LIST_SEPARATOR)),
+                     "ties": _listed(pick["ties"]),
                      "leader": lead["label"], "leader tokens": int(lead["budget"]), "leader score": float(lead["score"]),
                      "verdict": "undecided" if len(disputed) else "decided",
                      "what would decide": _what_would_decide(disputed.iloc[0]) if len(disputed) else "—",
@@ -339,8 +352,8 @@ def setting_sentences(guide: pd.DataFrame) -> list[str]:
                                   leader=row["leader"], leader_tokens=f"{int(row['leader tokens']):,}",
                                   leader_score=numbers.number(row["leader score"])))
             continue
-        good = PROSE.fill("use.good", names=row["as good"]) if row["as good"] else ""
-        ties = PROSE.fill("use.ties", names=row["ties"]) if row["ties"] else ""
+        good = PROSE.fill("use.good", names=_listed(row["as good"])) if _listed(row["as good"]) else ""
+        ties = PROSE.fill("use.ties", names=_listed(row["ties"])) if _listed(row["ties"]) else ""
         if row["leader"] != row["use"] or int(row["leader tokens"]) != int(row["tokens"]):
             ties += PROSE.fill("use.leader", leader=row["leader"], leader_tokens=f"{int(row['leader tokens']):,}",
                                leader_score=numbers.number(row["leader score"]))
