@@ -245,3 +245,29 @@ def test_committed_pool_tables_hold_the_whole_pool_in_every_setting():
         pytest.xfail("data/02_pool.csv is not committed yet: re-execute post 02")
     for (corpus, retriever, model), strategies in post00.pool_candidates().items():
         assert strategies == pool.candidates(corpus, retriever, model), (corpus, retriever)
+
+
+def test_builder_figure_titles_never_overlap_and_show_tokens():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from chunklab_core.reports.post08.figures import overlapping_titles, plot_pool
+
+    n = 20
+    rng = np.random.default_rng(2)
+    names = list(pool.POOL)
+    frames = [_budget_frame({(s, b): rng.random(n).round(2) for s in names for b in pool.BUDGETS},
+                            [f"q{i}" for i in range(n)], corpus=c, retriever=r)
+              for c in ("squad", "nq", "cuad", "qasper", "chroma") for r in ("bm25", "dense", "hybrid")]
+    table = pool.setting_table(pd.concat(frames, ignore_index=True), None, None, 5, 200, 0)
+    guide = pool.setting_guide(table)
+    fig = plot_pool(table, guide)
+    titles = [ax.title.get_text() for ax in fig.axes if ax.title.get_text()]
+    assert len(titles) == 15 and all(" tokens" in t for t in titles)
+    assert overlapping_titles(fig) == []
+    # the check can fail: two titles drawn on top of each other are found
+    fig.axes[1].set_title(fig.axes[0].get_title(), fontsize=40)
+    assert overlapping_titles(fig)
+    plt.close(fig)
