@@ -64,7 +64,7 @@ FINDINGS_TABLES := data/01_full_set_verdicts.csv data/02_recall_verdicts.csv dat
               data/02_models.csv data/03_paired_vs_leader.csv data/03_clustered.csv data/03_calibration.csv \
               data/04_retrieval.csv data/04_trend.csv data/04_checks.csv data/05_answers.csv \
               data/05_strategy_differences.csv data/05_agreement.csv data/06_agreement.csv data/06_accuracy.csv \
-              data/06_paired.csv data/07_stage.csv data/07_depths.csv data/07_slice_comparisons.csv data/08_builder.csv data/08_cheapest.csv data/08_neighbours.csv data/08_llm_pairs.csv \
+              data/06_paired.csv data/07_stage.csv data/07_depths.csv data/07_slice_comparisons.csv data/02_pool.csv data/02_pool_guide.csv data/08_neighbours.csv data/08_llm_pairs.csv \
               $(AUDIT)/post05_v2_sheet.csv
 OWN_DOCS   := $(if $(DOCS),-p DOCS $(abspath $(DOCS)) -p QUESTIONS $(abspath $(QUESTIONS)),)
 ifneq ($(strip $(DOCS)),)

@@ -36,7 +36,7 @@ from chunklab_core.stats.bootstrap import questions_for_power
 from chunklab_core.reports.post00.sources import key_text, parse_key, read_table, row_by_key
 
 __all__ = ["pool_guide", "pool_candidates", "KINDS", "DECIDED", "NO_DIFFERENCE", "documents_of", "questions_to_decide", "chunking_guide", "cost_aware_guide", "comparison_counts",
-           "framework_guide", "judge_agreement", "judge_accuracy", "ppi_gaps", "guide_comparisons", "decision_counts",
+           "judge_agreement", "judge_accuracy", "ppi_gaps", "guide_comparisons", "decision_counts",
            "series_comparisons", "PAIRED_TABLES"]
 
 KINDS = {"squad": "short encyclopaedia passages", "nq": "long web pages", "cuad": "contracts",
@@ -169,34 +169,6 @@ def cost_aware_guide(data_dir: Path | None = None, penalty: float = 0.05) -> pd.
     return pd.DataFrame(rows)
 
 
-def framework_guide(data_dir: Path | None = None, k: int = 5) -> pd.DataFrame:
-    """Per (corpus, retriever) of post 08's ``08_builder``: the leader with its tokens, the library
-    defaults that cannot be ruled out and those ruled out, and the cheapest setting the evidence
-    keeps (``08_cheapest``)."""
-    table = read_table("08_builder.csv", data_dir)
-    cheapest = read_table("08_cheapest.csv", data_dir).set_index(["corpus", "retriever"])
-    tokens, metric = f"tokens@{k}", f"recall@{k}"
-    rows = []
-    for (corpus, retriever), cell in table.groupby(["corpus", "retriever"], sort=False):
-        leader = cell[cell["label"] == cell["leader"].iloc[0]].iloc[0]
-        library = cell[cell["library"].astype(bool)]
-        kept = library[library["verdict"] != claims.RULED_OUT]
-        out = library[library["verdict"] == claims.RULED_OUT]
-        pick = cheapest.loc[(corpus, retriever)]
-        n = int(leader["questions"])
-        rows.append({"kind of document": KINDS.get(corpus, corpus), "corpus": corpus,
-                     "sample": sample_label(corpus, n, int(leader["documents"])), "retriever": retriever,
-                     "model": leader["model"], "leader": leader["label"], "leader is a default": bool(leader["library"]),
-                     "leader verdict": leader["verdict"], f"leader {metric}": float(leader[metric]),
-                     "leader low": float(leader["low"]), "leader high": float(leader["high"]),
-                     f"leader {tokens}": float(leader[tokens]),
-                     "defaults kept": ", ".join(kept["label"]), "defaults ruled out": ", ".join(out["label"]),
-                     "defaults": len(library), "cheapest kept": pick["label"], f"cheapest {tokens}": float(pick[tokens]),
-                     "questions": n, "design": leader["design"], "source": "08_builder.csv",
-                     "key": key_text(corpus=corpus, retriever=retriever, strategy=leader["strategy"])})
-    return pd.DataFrame(rows)
-
-
 def guide_comparisons(data_dir: Path | None = None) -> tuple[int, int, int]:
     """(paired intervals behind the chunking guide, how many exclude 0, cells with a winner)."""
     verdicts = read_table("02_recall_verdicts.csv", data_dir)
@@ -213,7 +185,7 @@ PAIRED_TABLES = (("01_full_set_verdicts.csv", "low", "high"), ("02_recall_verdic
                  ("04_retrieval.csv", "low", "high"), ("05_strategy_differences.csv", "low", "high"),
                  ("06_paired.csv", "low", "high"), ("07_stage.csv", "d_ndcg_low", "d_ndcg_high"),
                  ("07_depths.csv", "low", "high"), ("07_slice_comparisons.csv", "low", "high"),
-                 ("02_pool.csv", "low", "high"), ("08_builder.csv", "low", "high"), ("08_neighbours.csv", "low", "high"),
+                 ("02_pool.csv", "low", "high"), ("08_neighbours.csv", "low", "high"),
                  ("08_llm_pairs.csv", "low", "high"))
 
 
