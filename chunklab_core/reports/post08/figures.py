@@ -122,7 +122,7 @@ def plot_pool(table: pd.DataFrame, guide: pd.DataFrame):
             ax.set_title(f"{short}, {retriever}\nuse: {g['use']}\nat {int(g['tokens']):,} tokens ({g['verdict']})",
                          fontsize=7, wrap=False)
             if r == len(retrievers) - 1:
-                ax.set_xlabel("leader − this", fontsize=8)
+                ax.set_xlabel("leader − this (leader: best at any budget)", fontsize=8)
             ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
             ax.tick_params(labelsize=7)
     axes[0][0].invert_yaxis()
