@@ -271,3 +271,21 @@ def test_builder_figure_titles_never_overlap_and_show_tokens():
     fig.axes[1].set_title(fig.axes[0].get_title(), fontsize=40)
     assert overlapping_titles(fig)
     plt.close(fig)
+
+
+def test_leader_verdicts_take_the_weaker_of_the_two_designs():
+    from chunklab_core.reports.verdict_tables import leader_verdicts, weaker_verdicts
+
+    assert weaker_verdicts("A", {"A": claims.WINNER, "B": claims.RULED_OUT}, {"A": claims.NOT_RULED_OUT,
+                                                                            "B": claims.NOT_RULED_OUT}) == {
+        "A": claims.NOT_RULED_OUT, "B": claims.NOT_RULED_OUT}
+    assert weaker_verdicts("A", {"B": claims.RULED_OUT}, {"B": claims.RULED_OUT})["A"] == claims.WINNER
+    rng = np.random.default_rng(5)
+    n = 40
+    base = rng.random(n)
+    scores = pd.DataFrame({"A": base + rng.normal(0.08, 0.05, n), "B": base})
+    clusters = pd.Series(["d0"] * 20 + ["d1"] * 20, index=scores.index)  # two documents: clustered is wide
+    row = leader_verdicts(scores, "recall", 500, 0, clusters).set_index("strategy").loc["B"]
+    expected = claims.RULED_OUT if row["question verdict"] == claims.RULED_OUT and claims.excludes_zero(
+        row["low"], row["high"]) else claims.NOT_RULED_OUT
+    assert row["verdict"] == expected

@@ -13,7 +13,9 @@ and some document holds several questions), the verdicts come from the document-
 paired bootstrap (:func:`chunklab_core.stats.clustered.paired_difference_clustered_ci`: questions
 of one document are not independent draws, post 03), and the question-level interval and its
 verdict are kept beside it (columns ``question low``, ``question high``, ``question verdict``), so
-a reader sees where the two differ. Column ``design`` says which one the verdict used.
+a reader sees where the two differ. Column ``design`` says which design's interval is shown; the
+``verdict`` is the weaker of the two designs' verdicts (:func:`weaker_verdicts`: the clustered
+interval never makes a claim stronger than the question-level one).
 
 Not handled: T_min's own sampling noise (it is the cheapest column's mean, treated as fixed).
 """
@@ -99,7 +101,18 @@ def leader_verdicts(scores: pd.DataFrame, metric: str, resamples: int, seed: int
     if clustered:
         question_words = claims.candidate_verdicts(leader, plain_intervals)
         table["question verdict"] = table["strategy"].map(question_words)
+        table["verdict"] = table["strategy"].map(weaker_verdicts(leader, words, question_words))
     return table
+
+
+def weaker_verdicts(leader: str, clustered: dict[str, str], plain: dict[str, str]) -> dict[str, str]:
+    """One rule for both designs: a candidate is ruled out only when both the clustered and the
+    question-level verdict rule it out (the clustered interval never makes a claim stronger than
+    the question-level one); the leader is the winner only when every other is ruled out so."""
+    words = {name: claims.RULED_OUT if clustered[name] == plain[name] == claims.RULED_OUT else claims.NOT_RULED_OUT
+             for name in clustered if name != leader}
+    return {leader: claims.WINNER if words and all(w == claims.RULED_OUT for w in words.values())
+            else claims.NOT_RULED_OUT, **words}
 
 
 def balanced_per_question(recall: pd.DataFrame, tokens: pd.DataFrame, lam: float) -> pd.DataFrame:
