@@ -194,6 +194,9 @@ own: | env ## Your documents: make own DOCS=dir QUESTIONS=file [OUT=dir] [CONFIG
 	@test -n "$(DOCS)" -a -n "$(QUESTIONS)" || { echo "usage: make own DOCS=folder QUESTIONS=file [OUT=dir] [CONFIG=file]" >&2; exit 2; }
 	$(PY) -m chunklab_core.own.cli run "$(DOCS)" "$(QUESTIONS)" --out "$(OUT)" $(if $(CONFIG),--config "$(CONFIG)",)
 
+# post 02's candidate-pool tables (new with issue 34): written when post 02 runs
+data/02_pool.csv data/02_pool_guide.csv: notebooks/02_retrievers.ipynb ;
+
 notebooks/00_findings.ipynb: notebooks/src/00_findings.ipynb $(FINDINGS_TABLES) \
                              $(filter-out notebooks/00_findings.ipynb,$(NOTEBOOKS)) | env
 	$(PAPERMILL) $< $@ $(PARAMS)
