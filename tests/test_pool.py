@@ -289,3 +289,10 @@ def test_leader_verdicts_take_the_weaker_of_the_two_designs():
     expected = claims.RULED_OUT if row["question verdict"] == claims.RULED_OUT and claims.excludes_zero(
         row["low"], row["high"]) else claims.NOT_RULED_OUT
     assert row["verdict"] == expected
+
+
+def test_measures_text_names_corpora_where_the_data_rule_differs():
+    agree = pd.DataFrame({"corpus": ["squad", "cuad"], "measure": ["containment", "span"]})
+    assert "agree" in pool.measures_text(agree)
+    differ = pd.DataFrame({"corpus": ["squad", "cuad"], "measure": ["containment", "containment"]})
+    assert "CUAD sample" in pool.measures_text(differ, {"cuad": "CUAD sample"})

@@ -418,3 +418,11 @@ def depth_text(table: pd.DataFrame, depth: int) -> str:
     names = [f"{strategy_label(r['strategy'])} at {int(r['budget']):,} tokens ({r['corpus']}, {r['retriever']}: "
              f"{numbers.number(r['depth binds'], 0, scale='percent')} of its questions)" for _, r in binds.iterrows()]
     return PROSE.fill("depth.binds", depth=depth, cells=numbers.count(len(binds), "cell"), names="; ".join(names))
+
+
+def measures_text(computed: pd.DataFrame, labels: Mapping[str, str] | None = None) -> str:
+    """Whether post 02's data-driven measure per corpus (:func:`check_measures`) agrees with the declared one."""
+    differ = check_measures(computed)
+    if not differ:
+        return PROSE.fill("measures.agree")
+    return PROSE.fill("measures.differ", names=", ".join((labels or {}).get(c, c) for c in differ))
