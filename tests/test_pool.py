@@ -193,6 +193,15 @@ def test_guide_is_undecided_when_the_designs_disagree_and_says_below_floor_and_t
     assert "reads only 50%" in pool.setting_sentences(guide_row)[0]
 
 
+def test_a_winner_is_named_as_one():
+    n = 40
+    docs = [f"q{i}" for i in range(n)]
+    good = np.r_[np.ones(35), np.zeros(5)]
+    frame = _budget_frame({("fixed_500", 512): good, ("recursive_500", 512): np.zeros(n)}, docs)
+    guide = pool.setting_guide(pool.setting_table(frame, None, None, 5, 500, 0))
+    assert bool(guide["winner"].iloc[0]) and "it is the winner" in pool.setting_sentences(guide)[0]
+
+
 def test_the_pool_is_the_same_in_every_setting():
     assert pool.candidates("squad", "bm25", "—") == pool.candidates("cuad", "dense", "all-MiniLM-L6-v2") == list(
         pool.POOL)

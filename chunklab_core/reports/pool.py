@@ -332,6 +332,7 @@ def setting_guide(table: pd.DataFrame) -> pd.DataFrame:
                                                     if label not in _listed(pick["ties"]).split(LIST_SEPARATOR)),
                      "ties": _listed(pick["ties"]),
                      "leader": lead["label"], "leader tokens": int(lead["budget"]), "leader score": float(lead["score"]),
+                     "winner": pick["verdict"] == claims.WINNER,
                      "verdict": "undecided" if len(disputed) else "decided",
                      "what would decide": _what_would_decide(disputed.iloc[0]) if len(disputed) else "—",
                      "reads": 1.0 - float(pick["beyond window"]) if not np.isnan(pick["beyond window"]) else float("nan"),
@@ -354,6 +355,8 @@ def setting_sentences(guide: pd.DataFrame) -> list[str]:
             continue
         good = PROSE.fill("use.good", names=_listed(row["as good"])) if _listed(row["as good"]) else ""
         ties = PROSE.fill("use.ties", names=_listed(row["ties"])) if _listed(row["ties"]) else ""
+        if bool(row.get("winner", False)):
+            ties += PROSE.fill("use.winner")
         if row["leader"] != row["use"] or int(row["leader tokens"]) != int(row["tokens"]):
             ties += PROSE.fill("use.leader", leader=row["leader"], leader_tokens=f"{int(row['leader tokens']):,}",
                                leader_score=numbers.number(row["leader score"]))
