@@ -419,7 +419,7 @@ def depth_text(table: pd.DataFrame, depth: int) -> str:
     if binds.empty:
         return PROSE.fill("depth.fills", depth=depth)
     names = [f"{strategy_label(r['strategy'])} at {int(r['budget']):,} tokens ({r['corpus']}, {r['retriever']}: "
-             f"{numbers.number(r['depth binds'], 0, scale='percent')} of its questions)" for _, r in binds.iterrows()]
+             f"{numbers.number(r['depth binds'], 1, scale='percent')} of its questions)" for _, r in binds.iterrows()]
     return PROSE.fill("depth.binds", depth=depth, cells=numbers.count(len(binds), "cell"), names="; ".join(names))
 
 
