@@ -238,7 +238,7 @@ def test_builder_intervals_resample_documents_where_questions_share_them():
     assert row["diff low"] == 0.0 and row["design"] == "documents (4)" and row["documents"] == 4
     assert row["verdict"] == "cannot be ruled out" and row["question verdict"] == "ruled out"
     assert table.loc["recursive_500", "verdict"] == "cannot be ruled out"
-    assert table.loc["recursive_500", "leader"] == "Recursive 500" == table.loc["semchunk_512", "series' best"]
+    assert table.loc["recursive_500", "leader"] == "Recursive 500 chars" == table.loc["semchunk_512", "series' best"]
     cheapest = builder.cheapest_adequate(table.reset_index(), 5)
     assert cheapest[["sample", "label", "tokens@5"]].values.tolist() == [
         ["SQuAD v1.1, 40 questions from 4 articles", STRATEGIES["semchunk_512"].label, 300.0]]
