@@ -347,4 +347,4 @@ def test_the_published_tables_precision_omega_of_shared_rows():
     pairs = post08.published_omega_pairs(post08.load_published())
     assert pairs["strategy"].tolist() == ["lc_recursive_tok_200_0", "lc_token_200_0"]  # the rows both tables have
     text = post08_prose.published_omega_text(pairs)
-    assert "2 of the 2 rows" in text and "TokenText 200 / 0: 21.0 and 19.1" in text
+    assert "2 of the 2 rows" in text and "TokenText 200 tokens / 0: 21.0 and 19.1" in text
