@@ -254,7 +254,7 @@ class RayCluster:
         if not ray.is_initialized():
             options = {"runtime_env": {"env_vars": env}, "log_to_driver": False}
             if address == "local":
-                ray.init(num_cpus=num_cpus, include_dashboard=False, **options)
+                ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, **options)
             else:
                 ray.init(address=address, **options)
         resources = ray.cluster_resources()
