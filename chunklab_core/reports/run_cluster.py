@@ -399,6 +399,24 @@ def recorded_specs(root: Path, sample: int, max_texts: int | None, model: str | 
     return [spec_from_record(eligible[i]) for i in chosen]
 
 
+def second_model_specs(root: Path, corpus: str, strategies, model: str, like: str = "all-MiniLM-L6-v2") -> list[dict]:
+    """Specs of ``model``'s dense cells on the recorded ``like`` cells of a corpus sample (its folder
+    name or prefix, e.g. ``qasper``) and strategies: the same texts, questions and depth."""
+    from chunklab_core.reports.run_recording import recorded_cells
+
+    source = RunStore(root, mode="replay")
+    specs = []
+    for path in recorded_cells(source):
+        meta = source.load(path).meta
+        cell = meta.get("cell") or {}
+        if (cell.get("retriever") == "dense" and cell.get("model") == like and cell["strategy"] in strategies
+                and cell["corpus"].startswith(corpus)):
+            spec = spec_from_record(meta)
+            spec["cell"]["model"] = model
+            specs.append(spec)
+    return specs
+
+
 def same_arrays(a: Path, b: Path) -> list[str]:
     """Names of the arrays (ids, scores, truncation mask) that differ between two record files."""
     with np.load(a, allow_pickle=False) as x, np.load(b, allow_pickle=False) as y:
@@ -412,16 +430,29 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m chunklab_core.reports.run_cluster",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=("replicate",),
+    parser.add_argument("command", choices=("replicate", "second-model"),
                         help="replicate: record a seeded sample of data/runs' cells again into --store and "
-                             "compare their arrays with the recorded ones")
+                             "compare their arrays with the recorded ones; second-model: record --model's "
+                             "dense cells beside the recorded all-MiniLM-L6-v2 ones of --corpus and --strategies")
     parser.add_argument("--address", default="auto", help="Ray address (auto, ray://host:port, local) or in-process")
-    parser.add_argument("--store", required=True, help="the run store to write (never data/runs)")
+    parser.add_argument("--store", default=None, help="the run store to write (replicate: required, never "
+                        "data/runs; second-model: default data/runs)")
+    parser.add_argument("--corpus", default=None, help="second-model: the corpus sample (folder name or prefix)")
+    parser.add_argument("--strategies", nargs="*", default=[], help="second-model: the strategies")
     parser.add_argument("--sample", type=int, default=2)
     parser.add_argument("--max-texts", type=int, default=None)
     parser.add_argument("--model", default=None)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     args = parser.parse_args(argv)
+    if args.command == "second-model":
+        specs = second_model_specs(paths.RUNS_DIR, args.corpus, set(args.strategies), args.model)
+        print(f"{len(specs)} cells of {args.model} on {args.corpus}", file=sys.stderr)
+        executor = InProcess() if args.address == "in-process" else RayCluster(args.address)
+        counts = run_cells(specs, RunStore(args.store, mode="record"), executor)
+        print(json.dumps(counts))
+        return 1 if counts["failed"] else 0
+    if not args.store:
+        parser.error("replicate needs --store")
     store = RunStore(args.store, mode="record")
     if store.root.resolve() == paths.RUNS_DIR.resolve():
         print("--store must not be the tracked data/runs", file=sys.stderr)
