@@ -243,7 +243,7 @@ class RayCluster:
     name = "ray"
 
     def __init__(self, address: str = "auto", max_retries: int = MAX_RETRIES, num_cpus: int | None = None,
-                 encoding_cpus: int = ENCODING_CPUS) -> None:
+                 encoding_cpus: int = ENCODING_CPUS, temp_dir: str | None = None) -> None:
         try:
             import ray
         except ImportError as error:
@@ -254,7 +254,7 @@ class RayCluster:
         if not ray.is_initialized():
             options = {"runtime_env": {"env_vars": env}, "log_to_driver": False}
             if address == "local":
-                ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, **options)
+                ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, _temp_dir=temp_dir, **options)
             else:
                 ray.init(address=address, **options)
         resources = ray.cluster_resources()
@@ -443,12 +443,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-texts", type=int, default=None)
     parser.add_argument("--model", default=None)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--workers", type=int, default=None, help="--address local: the local cluster's CPUs")
+    parser.add_argument("--ray-temp", default=None, help="--address local: Ray's temporary folder")
     args = parser.parse_args(argv)
+
+    def executor_for():
+        if args.address == "in-process":
+            return InProcess()
+        return RayCluster(args.address, num_cpus=args.workers, temp_dir=args.ray_temp)
+
     if args.command == "second-model":
         specs = second_model_specs(paths.RUNS_DIR, args.corpus, set(args.strategies), args.model)
         print(f"{len(specs)} cells of {args.model} on {args.corpus}", file=sys.stderr)
-        executor = InProcess() if args.address == "in-process" else RayCluster(args.address)
-        counts = run_cells(specs, RunStore(args.store, mode="record"), executor)
+        counts = run_cells(specs, RunStore(args.store, mode="record"), executor_for())
         print(json.dumps(counts))
         return 1 if counts["failed"] else 0
     if not args.store:
@@ -458,8 +465,10 @@ def main(argv: list[str] | None = None) -> int:
         print("--store must not be the tracked data/runs", file=sys.stderr)
         return 2
     specs = recorded_specs(paths.RUNS_DIR, args.sample, args.max_texts, args.model, args.seed)
-    executor = InProcess() if args.address == "in-process" else RayCluster(args.address)
+    executor = executor_for()
     counts = run_cells(specs, store, executor)
+    if isinstance(executor, RayCluster):
+        executor.shutdown()  # a local cluster stops with its driver
     print(json.dumps(counts))
     differ = 0
     for spec in specs:
