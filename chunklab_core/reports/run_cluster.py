@@ -431,8 +431,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m chunklab_core.reports.run_cluster",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("replicate", "second-model"),
-                        help="replicate: record a seeded sample of data/runs' cells again into --store and "
-                             "compare their arrays with the recorded ones; second-model: record --model's "
+                        help="replicate: record a seeded sample of data/runs' cells again into --store (then "
+                             "verify it: CHUNKLAB_RUNS_DIR=STORE make verify-runs); second-model: record --model's "
                              "dense cells beside the recorded all-MiniLM-L6-v2 ones of --corpus and --strategies")
     parser.add_argument("--address", default="auto", help="Ray address (auto, ray://host:port, local) or in-process")
     parser.add_argument("--store", default=None, help="the run store to write (replicate: required, never "
@@ -470,13 +470,14 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(executor, RayCluster):
         executor.shutdown()  # a local cluster stops with its driver
     print(json.dumps(counts))
-    differ = 0
+    # Byte-identity holds for the same inputs and an empty embedding cache on both sides (the tests);
+    # a record of data/runs may hold vectors cached from another cell's batch, so here it is reported
+    # only, and `make verify-runs` on --store is the check (ids identical, scores within 1e-6).
     for spec in specs:
         rel = Cell(**spec["cell"]).relative_path()
         names = same_arrays(paths.RUNS_DIR / rel, store.root / rel)
-        differ += bool(names)
-        print(f"{'FAIL' if names else 'same'} {rel}: {'arrays differ: ' + ', '.join(names) if names else 'arrays byte-identical to data/runs'}")
-    return 1 if differ or counts["failed"] or counts["recorded"] + counts["current"] < len(specs) else 0
+        print(f"{rel}: {'arrays differ from data/runs: ' + ', '.join(names) if names else 'arrays byte-identical to data/runs'}")
+    return 1 if counts["failed"] or counts["recorded"] + counts["current"] < len(specs) else 0
 
 
 if __name__ == "__main__":
