@@ -161,12 +161,13 @@ def main() -> None:
     parser.add_argument("--model", default="all-MiniLM-L6-v2")
     parser.add_argument("--cluster", type=int, default=0, help="also time N cells in-process and on local Ray (0: skip)")
     parser.add_argument("--workers", type=int, default=2, help="the local Ray cluster's CPUs (with --cluster)")
+    parser.add_argument("--cluster-max-texts", type=int, default=2000, help="with --cluster: cells of at most this many chunks")
     args = parser.parse_args()
     recording_costs()
     if args.encode:
         encoding(args.encode, args.model)
     if args.cluster:
-        cluster_throughput(args.cluster, args.workers)
+        cluster_throughput(args.cluster, args.workers, args.cluster_max_texts)
 
 
 if __name__ == "__main__":
