@@ -10,8 +10,9 @@ Handles:
   driver writes each returned cell atomically into the store (``RunStore.write``): workers
   never write. (3) The usual in-process ``make runs`` pass, which now replays every cell the
   cluster recorded and computes what could not be planned (cells whose questions no corpus
-  loader rebuilds, records keyed by rankings). Its files are the in-process ones: the arrays
-  of a cell are byte-identical whichever way it was recorded (``tests/test_run_cluster.py``).
+  loader rebuilds, records keyed by rankings). The arrays of a cell were byte-identical
+  whichever way it was recorded on the tested cells (``tests/test_run_cluster.py``); one cell of
+  ``scripts/bench_runs.py --cluster`` differed in float32 scores' last bits (ids identical).
 * Resource hints: a cell that encodes (``dense``) asks one GPU when the cluster has one,
   else ``ENCODING_CPUS`` CPUs; a BM25 cell one CPU. Failed tasks are retried
   (``max_retries``, exceptions included); a cell that still fails is reported and left for
