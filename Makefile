@@ -63,7 +63,7 @@ endif
 FORCE:
 
 .PHONY: help env data models llm-env llm-models llm-run llm-questions llm-rerank llm-chunker all test test-slow bench clean notebooks own
-.PHONY: lock lab site site-check runs verify-runs FORCE
+.PHONY: lock lab site site-check runs verify-runs cluster-env FORCE
 
 # Variables that `make help` lists (one `#: NAME description` line each):
 #: PYTHON_SYS   the Python 3.11 that creates the virtualenv (default python3.11)
@@ -80,6 +80,7 @@ FORCE:
 #: SITE_ARGS    more options of `make site`, e.g. --no-lab, or a quick lab: --lab-corpora nq --lab-resamples 200
 #: CI           set (CI=true, as .ci/run's machine does): papermill's progress bar off
 #: RUN_POSTS    make runs: the posts to record (default 02_retrievers 01_chunking 03_uncertainty 05_answers 04_questions 07_reranking 08_library_splitters)
+#: RUNS_CLUSTER make runs on a Ray cluster: auto (a running `ray start` cluster), ray://host:port, or local (default: in-process); needs make cluster-env
 #: VERIFY_CELLS make verify-runs: how many recorded cells to recompute (default 3)
 #: VERIFY_MAX_TEXTS make verify-runs: only cells with at most this many chunks (CI uses a small number)
 #: VERIFY_ARGS  make verify-runs: more options, e.g. --model all-MiniLM-L6-v2 (only BM25 and that model's cells)
@@ -96,6 +97,7 @@ help: ## Show this help: the targets, then the variables (make TARGET NAME=value
 # ---- locked environment (issue 17): requirements/lock.txt pins every package with its sha256
 LOCK       := requirements/lock.txt
 LLM_LOCK   := requirements/llm-lock.txt
+CLUSTER_LOCK := requirements/cluster-lock.txt
 # CPU-only torch: pip takes torch 2.13.0+cpu from the PyTorch CPU index (no CUDA packages),
 # unless it finds that wheel without any index (a wheelhouse in pip's find-links, as on CI).
 TORCH_INDEX ?= $(shell $(PYTHON_SYS) -m pip install --dry-run --quiet --ignore-installed --no-index --no-deps 'torch==2.13.0+cpu' > /dev/null 2>&1 || echo https://download.pytorch.org/whl/cpu)
@@ -117,6 +119,7 @@ env: $(VENV)/.installed ## Create the virtualenv from the lock file (hash-checke
 lock: ## Re-resolve requirements/lock.txt and llm-lock.txt from pyproject.toml (uv; LOCK_ARGS=--upgrade to upgrade)
 	$(UV_COMPILE) pyproject.toml --extra dev --extra lab --extra splitters -c requirements/torch-cpu.txt -o $(LOCK)
 	$(UV_COMPILE) requirements/llm.in -c $(LOCK) -o $(LLM_LOCK)
+	$(UV_COMPILE) requirements/cluster.in -c $(LOCK) -o $(CLUSTER_LOCK)
 
 data: env ## Download every registered data set (or read the folder CHUNKLAB_DATA_MIRROR) and verify checksums
 	$(PY) -m chunklab_core.data.registry
@@ -193,7 +196,15 @@ VERIFY_CELLS ?= 3
 VERIFY_MAX_TEXTS ?=
 VERIFY_ARGS  ?=
 runs: env data $(MPNET) ## Record every missing or stale retrieval run of the posts (hours on 2 cores; resumable, kill any time)
-	$(PY) -m chunklab_core.reports.run_recording record $(RUN_POSTS)
+	$(PY) -m chunklab_core.reports.run_recording record $(RUN_POSTS) $(if $(RUNS_CLUSTER),--cluster $(RUNS_CLUSTER),)
+
+# Ray for `make runs RUNS_CLUSTER=...` (issue 40): its own hash-pinned lock, constrained by lock.txt,
+# so the main environment's pins never move.
+$(VENV)/.cluster-installed: $(CLUSTER_LOCK) | env
+	$(PY) -m pip install --quiet --require-hashes -r $(CLUSTER_LOCK)
+	touch $@
+
+cluster-env: $(VENV)/.cluster-installed ## Install Ray (requirements/cluster-lock.txt) for make runs RUNS_CLUSTER=auto|ray://host:port
 
 verify-runs: env data ## Recompute a seeded sample of recorded runs from scratch; fails unless identical (VERIFY_CELLS, VERIFY_MAX_TEXTS)
 	$(PY) -m chunklab_core.reports.run_recording verify --sample $(VERIFY_CELLS) $(if $(VERIFY_MAX_TEXTS),--max-texts $(VERIFY_MAX_TEXTS),) $(VERIFY_ARGS)

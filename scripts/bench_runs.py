@@ -17,7 +17,15 @@ each timed after one warm-up call, as chunks per second and the ratio to the def
 whether each path's top-10 rankings of 200 SQuAD questions over those chunks equal the default
 path's (ids and order) and how far their vectors are apart.
 
-Usage: python scripts/bench_runs.py [--encode 600] [--model all-MiniLM-L6-v2]
+Part 3 (``--cluster N``, issue 40; needs ``make cluster-env``): cells per hour of ``make runs``
+in-process against a local Ray cluster of ``--workers`` CPUs, on the same N small cells (a seeded
+sample of data/runs' BM25 and all-MiniLM-L6-v2 cells of at most 2,000 chunks: ``run_cluster.recorded_specs``),
+each recorded into a temporary store with an empty embedding cache through the same driver
+(``run_cluster.run_cells``; Ray's start-up counted), their ratio, whether the arrays are
+byte-identical, and the full-recompute estimate: the seconds data/runs' records say their cells
+took (in-process), divided by the measured ratio.
+
+Usage: python scripts/bench_runs.py [--encode 600] [--model all-MiniLM-L6-v2] [--cluster 4 --workers 2]
 """
 
 from __future__ import annotations
@@ -100,14 +108,66 @@ def encoding(n: int, model: str) -> None:
               f"rankings equal: {np.array_equal(ids, base_ids)}  max |Δvector| {np.abs(vectors - base_vectors).max():.2e}")
 
 
+def _timed_cells(specs, make_executor, root) -> float:
+    from chunklab_core.core import paths
+    from chunklab_core.reports import run_cluster
+    from chunklab_core.retrieval.recorded_runs import RunStore
+
+    paths.CACHE_DIR = root / "cache"  # an empty embedding cache: every vector computed (also in Ray's workers)
+    os.environ["CHUNKLAB_CACHE"] = str(paths.CACHE_DIR)
+    started = time.perf_counter()
+    executor = make_executor()
+    counts = run_cluster.run_cells(specs, RunStore(root / "runs", mode="record", log=lambda line: None),
+                                   executor, progress=False)
+    seconds = time.perf_counter() - started
+    if hasattr(executor, "shutdown"):
+        executor.shutdown()
+    if counts["recorded"] != len(specs):
+        raise SystemExit(f"only {counts} of {len(specs)} cells recorded")
+    return seconds
+
+
+def cluster_throughput(n_cells: int, workers: int, max_texts: int = 2000, seed: int = 20260729) -> None:
+    import tempfile
+    from pathlib import Path
+
+    from chunklab_core.core import paths
+    from chunklab_core.reports import run_cluster
+    from chunklab_core.retrieval.recorded_runs import Cell, RunStore
+
+    specs = run_cluster.recorded_specs(paths.RUNS_DIR, n_cells, max_texts, "all-MiniLM-L6-v2", seed)
+    print(f"\n{len(specs)} cells ({os.cpu_count()} CPUs here): " + "; ".join(
+        f"{s['cell']['retriever']} {s['cell']['strategy']} {s['cell']['corpus']} ({s['texts']['n']} chunks, "
+        f"{s['queries']['n']} questions)" for s in specs))
+    with tempfile.TemporaryDirectory(prefix="bench-runs-") as tmp:
+        local = _timed_cells(specs, run_cluster.InProcess, Path(tmp) / "local")
+        ray = _timed_cells(specs, lambda: run_cluster.RayCluster("local", num_cpus=workers), Path(tmp) / "ray")
+        same = sum(not run_cluster.same_arrays(*(Path(tmp) / kind / "runs" / Cell(**s["cell"]).relative_path()
+                                                  for kind in ("local", "ray"))) for s in specs)
+    ratio = local / ray
+    print(f"in-process: {local:.1f} s, {len(specs) * 3600 / local:.0f} cells/hour")
+    print(f"local Ray cluster, {workers} workers: {ray:.1f} s (start-up included), {len(specs) * 3600 / ray:.0f} cells/hour")
+    print(f"ratio (Ray / in-process cells per hour): {ratio:.2f}; arrays byte-identical in {same} of {len(specs)} cells")
+    store = RunStore(mode="replay")
+    seconds = [store.load(p).meta.get("seconds") or 0.0 for p in store.cells() if not p.name.endswith(".chunks.npz")]
+    print(f"full recompute of data/runs ({len(seconds)} records, their recorded in-process seconds): "
+          f"{sum(seconds) / 3600:.1f} h in-process, about {sum(seconds) / 3600 / ratio:.1f} h on the "
+          f"{workers}-worker local cluster at this ratio")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--encode", type=int, default=0, help="also time encoding N chunks (0: skip)")
     parser.add_argument("--model", default="all-MiniLM-L6-v2")
+    parser.add_argument("--cluster", type=int, default=0, help="also time N cells in-process and on local Ray (0: skip)")
+    parser.add_argument("--workers", type=int, default=2, help="the local Ray cluster's CPUs (with --cluster)")
+    parser.add_argument("--cluster-max-texts", type=int, default=2000, help="with --cluster: cells of at most this many chunks")
     args = parser.parse_args()
     recording_costs()
     if args.encode:
         encoding(args.encode, args.model)
+    if args.cluster:
+        cluster_throughput(args.cluster, args.workers, args.cluster_max_texts)
 
 
 if __name__ == "__main__":

@@ -136,10 +136,10 @@ def test_registry_names_labels_and_defaults():
         "semantic_embedding", "semantic_no_floor", "whole_document",
         "fixed_tokens_512_o64", "recursive_tokens_512_o64", "semantic_embedding_tokens",  # issue 26
     }
-    assert strategy_label("semantic_tfidf") == "Semantic (TF-IDF proxy)"
-    assert strategy_label("sentence_window_2") == "Sentence window (±2)"
-    assert strategy_label("parent_doc_250_1000") == "Parent document (250→1000)"
-    assert strategy_label("fixed_500_o125") == "Fixed 500 / overlap 125"
+    assert strategy_label("semantic_tfidf") == "Semantic (TF-IDF proxy, ≤500 chars)"
+    assert strategy_label("sentence_window_2") == "Sentence window (±2 sentences)"
+    assert strategy_label("parent_doc_250_1000") == "Parent document (250→1000 chars)"
+    assert strategy_label("fixed_500_o125") == "Fixed 500 chars / overlap 125"
 
 
 def test_unknown_strategy_names_the_known_ones():

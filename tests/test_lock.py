@@ -42,3 +42,15 @@ def test_llm_lock_pins_llama_cpp_python_as_declared():
     for line in project["optional-dependencies"]["llm"]:
         requirement = Requirement(line)
         assert requirement.specifier.contains(pins[canonicalize_name(requirement.name)]), line
+
+
+def test_cluster_lock_pins_ray_as_declared_and_moves_no_main_pin():
+    project = tomllib.loads((PROJ_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    pins = _pins(PROJ_ROOT / "requirements" / "cluster-lock.txt")
+    main = _pins(PROJ_ROOT / "requirements" / "lock.txt")
+    for line in project["optional-dependencies"]["cluster"]:
+        requirement = Requirement(line)
+        assert requirement.specifier.contains(pins[canonicalize_name(requirement.name)]), line
+    moved = {name: (version, main[name]) for name, version in pins.items() if name in main and main[name] != version}
+    assert not moved, f"requirements/cluster-lock.txt changes main pins (constrain it with -c lock.txt): {moved}"
+    assert "ray" not in main  # Ray stays out of the main lock

@@ -86,14 +86,14 @@ def test_recommend_on_hand_made_scores_matches_select_winner():
                            "pct_fragments": [2.0, 35.0, 0.0], "share truncated": [0.0, 0.0, 0.25]})
     recs = recommend(_per_question(scores), {}, health, 5, 0.8, 2000, 11)
     assert [r.scope for r in recs] == ["bm25", "dense", "overall"]
-    expected = select_winner(np.column_stack([strong, weak, middle]), ["Fixed 500", "Recursive 500", "Fixed 1000"],
+    expected = select_winner(np.column_stack([strong, weak, middle]), ["Fixed 500 chars", "Recursive 500 chars", "Fixed 1000 chars"],
                              resamples=2000, seed=11)
     bm25 = recs[0].verdict
-    assert bm25.leader == expected.leader == "Fixed 500"
+    assert bm25.leader == expected.leader == "Fixed 500 chars"
     np.testing.assert_array_equal(bm25.probabilities, expected.probabilities)
     assert bm25.ruled_out == expected.ruled_out and bm25.candidates == expected.candidates
     overall = recs[-1]
-    assert overall.verdict.leader == "Fixed 500 / bm25" and len(overall.verdict.names) == 6
+    assert overall.verdict.leader == "Fixed 500 chars / bm25" and len(overall.verdict.names) == 6
     table = recommendation_table(recs, 0.8)
     assert list(table.index) == ["bm25", "dense", "overall"]
     assert np.isnan(table.loc["bm25", "leader's tokens at recall 0.80"])  # no runs given

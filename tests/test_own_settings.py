@@ -141,9 +141,9 @@ def test_the_box_names_the_leader_with_its_top_two_interval_and_n():
     rec = recommend(_per_question(scores), {}, pd.DataFrame(columns=["strategy"]), 5, 0.8, 500, 0)
     lines = dict(box(rec, 5, 0.8))
     v = rec[0].verdict
-    assert v.winner == "Fixed 500" and lines["use"].startswith("Fixed 500 (the winner")
+    assert v.winner == "Fixed 500 chars" and lines["use"].startswith("Fixed 500 chars (the winner")
     diff = v.top_two_difference
-    assert f"Fixed 500 − Fixed 1000: {diff.mean:+.3f} [{diff.low:+.3f}, {diff.high:+.3f}]" in lines["verdict"]
+    assert f"Fixed 500 chars − Fixed 1000 chars: {diff.mean:+.3f} [{diff.low:+.3f}, {diff.high:+.3f}]" in lines["verdict"]
     assert "n = 40 questions" in lines["verdict"] and "to settle it" not in lines
 
 
@@ -165,8 +165,8 @@ def test_without_a_winner_the_box_names_the_cheapest_that_cannot_be_ruled_out():
     scores = {("fixed_500", "bm25"): np.array([1.0, 0.0] * 10), ("fixed_1000", "bm25"): np.array([0.0, 1.0] * 10)}
     rec = recommend(_per_question(scores), {}, pd.DataFrame(columns=["strategy"]), 5, 0.8, 500, 0)[0]
     assert rec.verdict.winner is None
-    priced = Recommendation(rec.scope, rec.verdict, rec.cells, {"Fixed 500": 300.0, "Fixed 1000": 120.0},
-                            {"Fixed 500": 3.0, "Fixed 1000": 1.0})
+    priced = Recommendation(rec.scope, rec.verdict, rec.cells, {"Fixed 500 chars": 300.0, "Fixed 1000 chars": 120.0},
+                            {"Fixed 500 chars": 3.0, "Fixed 1000 chars": 1.0})
     lines = dict(box([priced], 5, 0.8))
-    assert lines["cheapest"].startswith("Fixed 1000: about 120 tokens")
+    assert lines["cheapest"].startswith("Fixed 1000 chars: about 120 tokens")
     assert "none would (equal means)" in lines["to settle it"]  # equal means: no number of questions separates them

@@ -43,6 +43,23 @@ FIELDS = {
 
 
 # ------------------------------------------------------------------ fixture tables
+def _pool_tables() -> dict:
+    """02_pool and 02_pool_guide by the pool's own functions on two strategies, two budgets,
+    six questions (squad, BM25): fixed_500 reads every answer at both budgets, recursive_500
+    none at 512 and all at 1,024."""
+    from chunklab_core.reports import pool
+
+    rows = []
+    for strategy, budget, value in (("fixed_500", 512, 1.0), ("fixed_500", 1024, 1.0), ("recursive_500", 512, 0.0),
+                                    ("recursive_500", 1024, 1.0)):
+        for i in range(6):
+            rows.append({"corpus": "squad", "model": "—", "strategy": strategy, "retriever": "bm25", "qid": f"q{i}",
+                         "doc_id": f"d{i}", "budget": budget, "recall": value, "token_recall": value,
+                         "tokens_used": budget * 0.9, "depth_binds": False, "contexts_read": 4})
+    table = pool.setting_table(pd.DataFrame(rows), None, None, 5, 200, 0, source="02_pool.csv")
+    return {"02_pool.csv": table, "02_pool_guide.csv": pool.setting_guide(table)}
+
+
 def _frame(rows, columns):
     return pd.DataFrame(rows, columns=columns)
 
@@ -161,19 +178,6 @@ def write_fixture(folder, shuffle: bool = False):
                                             "design", "difference", "low", "high", "verdict"]),
         # post 08: on squad/bm25 the default D1 leads with 4000 tokens@5; D2 cannot be ruled out, D3 is ruled out;
         # the cheapest kept is the series' S (300 tokens@5)
-        "08_builder.csv": _frame([
-            ["squad", "bm25", "—", "d1", "D1", True, 200, 10, 0.95, 0.9, 0.99, 4000.0, nan, nan, nan, NOT_OUT,
-             "documents (10)", "D1"],
-            ["squad", "bm25", "—", "s", "S", False, 200, 10, 0.90, 0.85, 0.95, 300.0, 0.05, -0.01, 0.11, NOT_OUT,
-             "documents (10)", "D1"],
-            ["squad", "bm25", "—", "d2", "D2", True, 200, 10, 0.91, 0.86, 0.96, 900.0, 0.04, -0.02, 0.10, NOT_OUT,
-             "documents (10)", "D1"],
-            ["squad", "bm25", "—", "d3", "D3", True, 200, 10, 0.70, 0.62, 0.78, 200.0, 0.25, 0.15, 0.35, OUT,
-             "documents (10)", "D1"],
-        ], ["corpus", "retriever", "model", "strategy", "label", "library", "questions", "documents", "recall@5",
-            "low", "high", "tokens@5", "leader − this", "diff low", "diff high", "verdict", "design", "leader"]),
-        "08_cheapest.csv": _frame([["squad", "bm25", "—", "S", 300.0, NOT_OUT, "D1"]],
-                                  ["corpus", "retriever", "model", "label", "tokens@5", "verdict", "leader"]),
         "08_neighbours.csv": _frame([[5, "R 800", "R 400", 472, 5, 2.0, -1.0, 5.0, TOLD],
                                      [5, "R 400", "R 200", 472, 5, -4.0, -7.0, -1.0, "R 200 ahead"]],
                                     ["retrieved", "a", "b", "questions", "clusters", "recall a − b", "low", "high",
@@ -182,6 +186,7 @@ def write_fixture(folder, shuffle: bool = False):
                                    ["retrieved", "a", "b", "questions", "clusters", "recall a − b", "low", "high",
                                     "verdict"]),
     }
+    tables.update(_pool_tables())
     assert set(tables) == set(post00.SOURCES), "the fixture covers every table post 00 reads"
     for name, table in tables.items():
         if shuffle and name not in ("02_recall_verdicts.csv", "01_full_set_verdicts.csv", "02_balanced_verdicts.csv"):  # leader first: format
@@ -424,20 +429,9 @@ def test_multiplicity_counts_every_paired_table_post_00_reads(fixture):
     # by hand from the fixture: 01 full set 2 (1 out), 02 recall 3 (2), balanced 3 (2), retrievers 3 (2),
     # models 1 (1), 03 paired 1 (1), 04 retrieval 3 (2), 05 differences 1 (0), 06 paired 4 (2),
     # 07 stage 2 (1), 07 depths 1 (1), 07 slices 1 (0)
-    assert (tests, separated) == (31, 18)  # + 08 builder 3 (1), neighbours 2 (1), LLM pairs 1 (1)
+    assert (tests, separated) == (31, 18)  # + 02 pool 3 (1), 08 neighbours 2 (1), LLM pairs 1 (1)
     guide = post00.chunking_guide(fixture, model="m")
     text = " ".join(post00.limitations(guide, 3, 2, fixture))
     assert claims.multiplicity_text(31, 18) in text
 
 
-def test_framework_defaults_per_kind_of_document(fixture):
-    table = post00.framework_guide(fixture).set_index(["corpus", "retriever"])
-    row = table.loc[("squad", "bm25")]
-    assert (row["leader"], row["leader verdict"], row["leader tokens@5"]) == ("D1", NOT_OUT, 4000.0)
-    assert (row["defaults kept"], row["defaults ruled out"], row["defaults"]) == ("D1, D2", "D3", 3)
-    assert (row["cheapest kept"], row["cheapest tokens@5"]) == ("S", 300.0)
-    text = post00.framework_text(post00.framework_guide(fixture))
-    assert "the leader is D1 (4000 tokens@5, recall@5 0.950 [0.900, 0.990], cannot be ruled out)" in text
-    assert "defaults that cannot be ruled out: D1, D2; ruled out: D3." in text
-    assert "The cheapest setting the evidence keeps is S (300 tokens@5)." in text
-    assert "compare its tokens with the cheapest setting kept" in text  # D1 leads with 4000 > 2 × 300 tokens

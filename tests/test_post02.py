@@ -96,7 +96,7 @@ def test_truncation_text_sums_per_model_and_names_the_worst_cell():
     text = truncation_text(truncated, {"nq": "Natural Questions, 3 questions from 2 pages"})
     assert "m1: 10 of 150 chunks (6.7%)" in text and "m2: 5 of 100 chunks (5.0%)" in text
     # nq · fixed_1000 is the worst cell, named by its sample
-    assert "Fixed 1000 on Natural Questions, 3 questions from 2 pages under m1: 20.0% of its chunks" in text
+    assert "Fixed 1000 chars on Natural Questions, 3 questions from 2 pages under m1: 20.0% of its chunks" in text
     assert "nothing was truncated" in truncation_text(pd.DataFrame(), {})
 
 

@@ -91,7 +91,7 @@ def test_balanced_and_answer_counts_agree_with_their_numbers():
     recall = pd.DataFrame({"corpus": "squad", "retriever": "bm25", "strategy": ["fixed_500", "fixed_1000"],
                            "verdict": [stats_claims.NOT_RULED_OUT, stats_claims.NOT_RULED_OUT], "questions": 30})
     text = claims.post02_answer(recall, verdicts, pd.DataFrame({"tau": [0.5]}), LABELS)
-    assert "- SQuAD v1.1, 2,000 questions from 48 articles · bm25 (30 with gold): no winner — Fixed 500 leads, " \
+    assert "- SQuAD v1.1, 2,000 questions from 48 articles · bm25 (30 with gold): no winner — Fixed 500 chars leads, " \
            "1 other strategy cannot be ruled out" in text
     assert "0 of 1 (corpus, λ) settings name a winner" in text and "mean τ 0.50" in text
     assert "(fewer than 50 questions with gold)" in text
@@ -145,7 +145,7 @@ def _summary():
         for strategy in ("fixed_500", "fixed_1000"):
             for retriever, model in (("bm25", "—"), ("dense", "m"), ("hybrid", "m")):
                 rows.append({"corpus": corpus, "model": model, "strategy": strategy, "retriever": retriever,
-                             "label": "Fixed 500" if strategy == "fixed_500" else "Fixed 1000",
+                             "label": "Fixed 500 chars" if strategy == "fixed_500" else "Fixed 1000 chars",
                              "recall@5": 0.5, "recall@5_low": 0.4, "recall@5_high": 0.6})
     return pd.DataFrame(rows)
 
@@ -154,7 +154,7 @@ def test_matrix_table_is_one_row_per_corpus_and_strategy_named_by_its_sample():
     table = tables.matrix_table(_summary(), 5, "m", LABELS)
     assert list(table.columns) == ["bm25", "dense", "hybrid"]
     assert table.index.names == ["corpus", "label"]
-    assert table.index[0] == (LABELS["squad"], "Fixed 500") and table.index[-1] == (LABELS["chroma"], "Fixed 1000")
+    assert table.index[0] == (LABELS["squad"], "Fixed 500 chars") and table.index[-1] == (LABELS["chroma"], "Fixed 1000 chars")
     assert table.iloc[0, 0] == "0.500 [0.400, 0.600]"
 
 

@@ -238,7 +238,7 @@ def test_builder_intervals_resample_documents_where_questions_share_them():
     assert row["diff low"] == 0.0 and row["design"] == "documents (4)" and row["documents"] == 4
     assert row["verdict"] == "cannot be ruled out" and row["question verdict"] == "ruled out"
     assert table.loc["recursive_500", "verdict"] == "cannot be ruled out"
-    assert table.loc["recursive_500", "leader"] == "Recursive 500" == table.loc["semchunk_512", "series' best"]
+    assert table.loc["recursive_500", "leader"] == "Recursive 500 chars" == table.loc["semchunk_512", "series' best"]
     cheapest = builder.cheapest_adequate(table.reset_index(), 5)
     assert cheapest[["sample", "label", "tokens@5"]].values.tolist() == [
         ["SQuAD v1.1, 40 questions from 4 articles", STRATEGIES["semchunk_512"].label, 300.0]]
@@ -347,4 +347,4 @@ def test_the_published_tables_precision_omega_of_shared_rows():
     pairs = post08.published_omega_pairs(post08.load_published())
     assert pairs["strategy"].tolist() == ["lc_recursive_tok_200_0", "lc_token_200_0"]  # the rows both tables have
     text = post08_prose.published_omega_text(pairs)
-    assert "2 of the 2 rows" in text and "TokenText 200 / 0: 21.0 and 19.1" in text
+    assert "2 of the 2 rows" in text and "TokenText 200 tokens / 0: 21.0 and 19.1" in text

@@ -37,7 +37,7 @@ def test_balanced_ranks_whole_document_last():
     table = ur.balanced_table(summary, 10, 0.05)
     whole = table[table.strategy == "Whole document"].iloc[0]
     assert whole["recall rank"] == 1 and whole["balanced rank"] == 3
-    cheap = table[table.strategy == "Fixed 500"].iloc[0]
+    cheap = table[table.strategy == "Fixed 500 chars"].iloc[0]
     assert cheap["balanced"] == pytest.approx(cheap["recall@10"])  # T_min strategy pays nothing
 
 

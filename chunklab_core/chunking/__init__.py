@@ -90,18 +90,18 @@ def _spec(name, func, params, label, default, **extra) -> StrategySpec:
 
 _SPECS = [
     # Post 01: the eight default strategies.
-    _spec("fixed_500", fixed_characters, {"size": 500, "overlap": 0}, "Fixed 500", True, max_chars=500),
-    _spec("fixed_500_o50", fixed_characters, {"size": 500, "overlap": 50}, "Fixed 500 / overlap 50",
+    _spec("fixed_500", fixed_characters, {"size": 500, "overlap": 0}, "Fixed 500 chars", True, max_chars=500),
+    _spec("fixed_500_o50", fixed_characters, {"size": 500, "overlap": 50}, "Fixed 500 chars / overlap 50",
           True, tiles=False, max_chars=500),
-    _spec("fixed_500_o125", fixed_characters, {"size": 500, "overlap": 125}, "Fixed 500 / overlap 125",
+    _spec("fixed_500_o125", fixed_characters, {"size": 500, "overlap": 125}, "Fixed 500 chars / overlap 125",
           True, tiles=False, max_chars=500),
-    _spec("recursive_500", recursive_characters, {"max_chars": 500}, "Recursive 500", True, max_chars=500),
-    _spec("sentence_window_2", sentence_window, {"window": 2}, "Sentence window (±2)", True),
+    _spec("recursive_500", recursive_characters, {"max_chars": 500}, "Recursive 500 chars", True, max_chars=500),
+    _spec("sentence_window_2", sentence_window, {"window": 2}, "Sentence window (±2 sentences)", True),
     _spec("parent_doc_250_1000", parent_document, {"parent_size": 1000, "child_size": 250},
-          "Parent document (250→1000)", True, max_chars=250),
+          "Parent document (250→1000 chars)", True, max_chars=250),
     _spec("semantic_tfidf", semantic_tfidf, {"percentile": 80.0, "max_chars": 500},
-          "Semantic (TF-IDF proxy)", True, max_chars=500),
-    _spec("fixed_1000", fixed_characters, {"size": 1000, "overlap": 0}, "Fixed 1000", True, max_chars=1000),
+          "Semantic (TF-IDF proxy, ≤500 chars)", True, max_chars=500),
+    _spec("fixed_1000", fixed_characters, {"size": 1000, "overlap": 0}, "Fixed 1000 chars", True, max_chars=1000),
     # Post 02.
     _spec("fixed_tokens_256", fixed_tokens, {"size": 256}, "Fixed 256 tokens", False, max_tokens=256),
     _spec("fixed_tokens_512", fixed_tokens, {"size": 512}, "Fixed 512 tokens", False, max_tokens=512),
@@ -117,10 +117,10 @@ _SPECS = [
           "Structure-aware, one chunk per section (≤512 tokens)", False, max_tokens=512, uses_headings=True),
     _spec("semantic_embedding", semantic_embedding,
           {"embed": None, "percentile": 80.0, "min_chars": 200, "max_chars": 1000},
-          "Semantic (embedding, floor 200)", False, max_chars=1000),
+          "Semantic (embedding, 200–1000 chars)", False, max_chars=1000),
     _spec("semantic_no_floor", semantic_embedding,
           {"embed": None, "percentile": 80.0, "min_chars": 0, "max_chars": 1000},
-          "Semantic (embedding, no floor)", False, max_chars=1000),
+          "Semantic (embedding, ≤1000 chars, no floor)", False, max_chars=1000),
     _spec("semantic_embedding_tokens", semantic_embedding_tokens,
           {"embed": None, "percentile": 80.0, "min_tokens": 200, "max_tokens": 1000},
           "Semantic (embedding, floor 200 / max 1000 tokens)", False, max_tokens=1000),
@@ -140,7 +140,7 @@ def _library_specs() -> list[StrategySpec]:
     add("lc_recursive_default", langchain_recursive, {"size": 4000, "overlap": 200, "unit": "chars"},
         "LangChain recursive, defaults (4,000 chars / 200)")
     add("lc_recursive_1000_200", langchain_recursive, {"size": 1000, "overlap": 200, "unit": "chars"},
-        "LangChain recursive 1,000 chars / 200")
+        "LangChain recursive 1,000 chars / 200, the docs' example")
     add("lc_token_default", langchain_token, {"size": 4000, "overlap": 200},
         "LangChain TokenText, defaults (4,000 tokens / 200)")
     for size, overlap in CHROMA_SIZES:
@@ -148,11 +148,11 @@ def _library_specs() -> list[StrategySpec]:
             {"size": size, "overlap": overlap, "unit": "tokens", "separators": CHROMA_SEPARATORS},
             f"LangChain recursive {size} tokens / {overlap}")
         add(f"lc_token_{size}_{overlap}", langchain_token, {"size": size, "overlap": overlap},
-            f"LangChain TokenText {size} / {overlap}")
+            f"LangChain TokenText {size} tokens / {overlap}")
     add("llama_sentence_default", llamaindex_sentence, {"size": 1024, "overlap": 200},
         "LlamaIndex sentence, defaults (1,024 tokens / 200)")
     for size in (400, 200):
-        add(f"llama_sentence_{size}", llamaindex_sentence, {"size": size, "overlap": 0}, f"LlamaIndex sentence {size}")
+        add(f"llama_sentence_{size}", llamaindex_sentence, {"size": size, "overlap": 0}, f"LlamaIndex sentence {size} tokens")
     for kind in ("token", "sentence", "recursive"):
         add(f"chonkie_{kind}_default", chonkie_chunker,
             {"kind": kind, "size": 2048, "tokenizer": "character", "embed": None, "threshold": 0.8},
@@ -170,13 +170,13 @@ def _library_specs() -> list[StrategySpec]:
         _spec("kamradt", kamradt_semantic, {"embed": None, "percentile": 95.0, "buffer": 1},
               "Kamradt semantic (95th percentile)", False),
         _spec("kamradt_modified_300", kamradt_modified,
-              {"embed": None, "avg_tokens": 300, "piece_tokens": 50, "buffer": 3}, "Kamradt modified (mean 300)", False),
+              {"embed": None, "avg_tokens": 300, "piece_tokens": 50, "buffer": 3}, "Kamradt modified (mean 300 tokens)", False),
         _spec("cluster_400", cluster_semantic, {"embed": None, "max_tokens": 400, "piece_tokens": 50},
-              "Cluster semantic 400", False),
+              "Cluster semantic 400 tokens", False),
         _spec("cluster_200", cluster_semantic, {"embed": None, "max_tokens": 200, "piece_tokens": 50},
-              "Cluster semantic 200", False),
+              "Cluster semantic 200 tokens", False),
         _spec("cluster_250", cluster_semantic, {"embed": None, "max_tokens": 250, "piece_tokens": 50},
-              "Cluster semantic 250", False),
+              "Cluster semantic 250 tokens", False),
         _spec("llm_semantic", llm_semantic, {"complete": None, "window_tokens": 800, "piece_tokens": 50, "stats": None},
               "Chroma's LLM chunker run by Qwen2.5-Coder 1.5B (recorded)", False),
     ]

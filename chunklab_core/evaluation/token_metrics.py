@@ -71,3 +71,36 @@ def token_span_recall(run: RetrievalRun, ks: Sequence[int]) -> pd.DataFrame:
             rows[column("token_recall", k)][row] = inside / total
     return pd.DataFrame({"corpus": corpus.name, "strategy": run.strategy, "retriever": run.retriever,
                          "qid": [q.qid for q in corpus.questions], **rows})
+
+
+def token_recall_of_prefixes(run: RetrievalRun, ranking: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Token span recall of the first ``lengths[q, j]`` contexts of ``ranking[q]`` (the same
+    formula as :func:`token_span_recall`, on a prefix of any length instead of the top k).
+
+    ``ranking`` (n_q, depth) indices into ``run.contexts`` (-1 = nothing), ``lengths`` (n_q, n)
+    prefix lengths; returns (n_q, n) floats, NaN for questions without gold tokens.
+    """
+    corpus = run.corpus
+    texts = {d.doc_id: d.text for d in corpus.documents}
+    ranking, lengths = np.asarray(ranking), np.asarray(lengths)
+    if ranking.ndim != 2 or lengths.ndim != 2 or ranking.shape[0] != len(corpus.questions) or lengths.shape[0] != len(
+            corpus.questions):
+        raise ValueError(f"ranking {ranking.shape} and lengths {lengths.shape} need one row per question "
+                         f"({len(corpus.questions)})")
+    out = np.full(lengths.shape, np.nan)
+    for row, question in enumerate(corpus.questions):
+        by_doc: dict[str, list[tuple[int, int]]] = {}
+        for doc_id, start, end in question_evidence(question, texts.get(question.doc_id)):
+            by_doc.setdefault(doc_id, []).append((start, end))
+        tokens = {doc: _gold_tokens(texts[doc], spans) for doc, spans in by_doc.items() if doc in texts}
+        total = sum(len(t) for t in tokens.values())
+        if total == 0:
+            continue
+        for col, length in enumerate(lengths[row]):
+            returned: dict[str, list[tuple[int, int]]] = {}
+            for index in ranking[row, :int(length)]:
+                if index >= 0:
+                    doc_id, start, end = run.contexts[index]
+                    returned.setdefault(doc_id, []).append((start, end))
+            out[row, col] = sum(_inside(t, returned.get(doc, [])) for doc, t in tokens.items()) / total
+    return out

@@ -45,7 +45,7 @@ from typing import Sequence
 
 import numpy as np
 
-from chunklab_core.retrieval.registry import model_column
+from chunklab_core.retrieval.registry import BASELINE, model_column, registered
 
 SEED = 20260729
 PAGE = "lab.html"
@@ -64,7 +64,7 @@ class LabConfig:
     squad_articles: int = 48
     squad_questions: int = 2000
     ranking_strategies: Sequence[str] = ("fixed_500", "recursive_500", "fixed_500_o125")
-    first_stage: str = "bm25"
+    first_stage: str = BASELINE
     rescorer: str = "all-MiniLM-L6-v2"
     rescore_depth: int = 50  # post 07's deepest depth: its recorded scores are of the top 50
     ranking_questions: int = 100
@@ -76,7 +76,7 @@ class LabConfig:
         "fixed_500", "fixed_500_o125", "recursive_500", "sentence_window_2", "parent_doc_250_1000",
         "semantic_tfidf", "fixed_1000", "fixed_tokens_256", "structure_aware", "semantic_embedding",
         "semantic_no_floor")
-    budget_retrievers: Sequence[str] = ("bm25", "dense", "hybrid")
+    budget_retrievers: Sequence[str] = registered()  # the series' retrievers
     budget_model: str = "all-MiniLM-L6-v2"
     post_budgets: Sequence[int] = (500, 1000, 2000, 4000)
     resamples: int = 10000

@@ -65,7 +65,7 @@ POSTS: tuple[Post, ...] = (
          tables=("01_full_set_verdicts.csv",), records_runs=2, reading=1),
     Post("02", "02_retrievers", "chunklab_core.reports.post02", "Retrievers, embedding models, other documents",
          "whether post 01's answer survives other retrievers, models and corpora",
-         tables=("02_recall_verdicts.csv", "02_chunk_health.csv", "02_stability.csv", "02_balanced_verdicts.csv",
+         tables=("02_recall_verdicts.csv", "02_pool.csv", "02_pool_guide.csv", "02_chunk_health.csv", "02_stability.csv", "02_balanced_verdicts.csv",
                  "02_matrix.csv", "02_paired_retrievers.csv", "02_models.csv"),
          records_runs=1, reading=3, make_args="$(OWN_DOCS)"),
     Post("03", "03_uncertainty", "chunklab_core.reports.post03", "How far can N questions be trusted?",
@@ -89,7 +89,7 @@ POSTS: tuple[Post, ...] = (
     Post("08", "08_library_splitters", "chunklab_core.reports.post08",
          "The splitters RAG builders use, and Chroma's report",
          "framework defaults against the series' strategies; which of the report's differences survive",
-         tables=("08_builder.csv", "08_cheapest.csv", "08_neighbours.csv", "08_llm_pairs.csv"), records_runs=7,
+         tables=("08_neighbours.csv", "08_llm_pairs.csv"), records_runs=7,
          reading=4, inputs=("$(CHUNKER_CALLS)",)),
     Post("00", "00_findings", "chunklab_core.reports.post00", inputs=("$(FINDINGS_TABLES)", "$(AUDIT)/post05_v2_sheet.csv"),
          after=("*",)),
@@ -131,6 +131,8 @@ def make_fragment() -> str:
             f"notebooks/{name}.ipynb" for name in p.after]
         prerequisites = " ".join([p.source, *p.inputs, *after])
         lines.append(f"{p.notebook}: {prerequisites}")
+        if p.tables:  # its tables come with its notebook (a table not yet committed is made by running it)
+            lines.append(" ".join(f"data/{t}" for t in p.tables) + f": {p.notebook} ;")
         if p.make_args:
             lines.append(f"{p.notebook}: POST_ARGS = {p.make_args}")
     return "\n".join(lines) + "\n"

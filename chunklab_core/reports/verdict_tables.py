@@ -13,7 +13,9 @@ and some document holds several questions), the verdicts come from the document-
 paired bootstrap (:func:`chunklab_core.stats.clustered.paired_difference_clustered_ci`: questions
 of one document are not independent draws, post 03), and the question-level interval and its
 verdict are kept beside it (columns ``question low``, ``question high``, ``question verdict``), so
-a reader sees where the two differ. Column ``design`` says which one the verdict used.
+a reader sees where the two differ. Column ``design`` says which design's interval is shown; the
+``verdict`` is the weaker of the two designs' verdicts (:func:`weaker_verdicts`: the clustered
+interval never makes a claim stronger than the question-level one).
 
 Not handled: T_min's own sampling noise (it is the cheapest column's mean, treated as fixed).
 """
@@ -99,7 +101,18 @@ def leader_verdicts(scores: pd.DataFrame, metric: str, resamples: int, seed: int
     if clustered:
         question_words = claims.candidate_verdicts(leader, plain_intervals)
         table["question verdict"] = table["strategy"].map(question_words)
+        table["verdict"] = table["strategy"].map(weaker_verdicts(leader, words, question_words))
     return table
+
+
+def weaker_verdicts(leader: str, clustered: dict[str, str], plain: dict[str, str]) -> dict[str, str]:
+    """One rule for both designs: a candidate is ruled out only when both the clustered and the
+    question-level verdict rule it out (the clustered interval never makes a claim stronger than
+    the question-level one); the leader is the winner only when every other is ruled out so."""
+    words = {name: claims.RULED_OUT if clustered[name] == plain[name] == claims.RULED_OUT else claims.NOT_RULED_OUT
+             for name in clustered if name != leader}
+    return {leader: claims.WINNER if words and all(w == claims.RULED_OUT for w in words.values())
+            else claims.NOT_RULED_OUT, **words}
 
 
 def balanced_per_question(recall: pd.DataFrame, tokens: pd.DataFrame, lam: float) -> pd.DataFrame:
@@ -121,3 +134,58 @@ def verdict_summary(table: pd.DataFrame, what: str = "") -> str:
     """One sentence from a :func:`leader_verdicts` table (the leader is its first row)."""
     words = dict(zip(table["strategy"], table["verdict"]))
     return claims.summary_sentence(table["strategy"].iloc[0], words, what)
+
+
+DIGITS = 3  # the precision verdicts are shown at
+
+
+def clears_zero(low: float, high: float, digits: int = DIGITS) -> bool:
+    """True when the interval ``[low, high]`` of ``leader − other`` lies above 0 *at the shown
+    precision*: ``round(low, digits) > 0`` (an interval printed ``[+0.000, …]`` does not clear 0)."""
+    return bool(not np.isnan(low) and round(float(low), digits) > 0)
+
+
+def identical_columns(scores: pd.DataFrame, name: str) -> list[str]:
+    """The other columns of ``scores`` equal to column ``name`` on every question (ties, not
+    just equal means)."""
+    base = scores[name].to_numpy()
+    return [other for other in scores.columns if other != name and np.array_equal(scores[other].to_numpy(), base)]
+
+
+def robust_verdicts(scores: pd.DataFrame, metric: str, resamples: int, seed: int, clusters=None,
+                    digits: int = DIGITS) -> pd.DataFrame:
+    """:func:`leader_verdicts` with one rule for both resampling designs.
+
+    A candidate is **ruled out** only when the question-level interval *and* (where questions
+    share documents) the document-clustered interval of ``leader − candidate`` clear 0 at
+    ``digits`` decimals (:func:`clears_zero`): the clustered interval never makes a claim stronger
+    than the question-level one, nor the question-level one than the clustered. The leader is the
+    **winner** only when every other candidate is ruled out so. Columns added: ``document
+    verdict`` and ``question verdict`` (each design alone, same precision rule), ``designs agree``
+    (the two words equal), ``ties leader`` (equal to the leader on every question). The leader is
+    the first column with the highest mean: order the columns cheapest first so a tie goes to the
+    cheaper candidate.
+    """
+    table = leader_verdicts(scores, metric, resamples, seed, clusters)
+    clustered = "question low" in table
+    q_low = table["question low"] if clustered else table["low"]
+    q_high = table["question high"] if clustered else table["high"]
+    others = table.index[1:]
+
+    def words(lows, highs):
+        out = [claims.RULED_OUT if clears_zero(lo, hi, digits) else claims.NOT_RULED_OUT
+               for lo, hi in zip(lows[others], highs[others])]
+        lead = claims.WINNER if out and all(w == claims.RULED_OUT for w in out) else claims.NOT_RULED_OUT
+        return [lead, *out]
+
+    document = words(table["low"], table["high"])
+    question = words(q_low, q_high)
+    combined = [claims.RULED_OUT if d == q == claims.RULED_OUT else claims.NOT_RULED_OUT
+                for d, q in zip(document[1:], question[1:])]
+    lead = claims.WINNER if combined and all(w == claims.RULED_OUT for w in combined) else claims.NOT_RULED_OUT
+    ties = set(identical_columns(scores, table["strategy"].iloc[0]))
+    return table.assign(**{
+        "verdict": [lead, *combined], "document verdict": document if clustered else question,
+        "question verdict": question, "designs agree": [d == q for d, q in zip(document, question)],
+        "question low": q_low, "question high": q_high,
+        "ties leader": [False, *[name in ties for name in table["strategy"].iloc[1:]]]})

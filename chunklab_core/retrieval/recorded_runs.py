@@ -318,6 +318,11 @@ class RunStore:
                                 f"Record it with `{RECORD_COMMAND}` (CHUNKLAB_RUNS=record), or set CHUNKLAB_RUNS=live "
                                 "to compute it without recording")
         deep = max(int(depth), RECORD_DEPTH)
+        from chunklab_core.retrieval import run_plan  # make runs RUNS_CLUSTER=...: list the cell, compute none
+
+        if run_plan.plan_file() is not None:
+            return run_plan.plan_ranking(cell, texts, queries, min(deep, len(texts)), corpus_source,
+                                         strategy_options, depth)
         started = time.perf_counter()
         ids, scores = compute(deep)
         arrays = extra() if extra else {}
@@ -390,6 +395,10 @@ class RunStore:
         if self.mode == "replay":
             raise RunStoreError(f"no recorded {kind} for {describe} ({path}). Record it with `{RECORD_COMMAND}` "
                                 "(CHUNKLAB_RUNS=record), or set CHUNKLAB_RUNS=live to compute it without recording")
+        from chunklab_core.retrieval import run_plan
+
+        if run_plan.plan_file() is not None:  # its key would hold placeholder rankings' digests
+            run_plan.stop_keyed(describe)
         started = time.perf_counter()
         arrays = {name: np.asarray(value) for name, value in compute().items()}
         meta = {"format": FORMAT_VERSION, "kind": kind, "key": key, "describe": describe,

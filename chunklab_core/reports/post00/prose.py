@@ -25,7 +25,7 @@ from chunklab_core.stats import claims
 from chunklab_core.reports.post00.tables import DECIDED, KINDS, NO_DIFFERENCE, PAIRED_TABLES, POWER, series_comparisons
 from chunklab_core.reports.post00.sources import read_table
 
-__all__ = ["PROSE", "guide_text", "cost_text", "framework_text", "counts_text", "retriever_text", "model_text", "rerank_text", "judge_text", "findings_text", "limitations", "guide_view"]
+__all__ = ["PROSE", "guide_text", "cost_text", "counts_text", "retriever_text", "model_text", "rerank_text", "judge_text", "findings_text", "limitations", "guide_view"]
 
 PROSE = Templates(__file__, "prose.md")
 AUDIT_SHEET = "audit/post05_v2_sheet.csv"
@@ -115,32 +115,6 @@ def cost_text(table: pd.DataFrame, metric: str) -> str:
                           question_verdict=r["question verdict"]) for _, r in table.iterrows()]
     return (PROSE.fill("cost.reading", metric=metric, penalty=numbers.number(table["lambda"].iloc[0], 2))
             + "\n\n" + "\n".join(bullets))
-
-
-def framework_text(table: pd.DataFrame, metric: str = "recall@5") -> str:
-    """Post 08's library defaults per kind of document and retriever (:func:`tables.framework_guide`)."""
-    if table.empty:
-        raise ValueError("no library defaults to report")
-    tokens = next(c for c in table.columns if c.startswith("cheapest tokens@")).removeprefix("cheapest ")
-    bullets = []
-    for _, r in table.iterrows():
-        if not r["defaults ruled out"]:
-            kept_text = PROSE.fill("framework.all_kept")
-        elif not r["defaults kept"]:
-            kept_text = PROSE.fill("framework.none_kept")
-        else:
-            kept_text = PROSE.fill("framework.kept", kept=r["defaults kept"], out=r["defaults ruled out"])
-        bullets.append(PROSE.fill("framework.row", kind=r["kind of document"], sample=r["sample"],
-                                  retriever=r["retriever"], leader=r["leader"],
-                                  tokens=_tokens(r[f"leader {tokens}"], tokens), metric=metric,
-                                  level=numbers.estimate(r[f"leader {metric}"], r["leader low"], r["leader high"]),
-                                  verdict=r["leader verdict"], kept_text=kept_text, cheapest=r["cheapest kept"],
-                                  cheapest_tokens=_tokens(r[f"cheapest {tokens}"], tokens)))
-    defaults = numbers.count(int(table["defaults"].max()), "library splitter")
-    costly = (table["leader is a default"].astype(bool)
-              & (table[f"leader {tokens}"] > 2 * table[f"cheapest {tokens}"])).any()
-    return (PROSE.fill("framework.reading", defaults=defaults, metric=metric) + "\n\n" + "\n".join(bullets)
-            + ("\n\n" + PROSE.fill("framework.large") if costly else ""))
 
 
 def _spread(low: float, high: float) -> str:
@@ -343,3 +317,27 @@ def rerank_text(stage: pd.DataFrame, depths: pd.DataFrame, slices: pd.DataFrame,
         parts.append(counts_text(slices, "rerank.slices", ["corpus"], lambda r: f"{r['a']} − {r['b']}",
                                  lambda r: (r["a"], r["b"])))
     return "\n\n".join(parts)
+
+
+def pool_guide_text(guide: pd.DataFrame) -> str:
+    """The reading of :func:`tables.pool_guide`: what the recommendation is, then one sentence
+    per setting (:func:`chunklab_core.reports.pool.setting_sentences`), each after its kind of document."""
+    from chunklab_core.reports import pool
+
+    if guide.empty:
+        raise ValueError("no pool guide rows to report")
+    decided = int((guide["verdict"] == "decided").sum())
+    intro = PROSE.fill("pool.reading", settings=numbers.count(len(guide), "setting"),
+                       budgets=", ".join(f"{b:,}" for b in pool.BUDGETS), tokenizer=pool.TOKENIZER,
+                       decided=numbers.count(decided, "setting"), undecided=numbers.count(len(guide) - decided, "setting"),
+                       source="02_pool.csv", guide="00_guide.csv")
+    bullets = [PROSE.fill("pool.kind", kind=kind, sentence=sentence)
+               for kind, sentence in zip(guide["kind of document"], pool.setting_sentences(guide))]
+    return intro + "\n\n" + "\n".join(bullets)
+
+
+def pool_guide_view(guide: pd.DataFrame) -> pd.DataFrame:
+    """The compact guide (setting, use, tokens, verdict): the long table is the CSV."""
+    from chunklab_core.reports import pool
+
+    return pool.compact_guide(guide)

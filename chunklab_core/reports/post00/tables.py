@@ -33,10 +33,10 @@ from chunklab_core.reports.samples import sample_label
 from chunklab_core.retrieval.registry import needs_model, rows_of_model
 from chunklab_core.stats import claims
 from chunklab_core.stats.bootstrap import questions_for_power
-from chunklab_core.reports.post00.sources import key_text, read_table
+from chunklab_core.reports.post00.sources import key_text, parse_key, read_table, row_by_key
 
-__all__ = ["KINDS", "DECIDED", "NO_DIFFERENCE", "documents_of", "questions_to_decide", "chunking_guide", "cost_aware_guide", "comparison_counts",
-           "framework_guide", "judge_agreement", "judge_accuracy", "ppi_gaps", "guide_comparisons", "decision_counts",
+__all__ = ["pool_guide", "pool_candidates", "KINDS", "DECIDED", "NO_DIFFERENCE", "documents_of", "questions_to_decide", "chunking_guide", "cost_aware_guide", "comparison_counts",
+           "judge_agreement", "judge_accuracy", "ppi_gaps", "guide_comparisons", "decision_counts",
            "series_comparisons", "PAIRED_TABLES"]
 
 KINDS = {"squad": "short encyclopaedia passages", "nq": "long web pages", "cuad": "contracts",
@@ -169,34 +169,6 @@ def cost_aware_guide(data_dir: Path | None = None, penalty: float = 0.05) -> pd.
     return pd.DataFrame(rows)
 
 
-def framework_guide(data_dir: Path | None = None, k: int = 5) -> pd.DataFrame:
-    """Per (corpus, retriever) of post 08's ``08_builder``: the leader with its tokens, the library
-    defaults that cannot be ruled out and those ruled out, and the cheapest setting the evidence
-    keeps (``08_cheapest``)."""
-    table = read_table("08_builder.csv", data_dir)
-    cheapest = read_table("08_cheapest.csv", data_dir).set_index(["corpus", "retriever"])
-    tokens, metric = f"tokens@{k}", f"recall@{k}"
-    rows = []
-    for (corpus, retriever), cell in table.groupby(["corpus", "retriever"], sort=False):
-        leader = cell[cell["label"] == cell["leader"].iloc[0]].iloc[0]
-        library = cell[cell["library"].astype(bool)]
-        kept = library[library["verdict"] != claims.RULED_OUT]
-        out = library[library["verdict"] == claims.RULED_OUT]
-        pick = cheapest.loc[(corpus, retriever)]
-        n = int(leader["questions"])
-        rows.append({"kind of document": KINDS.get(corpus, corpus), "corpus": corpus,
-                     "sample": sample_label(corpus, n, int(leader["documents"])), "retriever": retriever,
-                     "model": leader["model"], "leader": leader["label"], "leader is a default": bool(leader["library"]),
-                     "leader verdict": leader["verdict"], f"leader {metric}": float(leader[metric]),
-                     "leader low": float(leader["low"]), "leader high": float(leader["high"]),
-                     f"leader {tokens}": float(leader[tokens]),
-                     "defaults kept": ", ".join(kept["label"]), "defaults ruled out": ", ".join(out["label"]),
-                     "defaults": len(library), "cheapest kept": pick["label"], f"cheapest {tokens}": float(pick[tokens]),
-                     "questions": n, "design": leader["design"], "source": "08_builder.csv",
-                     "key": key_text(corpus=corpus, retriever=retriever, strategy=leader["strategy"])})
-    return pd.DataFrame(rows)
-
-
 def guide_comparisons(data_dir: Path | None = None) -> tuple[int, int, int]:
     """(paired intervals behind the chunking guide, how many exclude 0, cells with a winner)."""
     verdicts = read_table("02_recall_verdicts.csv", data_dir)
@@ -213,7 +185,7 @@ PAIRED_TABLES = (("01_full_set_verdicts.csv", "low", "high"), ("02_recall_verdic
                  ("04_retrieval.csv", "low", "high"), ("05_strategy_differences.csv", "low", "high"),
                  ("06_paired.csv", "low", "high"), ("07_stage.csv", "d_ndcg_low", "d_ndcg_high"),
                  ("07_depths.csv", "low", "high"), ("07_slice_comparisons.csv", "low", "high"),
-                 ("08_builder.csv", "diff low", "diff high"), ("08_neighbours.csv", "low", "high"),
+                 ("02_pool.csv", "low", "high"), ("08_neighbours.csv", "low", "high"),
                  ("08_llm_pairs.csv", "low", "high"))
 
 
@@ -309,3 +281,27 @@ def decision_counts(data_dir: Path | None = None) -> dict[str, pd.DataFrame]:
         "depths": comparison_counts("07_depths.csv", ["corpus", "first_stage", "scorer"], data_dir=data_dir),
         "slices": comparison_counts("07_slice_comparisons.csv", ["corpus", "a", "b"], data_dir=data_dir),
     }
+
+
+def pool_guide(data_dir: Path | None = None) -> pd.DataFrame:
+    """Post 02's recommendation per (corpus, retriever) at matched cost (``02_pool_guide``, by
+    :func:`chunklab_core.reports.pool.setting_guide` over the one candidate pool), each row checked
+    against the ``02_pool`` row its key cites (strategy, budget, score) and named by its kind of
+    document; ``source`` and ``key`` cite that row."""
+    guide = read_table("02_pool_guide.csv", data_dir)
+    table = read_table("02_pool.csv", data_dir)
+    for _, row in guide.iterrows():
+        cited = row_by_key(table, parse_key(row["key"]), "02_pool.csv")
+        if cited["strategy"] != row["strategy"] or int(cited["budget"]) != int(row["tokens"]) or not math.isclose(
+                float(cited["score"]), float(row["score"]), abs_tol=1e-9):
+            raise ValueError(f"02_pool_guide.csv: the row for {row['key']} does not equal its 02_pool.csv row")
+    guide = guide.assign(source="02_pool.csv")
+    guide.insert(0, "kind of document", guide["corpus"].map(lambda c: KINDS.get(c, c)))
+    return guide
+
+
+def pool_candidates(data_dir: Path | None = None) -> dict[tuple[str, str, str], list[str]]:
+    """Per (corpus, retriever, model) of ``02_pool``: the strategies compared, in table order."""
+    table = read_table("02_pool.csv", data_dir)
+    return {keys: list(dict.fromkeys(part["strategy"]))
+            for keys, part in table.groupby(["corpus", "retriever", "model"], sort=False)}

@@ -45,7 +45,7 @@ from chunklab_core.retrieval.run import RetrievalRun
 from chunklab_core.data.gold_advice import question_evidence
 from chunklab_core.evaluation.matrix import MatrixResult
 from chunklab_core.evaluation.measures import column
-from chunklab_core.evaluation.token_metrics import token_span_recall  # noqa: F401  (re-exported)
+from chunklab_core.evaluation.token_metrics import token_recall_of_prefixes, token_span_recall  # noqa: F401  (re-exported)
 from chunklab_core.core import numbers
 from chunklab_core.reports.templates import Templates
 from chunklab_core.retrieval.registry import needs_model, rows_of_model

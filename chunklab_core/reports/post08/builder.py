@@ -166,3 +166,57 @@ def cell_summary(builder: pd.DataFrame, k: int, metric: str = "recall") -> pd.Da
                                               f"{len(libraries)}",
                      "cheapest kept": pick["label"], f"its {tokens}": round(float(pick[tokens]))})
     return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- the candidate pool at matched cost
+def pool_compact(table: pd.DataFrame, guide: pd.DataFrame) -> pd.DataFrame:
+    """One row per setting of :func:`chunklab_core.reports.pool.setting_guide`: the setting, what to
+    use at how many tokens, the verdict (decided or not), and per library splitter its verdict at
+    that budget (``leader`` where it leads there); each library column's header says in how many
+    settings it cannot be ruled out at the recommended budget."""
+    from chunklab_core.reports import pool
+
+    libraries = [s for s in pool.LIBRARY if s in set(table["strategy"])]
+    at = table.merge(guide[["corpus", "retriever", "model", "tokens"]], on=CELL)
+    at = at[at["budget"] == at["tokens"]]
+    kept = {name: int(((at["strategy"] == name) & (at["verdict"] != claims.RULED_OUT)).sum()) for name in libraries}
+    header = {name: f"{strategy_label(name)}, kept in {kept[name]} of {numbers.count(len(guide), 'setting')}"
+              for name in libraries}
+    rows = []
+    for _, g in guide.iterrows():
+        part = at[(at["corpus"] == g["corpus"]) & (at["retriever"] == g["retriever"]) & (at["model"] == g["model"])]
+        best = part.sort_values("score", ascending=False, kind="stable").iloc[0]["strategy"] if len(part) else ""
+        record = {"setting": f"{g['sample']}, {g['retriever']}", "use": g["use"], "tokens": int(g["tokens"]),
+                  "verdict": g["verdict"]}
+        for name in libraries:
+            found = part[part["strategy"] == name]
+            record[header[name]] = "" if found.empty else (LEADER_MARK if name == best else found["verdict"].iloc[0])
+        rows.append(record)
+    return pd.DataFrame(rows)
+
+
+def pool_counts(table: pd.DataFrame, guide: pd.DataFrame) -> dict[str, int]:
+    """Counts for the builder's sentence: settings, library candidates at the recommended budgets,
+    how many of them cannot be ruled out, settings a library splitter is recommended in, decided settings."""
+    from chunklab_core.reports import pool
+
+    at = table.merge(guide[["corpus", "retriever", "model", "tokens"]], on=CELL)
+    at = at[(at["budget"] == at["tokens"]) & at["strategy"].isin(list(pool.LIBRARY))]
+    return {"settings": len(guide), "library": len(at), "kept": int((at["verdict"] != claims.RULED_OUT).sum()),
+            "library_used": int(guide["strategy"].isin(list(pool.LIBRARY)).sum()),
+            "decided": int((guide["verdict"] == "decided").sum())}
+
+
+def pool_text(table: pd.DataFrame, guide: pd.DataFrame, csv: str) -> str:
+    """The builder section's reading of the pool (template ``builder.md``), then one sentence per setting."""
+    from chunklab_core.reports import pool
+    from chunklab_core.reports.templates import Templates
+
+    counts = pool_counts(table, guide)
+    text = Templates(__file__, "builder.md").fill(
+        "pool", settings=numbers.count(counts["settings"], "setting"),
+        libraries=numbers.count(len([s for s in pool.LIBRARY if s in set(table["strategy"])]), "library splitter"),
+        budgets=", ".join(f"{b:,}" for b in pool.BUDGETS), tokenizer=pool.TOKENIZER, kept=counts["kept"],
+        library=counts["library"], library_used=numbers.count(counts["library_used"], "setting"),
+        decided=numbers.count(counts["decided"], "setting"), csv=csv)
+    return text + "\n\n" + "\n\n".join(pool.setting_sentences(guide))

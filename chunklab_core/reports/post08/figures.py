@@ -101,3 +101,57 @@ def plot_builder(builder: pd.DataFrame, k: int, metric: str = "recall"):
     fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     return fig
+
+
+def plot_pool(table: pd.DataFrame, guide: pd.DataFrame):
+    """Per setting (rows: retrievers, columns: corpora): at the budget the setting is recommended
+    at, every candidate's ``leader − this`` of the corpus's measure with its paired interval (the
+    interval the verdict used), coloured by the verdict; each panel's title names the setting, the
+    recommendation and its tokens, on lines short enough not to reach the next panel."""
+    corpora = list(dict.fromkeys(guide["corpus"]))
+    retrievers = list(dict.fromkeys(guide["retriever"]))
+    names = list(dict.fromkeys(table["label"]))
+    fig, axes = plt.subplots(len(retrievers), len(corpora), figsize=(3.6 * len(corpora) + 2.6,
+                                                                     (0.22 * len(names) + 1.6) * len(retrievers)),
+                             sharey=True, squeeze=False)
+    for r, retriever in enumerate(retrievers):
+        for c, corpus in enumerate(corpora):
+            ax = axes[r][c]
+            ax.set_yticks(np.arange(len(names)), names)
+            found = guide[(guide["corpus"] == corpus) & (guide["retriever"] == retriever)]
+            if found.empty:
+                ax.set_axis_off()
+                continue
+            g = found.iloc[0]
+            part = table[(table["corpus"] == corpus) & (table["retriever"] == retriever)
+                         & (table["budget"] == g["tokens"])]
+            ax.axvline(0, color="#888888", lw=0.8)
+            for _, row in part.iterrows():
+                y = names.index(row["label"])
+                color = VERDICT_COLORS[row["verdict"]]
+                if np.isnan(row["low"]):
+                    ax.plot([0], [y], marker="D", color=color)
+                    continue
+                ax.errorbar([row["leader − this"]], [y], xerr=[[max(row["leader − this"] - row["low"], 0)],
+                                                               [max(row["high"] - row["leader − this"], 0)]],
+                            fmt="o", color=color, ms=3, capsize=2)
+            short = str(g["sample"]).split(",")[0]
+            ax.set_title(f"{short}, {retriever}\nuse: {g['use']}\nat {int(g['tokens']):,} tokens ({g['verdict']})",
+                         fontsize=7, wrap=False)
+            if r == len(retrievers) - 1:
+                ax.set_xlabel("leader − this (leader: best at any budget)", fontsize=8)
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
+            ax.tick_params(labelsize=7)
+    axes[0][0].invert_yaxis()
+    handles = [plt.Line2D([], [], marker="o", ls="", color=color, label=word) for word, color in VERDICT_COLORS.items()]
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return fig
+
+
+def overlapping_titles(fig) -> list[tuple[str, str]]:
+    """Pairs of axes titles whose rendered text boxes intersect (drawn with the figure's renderer)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [(ax.title.get_text(), ax.title.get_window_extent(renderer)) for ax in fig.axes if ax.title.get_text()]
+    return [(a, b) for i, (a, box_a) in enumerate(boxes) for b, box_b in boxes[i + 1:] if box_a.overlaps(box_b)]

@@ -1,0 +1,431 @@
+"""The candidate pool: one set of strategies per (corpus, retriever, model), compared at matched cost.
+
+Posts 02, 08 (its builder section) and 00 read their recommendations from this module, so no
+post can rule out what another recommends. Handles:
+
+* the pool (:data:`SERIES`, :data:`LIBRARY`, :data:`POOL`): the series' strategies, and each
+  library splitter at its documented default (``"default"`` only where the library documents
+  it, checked against the installed libraries' signatures: LangChain's ``TextSplitter``
+  4,000/200, LlamaIndex's ``SentenceSplitter`` 1,024/200, chonkie's chunkers 2,048 characters);
+  LangChain recursive 1,000/200 is its docs' example and semchunk has no default size (512 is
+  chosen here), and their labels say so. :func:`candidates` gives a setting's candidates;
+* one declared measure per corpus (:data:`MEASURES`, :func:`measure_table`): token span recall
+  where gold is an evidence span in long documents (CUAD, Chroma's corpora: post 02 finds no
+  single chunk holds the whole gold of a quarter and a sixth of their questions), containment
+  recall where gold is a short answer string (SQuAD, NQ, QASPER, your documents). Every verdict
+  on a corpus ranks by its measure; the other is shown beside, never deciding;
+* matched cost (:func:`budget_per_question`): recall within a context budget of B tokens
+  (:data:`BUDGETS`, tokenizer :data:`TOKENIZER`), filled greedily from each cell's recorded deep
+  ranking (``evaluation.budget.budget_run``): contexts are read in rank order while the running
+  total stays within B; **the first context that would overflow B is not read, and reading
+  stops there** (it is neither cut to fit nor skipped for a smaller one further down). A
+  first context larger than B reads nothing. ``depth_binds`` marks a question whose recorded
+  ranking ended before B was spent (:func:`depth_report` lists such cells);
+* what the model reads (:func:`chunk_facts`): per (corpus, strategy) the median chunk size in
+  cl100k_base tokens and the share of the chunks' word pieces beyond the embedding model's
+  window (its ``max_seq_length``, special tokens counted as sentence-transformers counts them);
+* the verdicts (:func:`setting_table`): per setting every (strategy, budget) candidate, ranked by
+  the corpus's measure, by ``verdict_tables.robust_verdicts`` (ruled out only when the
+  question-level and the document-clustered interval both clear 0 at the precision shown),
+  with recall@k and tokens@k as the secondary view in the same row;
+* the recommendation (:func:`setting_guide`): per setting the cheapest budget, and at it the
+  best strategy, that no candidate rules out; the others at that budget that cannot be ruled
+  out ("as good"), ties named as ties, whether the setting is decided (the two designs give the
+  same verdict for every candidate at or below that budget, and every one ruled out clears 0 at
+  the precision shown), else the questions that would decide (``stats.bootstrap.questions_for_power``).
+
+Not handled: retrieval (``evaluation.matrix.run_matrix``), the sentences (``pool.md`` through
+:func:`setting_sentences`), post-specific views.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from chunklab_core.chunking import strategy_label
+from chunklab_core.core import numbers
+from chunklab_core.core.tokens import ENCODING_NAME
+from chunklab_core.evaluation.budget import MATCHED_BUDGETS, recall_at_budget
+from chunklab_core.reports import samples
+from chunklab_core.reports.templates import Templates
+from chunklab_core.reports.verdict_tables import DIGITS, identical_columns, question_documents, robust_verdicts
+from chunklab_core.retrieval.registry import needs_model
+from chunklab_core.stats import claims
+from chunklab_core.stats.bootstrap import questions_for_power
+
+SERIES = ("fixed_500", "fixed_500_o125", "recursive_500", "sentence_window_2", "parent_doc_250_1000",
+          "semantic_tfidf", "fixed_1000", "fixed_tokens_256", "structure_aware", "semantic_embedding",
+          "semantic_no_floor")
+DOCUMENTED_DEFAULT = "documented default"
+LIBRARY: Mapping[str, str] = {
+    "lc_recursive_default": DOCUMENTED_DEFAULT,
+    "lc_recursive_1000_200": "the docs' example",
+    "lc_token_default": DOCUMENTED_DEFAULT,
+    "llama_sentence_default": DOCUMENTED_DEFAULT,
+    "chonkie_token_default": DOCUMENTED_DEFAULT,
+    "chonkie_sentence_default": DOCUMENTED_DEFAULT,
+    "chonkie_recursive_default": DOCUMENTED_DEFAULT,
+    "semchunk_512": "a size chosen here (semchunk has no default size)",
+}
+POOL = SERIES + tuple(LIBRARY)
+BUDGETS = MATCHED_BUDGETS
+TOKENIZER = ENCODING_NAME
+READ_SHARE = 0.80  # a recommendation the model reads less of says so
+FLOOR = 0.15  # below this score for every candidate, chunking is not what limits the setting
+SETTING = ["corpus", "retriever", "model"]
+LIST_SEPARATOR = "; "  # between labels in a cell (labels hold commas: "1,000 chars")
+PROSE = Templates(__file__, "pool.md")
+COLUMNS = {"containment": "recall", "span": "token_recall"}
+MEASURE_NAMES = {"containment": "containment recall", "span": "token span recall"}
+_SHORT, _LONG = "reason.short", "reason.long"  # templates of pool.md
+MEASURES: Mapping[str, tuple[str, str]] = {
+    "squad": ("containment", _SHORT), "nq": ("containment", _SHORT), "qasper": ("containment", _SHORT),
+    "own": ("containment", _SHORT), "cuad": ("span", _LONG), "chroma": ("span", _LONG),
+}
+
+
+def candidates(corpus: str, retriever: str, model: str, available: Sequence[str] | None = None) -> list[str]:
+    """The pool's strategies for one setting, in pool order (those of ``available`` when given:
+    a cell that did not run is not a candidate). The same pool in every setting: the series'
+    strategies and the library splitters (Chroma's chunkers ran on Chroma's corpora with other
+    questions in post 08's report section, not on post 02's samples, so they are not here)."""
+    del corpus, retriever, model  # one pool for every setting; the arguments name what it is for
+    return [s for s in POOL if available is None or s in set(available)]
+
+
+def measure_of(corpus: str) -> str:
+    """``containment`` or ``span``: the declared measure of a corpus (:data:`MEASURES`)."""
+    if corpus not in MEASURES:
+        raise KeyError(f"no declared measure for corpus {corpus!r}; declared: {', '.join(MEASURES)}")
+    return MEASURES[corpus][0]
+
+
+def measure_table(corpora: Sequence[str] | None = None) -> pd.DataFrame:
+    """corpus, measure (the one that decides), shown beside (the other), reason."""
+    names = list(corpora) if corpora is not None else list(MEASURES)
+    rows = []
+    for name in names:
+        measure = measure_of(name)
+        other = "span" if measure == "containment" else "containment"
+        rows.append({"corpus": name, "measure": MEASURE_NAMES[measure], "shown beside": MEASURE_NAMES[other],
+                     "reason": PROSE.fill(MEASURES[name][1])})
+    return pd.DataFrame(rows)
+
+
+def check_measures(computed: pd.DataFrame) -> list[str]:
+    """Corpora where post 02's data-driven choice (``long_evidence.corpus_measures``: column
+    ``measure``) differs from the declared one; empty when they agree."""
+    return [row["corpus"] for _, row in computed.iterrows()
+            if row["corpus"] in MEASURES and row["measure"] != measure_of(row["corpus"])]
+
+
+def _runs_of(matrix, model: str):
+    for (corpus, run_model, strategy, retriever), run in matrix.runs.items():
+        if run_model == model or not needs_model(retriever):
+            yield corpus, strategy, retriever, run
+
+
+def budget_scores(run, budgets: Sequence[int] = BUDGETS, threshold: float = 0.90) -> pd.DataFrame:
+    """Per question and budget of one run: containment ``recall`` and ``token_recall`` (token span
+    recall) of the contexts read within the budget (module docstring: the overflowing context
+    is not read), ``tokens_used``, ``contexts_read``, ``depth_binds`` and ``doc_id``."""
+    from chunklab_core.evaluation.token_metrics import token_recall_of_prefixes
+
+    table = recall_at_budget(run, budgets, threshold)
+    deep = np.asarray(run.ranked_deep if run.ranked_deep is not None else run.ranked)
+    order = {q.qid: i for i, q in enumerate(run.corpus.questions)}
+    budgets = sorted(set(int(b) for b in budgets))
+    lengths = np.zeros((len(order), len(budgets)), dtype=np.int64)
+    rows = table["qid"].map(order).to_numpy()
+    cols = table["budget"].map({b: j for j, b in enumerate(budgets)}).to_numpy()
+    lengths[rows, cols] = table["contexts_read"].to_numpy()
+    spans = token_recall_of_prefixes(run, deep, lengths)
+    documents = {q.qid: q.doc_id for q in run.corpus.questions}
+    return table.assign(token_recall=spans[rows, cols], doc_id=table["qid"].map(documents))
+
+
+def budget_per_question(matrix, model: str, budgets: Sequence[int] = BUDGETS, threshold: float = 0.90,
+                        strategies: Sequence[str] | None = None) -> pd.DataFrame:
+    """:func:`budget_scores` of every run of ``matrix`` for ``model`` (BM25 runs under no
+    model), column ``model`` as in the per-question tables (``—`` for BM25)."""
+    from chunklab_core.retrieval.registry import model_column
+
+    frames = []
+    for corpus, strategy, retriever, run in _runs_of(matrix, model):
+        if strategies is not None and strategy not in strategies:
+            continue
+        frames.append(budget_scores(run, budgets, threshold).assign(corpus=corpus,
+                                                                     model=model_column(retriever, model)))
+    if not frames:
+        raise ValueError(f"no run of model {model!r} in the matrix")
+    return pd.concat(frames, ignore_index=True)
+
+
+def fixed_k_per_question(matrix, model: str, k: int) -> pd.DataFrame:
+    """The secondary view per question: recall@k, token_recall@k and tokens@k."""
+    from chunklab_core.reports.post02.long_evidence import token_span_recall
+    from chunklab_core.retrieval.registry import rows_of_model
+
+    spans = pd.concat([token_span_recall(run, [k]) for _, _, _, run in _runs_of(matrix, model)], ignore_index=True)
+    base = rows_of_model(matrix.per_question, model)[["corpus", "model", "strategy", "retriever", "qid",
+                                                      f"recall@{k}", f"tokens@{k}"]]
+    return base.merge(spans, on=["corpus", "strategy", "retriever", "qid"], how="left")
+
+
+def window_share(texts: Sequence[str], model: str) -> float:
+    """Share of the word pieces of ``texts`` beyond the model's window: Σ max(0, nᵢ − L) / Σ nᵢ,
+    nᵢ the pieces of text i with special tokens (as sentence-transformers counts them) and L the
+    model's ``max_seq_length`` (``retrieval.dense.fast_tokenizer``: its own tokenizer.json)."""
+    from chunklab_core.retrieval.dense import fast_tokenizer
+    from chunklab_core.retrieval.model_assembly import resolve_model
+
+    if not len(texts):
+        return float("nan")
+    found = fast_tokenizer(str(resolve_model(model)[1]))
+    if found is None:
+        raise ValueError(f"{model}: no tokenizer.json with a max_seq_length to count its window by")
+    tokenizer, limit = found
+    counts = np.array([len(e.ids) for e in tokenizer.encode_batch(list(texts), add_special_tokens=True)])
+    return float(np.maximum(counts - limit, 0).sum() / counts.sum()) if counts.sum() else 0.0
+
+
+def chunk_facts(matrix, model: str) -> pd.DataFrame:
+    """Per (corpus, strategy): chunks, median chunk cl100k_base tokens, and ``beyond window``
+    (:func:`window_share` of its chunks' texts for ``model``). A chunk's text is what is searched
+    and embedded (a parent-document child, not the parent it returns: the budget counts that)."""
+    from chunklab_core.core.tokens import count_tokens_many
+
+    documents = {}
+    for (corpus, _, _, _), run in matrix.runs.items():
+        documents.setdefault(corpus, {d.doc_id: d.text for d in run.corpus.documents})
+    rows = []
+    for (corpus, strategy), chunks in matrix.chunks.items():
+        texts = [c.text(documents[corpus][c.doc_id]) for c in chunks]
+        rows.append({"corpus": corpus, "strategy": strategy, "chunks": len(chunks),
+                     "median chunk tokens": float(np.median(count_tokens_many(texts))) if texts else float("nan"),
+                     "beyond window": window_share(texts, model)})
+    return pd.DataFrame(rows)
+
+
+def candidate_name(strategy: str, budget: int) -> str:
+    """``strategy@budget``: one (strategy, budget) candidate of a setting."""
+    return f"{strategy}@{int(budget)}"
+
+
+def setting_table(budgets: pd.DataFrame, fixed: pd.DataFrame | None, facts: pd.DataFrame | None, k: int,
+                  resamples: int, seed: int, samples_of: Mapping[str, str] | None = None,
+                  source: str = "pool") -> pd.DataFrame:
+    """The long table: per setting (corpus, retriever, model) one row per (strategy, budget) of
+    the pool, ranked by the corpus's measure within the budget (:func:`robust_verdicts` over all
+    the setting's candidates, cheapest budget first so ties go to the cheaper), with the other
+    measure beside, tokens read, the share of questions whose recorded depth ended the reading,
+    the secondary view (recall@k, token_recall@k, tokens@k), the median chunk tokens, the share
+    beyond the embedding window (dense and hybrid only) and ``source``/``key`` columns."""
+    rows = []
+    for (corpus, retriever, model), cell in budgets.groupby(SETTING, sort=False):
+        measure = measure_of(corpus)
+        value, other = COLUMNS[measure], COLUMNS["span" if measure == "containment" else "containment"]
+        present = candidates(corpus, retriever, model, cell["strategy"].unique())
+        cell = cell[cell["strategy"].isin(present)]
+        cell = cell.assign(candidate=[candidate_name(s, b) for s, b in zip(cell["strategy"], cell["budget"])])
+        wide = cell.pivot_table(index="qid", columns="candidate", values=value).dropna()
+        names = [candidate_name(s, b) for b in sorted(cell["budget"].unique()) for s in present]
+        names = [n for n in names if n in wide.columns]
+        if len(names) < 2 or wide.empty:
+            continue
+        wide = wide[names]
+        documents = question_documents(cell)
+        verdicts = robust_verdicts(wide, value, resamples, seed, documents).set_index("strategy")
+        means = cell[cell["qid"].isin(wide.index)].groupby("candidate")[[value, other, "tokens_used", "depth_binds"]].mean()
+        sec = None
+        if fixed is not None:
+            here = fixed[(fixed["corpus"] == corpus) & (fixed["retriever"] == retriever) & (fixed["model"] == model)]
+            sec = here[here["qid"].isin(wide.index)].groupby("strategy")[
+                [f"recall@{k}", f"token_recall@{k}", f"tokens@{k}"]].mean()
+        n_docs = len(np.unique(documents.reindex(wide.index))) if documents is not None else len(wide)
+        leader = verdicts.index[0]
+        for name in names:
+            strategy, budget = name.rsplit("@", 1)
+            found = verdicts.loc[name]
+            fact = (facts[(facts["corpus"] == corpus) & (facts["strategy"] == strategy)].iloc[0]
+                    if facts is not None and ((facts["corpus"] == corpus) & (facts["strategy"] == strategy)).any()
+                    else None)
+            row = {"sample": (samples_of or {}).get(corpus) or samples.sample_label(corpus, len(wide), n_docs),
+                   "corpus": corpus, "retriever": retriever, "model": model, "strategy": strategy,
+                   "label": strategy_label(strategy), "library": strategy in LIBRARY,
+                   "what it is": LIBRARY.get(strategy, "series"), "budget": int(budget),
+                   "measure": MEASURE_NAMES[measure], "score": float(means.loc[name, value]),
+                   "other measure": float(means.loc[name, other]), "tokens read": float(means.loc[name, "tokens_used"]),
+                   "depth binds": float(means.loc[name, "depth_binds"]),
+                   "leader": leader, "leader − this": float(found["leader − strategy"]),
+                   "low": float(found["low"]), "high": float(found["high"]),
+                   "question low": float(found["question low"]), "question high": float(found["question high"]),
+                   "verdict": found["verdict"], "document verdict": found["document verdict"],
+                   "question verdict": found["question verdict"], "designs agree": bool(found["designs agree"]),
+                   "ties leader": bool(found["ties leader"]), "design": found["design"],
+                   "at the edge": at_edge(found["low"]) or at_edge(found["question low"]),
+                   "ties": LIST_SEPARATOR.join(strategy_label(t.rsplit("@", 1)[0]) for t in identical_columns(
+                       wide[[n for n in names if n.endswith(f"@{budget}")]], name)),
+                   "questions": len(wide), "documents": n_docs,
+                   "median chunk tokens": float(fact["median chunk tokens"]) if fact is not None else float("nan"),
+                   "beyond window": (float(fact["beyond window"]) if fact is not None and needs_model(retriever)
+                                     else float("nan"))}
+            if sec is not None and strategy in sec.index:
+                row.update({c: float(sec.loc[strategy, c]) for c in sec.columns})
+            row.update({"source": source, "key": f"corpus={corpus}; retriever={retriever}; strategy={strategy}; "
+                                                 f"budget={int(budget)}"})
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def at_edge(low: float) -> bool:
+    """An interval of ``leader − other`` whose lower bound excludes 0 but is shown as 0 at
+    :data:`verdict_tables.DIGITS` decimals (``[+0.000, …]``): decided by a hair, not at the precision shown."""
+    return bool(not np.isnan(low) and low > 0 and round(float(low), DIGITS) == 0)
+
+
+def depth_report(table: pd.DataFrame) -> pd.DataFrame:
+    """The (setting, strategy, budget) rows where the recorded depth ended some question's
+    reading before its budget was spent (``depth binds`` > 0); empty when depth 100 fills every budget."""
+    return table.loc[table["depth binds"] > 0, ["corpus", "retriever", "strategy", "budget", "depth binds"]]
+
+
+def _what_would_decide(row: pd.Series) -> str:
+    needed = questions_for_power(int(row["questions"]), float(row["leader − this"]),
+                                 (float(row["question low"]), float(row["question high"])))
+    return numbers.count(needed, "question") if needed is not None else PROSE.fill("decide.never")
+
+
+def _listed(value) -> str:
+    """A list cell as text ("" for an empty cell read back from a CSV as NaN)."""
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+
+
+def setting_guide(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per setting of :func:`setting_table`: ``use`` (label) at ``tokens`` (the cheapest
+    budget where some candidate cannot be ruled out, and at it the highest score), ``as good``
+    (the others not ruled out at that budget), ``ties`` (those equal to it on every question),
+    its score and the leader's, ``verdict`` (``decided`` / ``undecided``: decided when, at or
+    below that budget, every candidate has the same verdict under both designs and no interval
+    of one sits at the edge, :func:`setting_table`'s ``at the edge``), ``what would decide`` (the
+    first disputed comparison's questions at 80% power), ``reads`` (1 − share beyond the
+    embedding window), ``below floor`` (every candidate under :data:`FLOOR`), ``candidates`` and
+    source/key."""
+    rows = []
+    for keys, cell in table.groupby(SETTING, sort=False):
+        kept = cell[cell["verdict"] != claims.RULED_OUT]
+        budget = int(kept["budget"].min())
+        here = kept[kept["budget"] == budget].sort_values("score", ascending=False, kind="stable")
+        pick = here.iloc[0]
+        compared = cell[(cell["budget"] <= budget) & cell["low"].notna()]
+        disputed = compared[~compared["designs agree"] | compared["at the edge"]]
+        lead = cell[cell["low"].isna()].iloc[0]
+        rows.append({"sample": pick["sample"], "corpus": keys[0], "retriever": keys[1], "model": keys[2],
+                     "measure": pick["measure"], "use": pick["label"], "strategy": pick["strategy"], "tokens": budget,
+                     "score": float(pick["score"]), "tokens read": float(pick["tokens read"]),
+                     "median chunk tokens": float(pick["median chunk tokens"]),
+                     "as good": LIST_SEPARATOR.join(label for label in here["label"].iloc[1:]
+                                                    if label not in _listed(pick["ties"]).split(LIST_SEPARATOR)),
+                     "ties": _listed(pick["ties"]),
+                     "leader": lead["label"], "leader tokens": int(lead["budget"]), "leader score": float(lead["score"]),
+                     "winner": pick["verdict"] == claims.WINNER,
+                     "verdict": "undecided" if len(disputed) else "decided",
+                     "what would decide": _what_would_decide(disputed.iloc[0]) if len(disputed) else "—",
+                     "reads": 1.0 - float(pick["beyond window"]) if not np.isnan(pick["beyond window"]) else float("nan"),
+                     "below floor": bool(cell["score"].max() < FLOOR),
+                     "candidates": ", ".join(dict.fromkeys(cell["strategy"])),
+                     "questions": int(pick["questions"]), "documents": int(pick["documents"]), "design": pick["design"],
+                     "source": pick["source"], "key": pick["key"]})
+    return pd.DataFrame(rows)
+
+
+def setting_sentences(guide: pd.DataFrame) -> list[str]:
+    """One sentence per setting of :func:`setting_guide` (templates: ``pool.md``)."""
+    out = []
+    for _, row in guide.iterrows():
+        setting = f"{row['sample']}, {row['retriever']}"
+        if row["below floor"]:
+            out.append(PROSE.fill("floor", setting=setting, floor=numbers.number(FLOOR, 2), measure=row["measure"],
+                                  leader=row["leader"], leader_tokens=f"{int(row['leader tokens']):,}",
+                                  leader_score=numbers.number(row["leader score"])))
+            continue
+        good = PROSE.fill("use.good", names=_listed(row["as good"])) if _listed(row["as good"]) else ""
+        ties = PROSE.fill("use.ties", names=_listed(row["ties"])) if _listed(row["ties"]) else ""
+        if bool(row.get("winner", False)):
+            ties += PROSE.fill("use.winner")
+        if row["leader"] != row["use"] or int(row["leader tokens"]) != int(row["tokens"]):
+            ties += PROSE.fill("use.leader", leader=row["leader"], leader_tokens=f"{int(row['leader tokens']):,}",
+                               leader_score=numbers.number(row["leader score"]))
+        verdict = (PROSE.fill("use.decided") if row["verdict"] == "decided"
+                   else PROSE.fill("use.undecided", questions=row["what would decide"]))
+        reads = ""
+        if not pd.isna(row["reads"]) and row["reads"] < READ_SHARE:
+            reads = PROSE.fill("use.reads", share=numbers.number(row["reads"], 0, scale="percent"))
+        out.append(PROSE.fill("use", setting=setting, use=row["use"], tokens=f"{int(row['tokens']):,}",
+                              tokenizer=TOKENIZER, measure=row["measure"], score=numbers.number(row["score"]),
+                              chunk=numbers.number(row["median chunk tokens"], 0), good=good, ties=ties,
+                              verdict=verdict, reads=reads))
+    return out
+
+
+def compact_guide(guide: pd.DataFrame) -> pd.DataFrame:
+    """The guide as a builder scans it: setting, use, tokens, verdict."""
+    return pd.DataFrame({"setting": guide["sample"] + ", " + guide["retriever"], "use": guide["use"],
+                         "tokens": guide["tokens"], "verdict": guide["verdict"]})
+
+
+def extend(matrix, corpora: Mapping, retrievers: Sequence[str], model: str, k: int, **options):
+    """``matrix`` with every pool strategy it lacks run as well (``run_matrix`` on the same
+    corpora, retrievers and ``model``, depth ``k``): what posts 02 and 08 compare."""
+    from chunklab_core.evaluation.matrix import MatrixResult, run_matrix
+
+    have = {strategy for _, strategy in matrix.chunks}
+    missing = [s for s in POOL if s not in have]
+    if not missing:
+        return matrix
+    more = run_matrix(corpora, missing, retrievers, [model], ks=[k], progress=False, **options)
+    truncated = pd.concat([t for t in (matrix.truncated, more.truncated) if t is not None and len(t)],
+                          ignore_index=True) if any(t is not None and len(t) for t in (matrix.truncated,
+                                                                                        more.truncated)) else None
+    return MatrixResult(pd.concat([matrix.per_question, more.per_question], ignore_index=True),
+                        {**matrix.runs, **more.runs}, {**matrix.chunks, **more.chunks}, truncated)
+
+
+def pool_tables(matrix, model: str, k: int, resamples: int, seed: int, labels: Mapping[str, str] | None = None,
+                budgets: Sequence[int] = BUDGETS, source: str = "pool") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(:func:`setting_table`, :func:`setting_guide`) of the pool's runs of ``matrix`` for
+    ``model``: the one computation posts 02 and 08 show."""
+    chunks = {key: value for key, value in matrix.chunks.items() if key[1] in POOL}
+    facts = chunk_facts(type(matrix)(matrix.per_question, matrix.runs, chunks, matrix.truncated), model)
+    scores = budget_per_question(matrix, model, budgets, strategies=POOL)
+    fixed = fixed_k_per_question(matrix, model, k)
+    table = setting_table(scores, fixed, facts, k, resamples, seed, labels, source)
+    return table, setting_guide(table)
+
+
+def measures_view(corpora: Sequence[str], labels: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """:func:`measure_table` with each corpus named by its sample label."""
+    table = measure_table(corpora)
+    return table.assign(corpus=[(labels or {}).get(c, c) for c in table["corpus"]])
+
+
+def depth_text(table: pd.DataFrame, depth: int) -> str:
+    """Whether the recorded depth fills every budget (:func:`depth_report`), naming the cells where it does not."""
+    binds = depth_report(table)
+    if binds.empty:
+        return PROSE.fill("depth.fills", depth=depth)
+    names = [f"{strategy_label(r['strategy'])} at {int(r['budget']):,} tokens ({r['corpus']}, {r['retriever']}: "
+             f"{numbers.number(r['depth binds'], 1, scale='percent')} of its questions)" for _, r in binds.iterrows()]
+    return PROSE.fill("depth.binds", depth=depth, cells=numbers.count(len(binds), "cell"), names="; ".join(names))
+
+
+def measures_text(computed: pd.DataFrame, labels: Mapping[str, str] | None = None) -> str:
+    """Whether post 02's data-driven measure per corpus (:func:`check_measures`) agrees with the declared one."""
+    differ = check_measures(computed)
+    if not differ:
+        return PROSE.fill("measures.agree")
+    return PROSE.fill("measures.differ", names=", ".join((labels or {}).get(c, c) for c in differ))
