@@ -196,7 +196,7 @@ VERIFY_CELLS ?= 3
 VERIFY_MAX_TEXTS ?=
 VERIFY_ARGS  ?=
 runs: env data $(MPNET) ## Record every missing or stale retrieval run of the posts (hours on 2 cores; resumable, kill any time)
-	$(PY) -m chunklab_core.reports.run_recording record $(RUN_POSTS) $(if $(RUNS_CLUSTER),--cluster $(RUNS_CLUSTER),)
+	$(if $(RUNS_CLUSTER),$(PY) -m chunklab_core.reports.run_cluster record --address $(RUNS_CLUSTER) --posts $(RUN_POSTS),$(PY) -m chunklab_core.reports.run_recording record $(RUN_POSTS))
 
 # Ray for `make runs RUNS_CLUSTER=...` (issue 40): its own hash-pinned lock, constrained by lock.txt,
 # so the main environment's pins never move.

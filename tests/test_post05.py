@@ -48,8 +48,8 @@ def test_passed_counts_unparsed_and_partial_as_not_passed():
 
 def test_answer_table_shares():
     answers = post05.answer_table(_study(), resamples=200, seed=0).set_index(["strategy", "measure"])
-    assert answers.loc[("Fixed 500", "rule-based reference grader"), "share"] == 0.5
-    assert answers.loc[("Fixed 1000", "passage retrieved"), "share"] == 0.75
+    assert answers.loc[("Fixed 500 chars", "rule-based reference grader"), "share"] == 0.5
+    assert answers.loc[("Fixed 1000 chars", "passage retrieved"), "share"] == 0.75
     assert (answers["low"] <= answers["share"]).all() and (answers["share"] <= answers["high"]).all()
 
 
@@ -61,11 +61,11 @@ def test_intervals_resample_documents():
         answers = post05.answer_table(study, resamples=300, seed=0).set_index(["strategy", "measure"])
     # Fixed 500, reference grader: article a = (q0 correct, q1 wrong), article b = (q2 wrong,
     # q3 correct); every resample of whole articles passes half its answers
-    row = answers.loc[("Fixed 500", "rule-based reference grader")]
+    row = answers.loc[("Fixed 500 chars", "rule-based reference grader")]
     assert (row["share"], row["low"], row["high"], row["documents"]) == (0.5, 0.5, 0.5, 2)
     # resampling the four questions instead would give a wide interval
     assert post05.answer_table(_study(), resamples=300, seed=0).set_index(
-        ["strategy", "measure"]).loc[("Fixed 500", "rule-based reference grader"), "low"] < 0.25
+        ["strategy", "measure"]).loc[("Fixed 500 chars", "rule-based reference grader"), "low"] < 0.25
 
 
 def test_clustering_effect_compares_question_and_document_resampling():
@@ -76,7 +76,7 @@ def test_clustering_effect_compares_question_and_document_resampling():
     study.table["doc_id"] = study.table["qid"].map({"q0": "a", "q1": "a", "q2": "b", "q3": "b"})
     with pytest.warns(UserWarning):
         effect = post05.clustering_effect(study, resamples=300, seed=0).set_index("strategy")
-    row = effect.loc["Fixed 500"]  # articles pass 1/2 and 1/2: the clustered interval collapses
+    row = effect.loc["Fixed 500 chars"]  # articles pass 1/2 and 1/2: the clustered interval collapses
     assert (row["clustered_low"], row["clustered_high"], row["n_documents"]) == (0.5, 0.5, 2)
     assert row["plain_low"] < 0.5 < row["plain_high"] and row["width_ratio"] == 0.0
     text = post05.clustering_text(effect.reset_index())
@@ -100,9 +100,9 @@ def test_generation_metrics_leave_unmeasured_out():
     row = post05.generation_metrics_row("in 1998 the", ["in 1999"], ["in 1999 the"])
     assert row["unsupported_number_rate"] == 1.0 and row["exact_match"] == 0.0
     table = post05.generation_metrics(_study()).set_index("strategy")
-    assert table.loc["Fixed 500", "n_f1"] == 3 and table.loc["Fixed 500", "abstained"] == 0.25
-    assert table.loc["Fixed 500", "n_unsupported_number_rate"] == 0
-    assert table.loc["Fixed 500", "unsupported_number_rate"] is None
+    assert table.loc["Fixed 500 chars", "n_f1"] == 3 and table.loc["Fixed 500 chars", "abstained"] == 0.25
+    assert table.loc["Fixed 500 chars", "n_unsupported_number_rate"] == 0
+    assert table.loc["Fixed 500 chars", "unsupported_number_rate"] is None
 
 
 def test_split_answers_and_drift_counts():
@@ -111,10 +111,10 @@ def test_split_answers_and_drift_counts():
     assert not post05_drift.gold_split_across_contexts(["Everest"], ["Everest", "x"])
     assert post05_drift.gold_words_present(["in 1999"], ["1999 and in"]) == 1.0
     drift = post05_drift.drift(_study()).set_index("strategy")
-    assert drift.loc["Fixed 500", "retrieved_wrong"] == 1  # q1
-    assert drift.loc["Fixed 500", "right_without_passage"] == 1  # q3
-    assert drift.loc["Fixed 500", "not_in_contexts"] == 1
-    assert drift.loc["Fixed 1000", "retrieved_wrong"] == 1  # q2 partial counts as not passed
+    assert drift.loc["Fixed 500 chars", "retrieved_wrong"] == 1  # q1
+    assert drift.loc["Fixed 500 chars", "right_without_passage"] == 1  # q3
+    assert drift.loc["Fixed 500 chars", "not_in_contexts"] == 1
+    assert drift.loc["Fixed 1000 chars", "retrieved_wrong"] == 1  # q2 partial counts as not passed
     examples = post05_drift.drift_examples(_study(), "retrieved_wrong", n=5)
     assert len(examples) == 2 and set(examples["question"]) == {"question q1", "question q2"}
     assert list(examples.columns[-2:]) == ["1.5B three-way judge", "1.5B YES/NO judge"]  # display names

@@ -105,9 +105,9 @@ def test_reading_fills_its_templates_with_hand_made_tables():
         "the ceiling (first-stage hit@N) in 2 of 3 cells; 4 relevant contexts were rescued into the top 5 and 2 "
         "pushed out, summed over cells.",
         "* **Depth**: nDCG@5 after reranking at the deepest N against the shallowest: *N=5 ahead* in 1 of 1 cell.",
-        "* **llm against m** (SQuAD v1.1, 7 questions from 6 articles; Recursive 500, N = 10): nDCG@5 0.627 against "
+        "* **llm against m** (SQuAD v1.1, 7 questions from 6 articles; Recursive 500 chars, N = 10): nDCG@5 0.627 against "
         "0.668, difference -0.042 [-0.285, +0.092]: *cannot be told apart*.",
-        "* **llm against the first stage** (SQuAD v1.1, 7 questions from 6 articles; Recursive 500, N = 10): "
+        "* **llm against the first stage** (SQuAD v1.1, 7 questions from 6 articles; Recursive 500 chars, N = 10): "
         "ΔnDCG@5 +0.045 [-0.067, +0.179]: *cannot be told apart*."]
 
 
@@ -121,7 +121,7 @@ def test_coverage_and_setup_sentences_and_a_wrong_value_set_fails():
     llm_rows = rows("llm", 10, [0.5] * 2, [0.5] * 2).assign(corpus="squad", doc_id=["a", "a"])
     assert post07_prose.coverage_text(coverage, calls, llm_rows) == (
         "The LLM reranker covers **7 of 20** planned questions (SQuAD v1.1, 2 questions from 1 article; "
-        "Recursive 500, first stage bm25). Recording its 3 calls took 2.0 minutes of model time (40.0 s per call, "
+        "Recursive 500 chars, first stage bm25). Recording its 3 calls took 2.0 minutes of model time (40.0 s per call, "
         "median; 2 calls scored by p(YES), 1 unparsed).")
     assert post07_prose.coverage_text(coverage.iloc[:0], calls, llm_rows) == "No LLM reranking run was planned."
     assert post07_prose.setup_text("m", 5, [5, 10]) == "Re-scorer: **m**; k = 5; depths [5, 10]."

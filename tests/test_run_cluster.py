@@ -27,6 +27,8 @@ from chunklab_core.retrieval import run_plan
 from chunklab_core.retrieval.cell_search import search_cell
 from chunklab_core.retrieval.recorded_runs import Cell, RunStore, corpus_sample_label
 
+pytestmark = pytest.mark.heavy  # minutes of recording on 2 cores: .ci/run runs it (-m heavy)
+
 CELLS = [("fixed_500", "bm25", None), ("recursive_500", "bm25", None), ("fixed_500", "dense", "all-MiniLM-L6-v2")]
 CORPUS = {"squad_articles": 3, "squad_questions": 20}
 

@@ -19,3 +19,12 @@ def file_sha256(path: str | os.PathLike, block_size: int = 1 << 20) -> str:
         for block in iter(lambda: handle.read(block_size), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def texts_sha256(texts: Sequence[str]) -> str:
+    """sha256 over the texts in order, each UTF-8 encoded and followed by a NUL byte."""
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(text.encode("utf-8"))
+        digest.update(b"\x00")
+    return digest.hexdigest()

@@ -285,6 +285,8 @@ def _trec_rows(path: str | Path, layout: str, field: str, convert):
             converted = convert(value)
         except ValueError:
             raise RecordsError(f"{path}, line {number}: field '{field}' is not {wanted}: {value!r}") from None
+        if not math.isfinite(converted):  # a NaN score would rank first: refused, never ranked
+            raise RecordsError(f"{path}, line {number}: field '{field}' is {value!r}, not a finite number")
         yield parts[0], parts[2], converted
 
 
@@ -292,8 +294,6 @@ def read_trec(run_path: str | Path, qrels_path: str | Path) -> tuple[dict[str, l
     """``(ranked ids per qid, relevant ids per qid)`` from a TREC run and qrels file."""
     run: dict[str, list[tuple[float, str]]] = {}
     for qid, docid, score in _trec_rows(run_path, "qid Q0 docid rank score tag", "score", float):
-        if not math.isfinite(score):  # a NaN would rank first: refused, never ranked
-            raise RecordsError(f"{run_path}: qid {qid!r}, docid {docid!r}: field 'score' is {score!r}, not a finite number")
         run.setdefault(qid, []).append((score, docid))
     qrels: dict[str, list[str]] = {}
     for qid, docid, relevance in _trec_rows(qrels_path, "qid 0 docid relevance", "relevance", int):

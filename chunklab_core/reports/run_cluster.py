@@ -51,6 +51,7 @@ import numpy as np
 from chunklab_core.core import paths
 from chunklab_core.retrieval.recorded_runs import (SCORE_DEPTH, Cell, RunStore, RunStoreError,
                                                    pack_ids, provenance, texts_sha256)
+from chunklab_core.retrieval.registry import EMBEDDER
 from chunklab_core.retrieval.run_plan import PLAN_ENV, read_plan
 
 ENCODING_CPUS = 1  # CPUs a dense cell asks when the cluster has no GPU
@@ -138,7 +139,7 @@ def _spans_for(store: RunStore, spec: dict) -> np.ndarray | None:
     if not needs_embedding(strategy):
         return None
     cut_with = spec["cell"]["model"] or "all-MiniLM-L6-v2"  # as run_recording._inputs rebuilds them
-    record = store.load(store.path(Cell(spec["cell"]["corpus"], strategy, "dense", cut_with), "chunks"))
+    record = store.load(store.path(Cell(spec["cell"]["corpus"], strategy, EMBEDDER, cut_with), "chunks"))
     return None if record is None else record.extra["spans"].astype(np.int64)
 
 
@@ -267,7 +268,7 @@ class RayCluster:
 
     def hints(self, spec: dict) -> dict:
         """Per-cell resources: a GPU for an encoding cell when the cluster has one, CPUs otherwise."""
-        if spec["cell"]["retriever"] == "dense":
+        if spec["cell"]["retriever"] == EMBEDDER:
             if self.gpus >= 1:
                 return {"num_gpus": 1, "num_cpus": 1}
             return {"num_cpus": self.encoding_cpus}
@@ -359,8 +360,9 @@ def run_cells(specs: Iterable[dict], store: RunStore, executor, *, progress: boo
 
 def record_on_cluster(posts, address: str, yaml_parameters: str | None = None, executor=None) -> int:
     """``make runs RUNS_CLUSTER=address``: plan the posts' cells, record them on Ray, then the usual pass."""
-    from chunklab_core.reports.run_recording import record
+    from chunklab_core.reports.run_recording import POSTS, record
 
+    posts = list(posts) or list(POSTS)
     store = RunStore(mode="record")
     with tempfile.TemporaryDirectory(prefix="chunklab-plan-") as tmp:
         plan = Path(tmp) / "plan.jsonl"
@@ -410,7 +412,7 @@ def second_model_specs(root: Path, corpus: str, strategies, model: str, like: st
     for path in recorded_cells(source):
         meta = source.load(path).meta
         cell = meta.get("cell") or {}
-        if (cell.get("retriever") == "dense" and cell.get("model") == like and cell["strategy"] in strategies
+        if (cell.get("retriever") == EMBEDDER and cell.get("model") == like and cell["strategy"] in strategies
                 and cell["corpus"].startswith(corpus)):
             spec = spec_from_record(meta)
             spec["cell"]["model"] = model
@@ -431,8 +433,8 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m chunklab_core.reports.run_cluster",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=("replicate", "second-model"),
-                        help="replicate: record a seeded sample of data/runs' cells again into --store (then "
+    parser.add_argument("command", choices=("record", "replicate", "second-model"),
+                        help="record: make runs RUNS_CLUSTER=ADDRESS (plan --posts' cells, record them on Ray, then the usual pass); replicate: record a seeded sample of data/runs' cells again into --store (then "
                              "verify it: CHUNKLAB_RUNS_DIR=STORE make verify-runs); second-model: record --model's "
                              "dense cells beside the recorded all-MiniLM-L6-v2 ones of --corpus and --strategies")
     parser.add_argument("--address", default="auto", help="Ray address (auto, ray://host:port, local) or in-process")
@@ -440,6 +442,7 @@ def main(argv: list[str] | None = None) -> int:
                         "data/runs; second-model: default data/runs)")
     parser.add_argument("--corpus", default=None, help="second-model: the corpus sample (folder name or prefix)")
     parser.add_argument("--strategies", nargs="*", default=[], help="second-model: the strategies")
+    parser.add_argument("--posts", nargs="*", default=[], help="record: the posts (default: every post that records runs)")
     parser.add_argument("--sample", type=int, default=2)
     parser.add_argument("--max-texts", type=int, default=None)
     parser.add_argument("--model", default=None)
@@ -447,6 +450,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=None, help="--address local: the local cluster's CPUs")
     parser.add_argument("--ray-temp", default=None, help="--address local: Ray's temporary folder")
     args = parser.parse_args(argv)
+    if args.command == "record":
+        return record_on_cluster(args.posts, args.address)
 
     def executor_for():
         if args.address == "in-process":

@@ -267,8 +267,6 @@ def main(argv: list[str] | None = None) -> int:
     rec = sub.add_parser("record", help="record every missing or stale run of the posts (resumable)")
     rec.add_argument("posts", nargs="*", default=list(POSTS), help=f"posts to record (default: {' '.join(POSTS)})")
     rec.add_argument("--yaml", default=None, help="papermill -y parameters for every post (a first, partial pass)")
-    rec.add_argument("--cluster", default=None, help="record the cells as Ray tasks: auto, ray://host:port or local "
-                     "(reports.run_cluster; default in-process)")
     ver = sub.add_parser("verify", help="recompute a seeded sample of recorded cells from scratch")
     ver.add_argument("--sample", type=int, default=3)
     ver.add_argument("--seed", type=int, default=DEFAULT_SEED)
@@ -279,10 +277,6 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("list", help="the recorded files, their sizes and recording times")
     args = parser.parse_args(argv)
     try:
-        if args.command == "record" and args.cluster:  # issue 40: plan, record on Ray, then the usual pass
-            from chunklab_core.reports.run_cluster import record_on_cluster
-
-            return record_on_cluster(args.posts, args.cluster, yaml_parameters=args.yaml)
         if args.command == "record":
             return record(args.posts, yaml_parameters=args.yaml)
         if args.command == "verify":

@@ -60,6 +60,7 @@ import numpy as np
 
 from chunklab_core.core import paths
 from chunklab_core.core.atomic_files import atomic_write
+from chunklab_core.core.hashing import texts_sha256  # noqa: F401  (re-exported: the run store names its inputs by it)
 from chunklab_core.retrieval.registry import spec
 
 MODE_ENV = "CHUNKLAB_RUNS"
@@ -81,15 +82,6 @@ def current_mode() -> str:
     if mode not in MODES:
         raise RunStoreError(f"{MODE_ENV}={mode!r} is not a mode; use one of {', '.join(MODES)}")
     return mode
-
-
-def texts_sha256(texts: Sequence[str]) -> str:
-    """sha256 over the texts in order, each UTF-8 encoded and followed by a NUL byte."""
-    digest = hashlib.sha256()
-    for text in texts:
-        digest.update(text.encode("utf-8"))
-        digest.update(b"\x00")
-    return digest.hexdigest()
 
 
 def corpus_sample_label(corpus) -> str:

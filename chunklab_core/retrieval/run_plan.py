@@ -42,7 +42,7 @@ def plan_file() -> Path | None:
 def cell_spec(cell, texts: Sequence[str], queries: Sequence[str], depth: int, corpus_source: dict | None,
               strategy_options: dict | None) -> dict:
     """The JSON-able spec of one cell to record (``depth``: the depth the record will hold)."""
-    from chunklab_core.retrieval.recorded_runs import texts_sha256
+    from chunklab_core.core.hashing import texts_sha256
 
     return {"cell": {"corpus": cell.corpus, "strategy": cell.strategy, "retriever": cell.retriever,
                      "model": cell.model},
@@ -75,13 +75,11 @@ def stop_keyed(describe: str) -> None:
 
 def read_plan(path: str | os.PathLike) -> list[dict]:
     """The specs of a plan file, one per cell (the deepest asked when a cell is listed twice), in order."""
-    from chunklab_core.retrieval.recorded_runs import Cell
-
-    specs: dict[Path, dict] = {}
+    specs: dict[str, dict] = {}
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         if line.strip():
             spec = json.loads(line)
-            key = Cell(**spec["cell"]).relative_path()
+            key = json.dumps(spec["cell"], sort_keys=True)  # one cell: corpus, strategy, retriever, model
             if key not in specs or spec["depth"] > specs[key]["depth"]:
                 specs[key] = spec
     return list(specs.values())
