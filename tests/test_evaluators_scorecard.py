@@ -135,7 +135,7 @@ def example_card():
 def test_example_equals_post05_generation_metrics(example_card):
     _, card = example_card
     post05 = pd.read_csv(ROOT / "data" / "05_generation_metrics.csv")
-    row = post05[(post05.corpus == "squad") & (post05.strategy == "Fixed 500")].iloc[0]
+    row = post05[(post05.corpus == "squad") & (post05.strategy == "Fixed 500 chars")].iloc[0]
     gen = card.tables["generation"].set_index("metric")
     for ours, theirs in [("exact_match", "exact_match"), ("token_precision", "precision"), ("token_recall", "recall"),
                          ("token_f1", "f1"), ("rouge_l_f1", "rouge_l_f1"), ("context_grounding", "grounding"),
@@ -143,14 +143,14 @@ def test_example_equals_post05_generation_metrics(example_card):
         assert gen.loc[ours, "value"] == pytest.approx(row[theirs], abs=1e-12), ours
         assert gen.loc[ours, "n"] == row[f"n_{theirs}"], ours
     intervals = pd.read_csv(ROOT / "data" / "05_generation_intervals.csv")
-    f1 = intervals[(intervals.corpus == "squad") & (intervals.strategy == "Fixed 500") & (intervals.metric == "f1")].iloc[0]
+    f1 = intervals[(intervals.corpus == "squad") & (intervals.strategy == "Fixed 500 chars") & (intervals.metric == "f1")].iloc[0]
     assert (gen.loc["token_f1", "low"], gen.loc["token_f1", "high"]) == pytest.approx((f1["low"], f1["high"]), abs=1e-12)
 
 
 def test_example_equals_post05_passage_retrieved(example_card):
     _, card = example_card
     post05 = pd.read_csv(ROOT / "data" / "05_answers.csv")
-    row = post05[(post05.corpus == "squad") & (post05.strategy == "Fixed 500") & (post05.measure == "passage retrieved")].iloc[0]
+    row = post05[(post05.corpus == "squad") & (post05.strategy == "Fixed 500 chars") & (post05.measure == "passage retrieved")].iloc[0]
     aug = card.tables["augmentation"].set_index("metric")
     assert aug.loc["answer_in_context", "value"] == pytest.approx(row["share"], abs=1e-12)
     assert (aug.loc["answer_in_context", "low"], aug.loc["answer_in_context", "high"]) == \
