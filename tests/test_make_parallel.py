@@ -45,8 +45,10 @@ def _repo_copy(tmp: Path) -> Path:
     installed.touch()
     os.utime(installed, (2_000_000_000, 2_000_000_000))
     makefile = (copy / "Makefile").read_text(encoding="utf-8")
-    tables = re.search(r"^FINDINGS_TABLES := (.*?)(?<!\\)\n", makefile, flags=re.M | re.S).group(1)
-    for name in tables.replace("\\\n", " ").replace("$(AUDIT)", "data/audit").split():
+    from chunklab_core.reports.posts import POSTS, findings_tables  # the one list of posts feeds the Makefile
+
+    audit_inputs = [i.replace("$(AUDIT)", "data/audit") for p in POSTS for i in p.inputs if i.startswith("$(AUDIT)/")]
+    for name in [f"data/{t}" for t in findings_tables()] + audit_inputs:
         (copy / name).parent.mkdir(parents=True, exist_ok=True)
         (copy / name).write_text("x\n", encoding="utf-8")
     return copy
