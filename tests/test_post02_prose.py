@@ -242,3 +242,35 @@ def test_the_notebook_calls_run_on_a_tiny_corpus(tmp_path):
     recall = claims.recall_verdicts(per_question, 5, "m", 50, 1)
     answer = claims.post02_answer(recall, verdicts, stability, labels)
     assert answer.startswith("**Which chunker?** By recall@k with paired intervals:\n- Chroma's corpora, 3 questions")
+
+
+def test_coverage_of_a_second_model_counts_the_store_files_and_names_where_it_is_still_recorded(tmp_path):
+    """Issue 40: post 02 reads the second model where its cells are recorded and says which
+    corpora are still being recorded, with the cells recorded so far (counted from the store's files)."""
+    from chunklab_core.retrieval.recorded_runs import Cell, RunStore, corpus_sample_label
+    from chunklab_core.retrieval.registry import needs_model, stored_retrievers
+
+    def corpus(name):
+        return Corpus(name, [Document(f"{name}-d", "some text.")], [Question(f"{name}-q", "what?", f"{name}-d", (("text",),))])
+
+    corpora = {"squad": corpus("squad"), "chroma": corpus("chroma")}
+    store = RunStore(tmp_path, mode="replay")
+    retrievers = [r for r in stored_retrievers() if needs_model(r)]
+    for strategy in ("a", "b"):  # squad: every cell of the model; chroma: one
+        for retriever in retrievers:
+            path = store.path(Cell(corpus_sample_label(corpora["squad"]), strategy, retriever, "n"))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"")
+    one = store.path(Cell(corpus_sample_label(corpora["chroma"]), "a", retrievers[0], "n"))
+    one.parent.mkdir(parents=True, exist_ok=True)
+    one.write_bytes(b"")
+    coverage = tables.model_coverage(corpora, "n", ["a", "b"], store)
+    cells = 2 * len(retrievers)
+    assert coverage.to_dict("records") == [{"corpus": "squad", "recorded": cells, "cells": cells},
+                                           {"corpus": "chroma", "recorded": 1, "cells": cells}]
+    text = prose.models_text([], ["m", "n"], LABELS, coverage, ["squad"])
+    assert text.startswith(f"n is read on {LABELS['squad']}. It is still being recorded on "
+                           f"{LABELS['chroma']} (1 of {cells} cells recorded)")
+    assert text.endswith("The second model was not run on any corpus.")
+    assert prose.coverage_text(coverage, ["squad", "chroma"], "n", LABELS) == (
+        f"n is read on every corpus: {LABELS['squad']}; {LABELS['chroma']}.")

@@ -71,16 +71,35 @@ def describe_paired(paired: pd.DataFrame, labels: Mapping[str, str]) -> str:
     return " ".join(parts)
 
 
-def models_text(comparisons: Sequence[Mapping], models: Sequence[str], labels: Mapping[str, str]) -> str:
-    """The dense leader under each of two models per corpus, with each model's selection verdict.
+def coverage_text(coverage: pd.DataFrame | None, read: Sequence[str], model: str, labels: Mapping[str, str]) -> str:
+    """Where the second model is read (``read``, the corpora the post asks it on) and where it is
+    still being recorded: the other corpora of ``coverage``
+    (:func:`chunklab_core.reports.post02.tables.model_coverage`), each with its recorded cells."""
+    if coverage is None or coverage.empty:
+        return ""
+    names = [labels.get(c, c) for c in coverage["corpus"] if c in set(read)]
+    waiting = coverage[~coverage["corpus"].isin(list(read))]
+    if waiting.empty:
+        return PROSE.fill("models.coverage.all", model=model, corpora="; ".join(names))
+    pending = "; ".join(f"{labels.get(r['corpus'], r['corpus'])} ({int(r['recorded'])} of "
+                        f"{numbers.count(int(r['cells']), 'cell')} recorded)" for _, r in waiting.iterrows())
+    return PROSE.fill("models.coverage.partial", model=model, corpora="; ".join(names) or "no corpus",
+                      pending=pending)
+
+
+def models_text(comparisons: Sequence[Mapping], models: Sequence[str], labels: Mapping[str, str],
+                coverage: pd.DataFrame | None = None, read: Sequence[str] = ()) -> str:
+    """The dense leader under each of two models per corpus, with each model's selection verdict,
+    after where the second model is read and where it is still being recorded (:func:`coverage_text`).
 
     ``comparisons``: :func:`chunklab_core.reports.post02.tables.compare_models`' second value.
     """
     if len(models) < 2:
         return PROSE.fill("models.one")
+    where = coverage_text(coverage, read, models[1], labels)
     if not comparisons:
-        return PROSE.fill("models.none")
-    parts = []
+        return " ".join(p for p in (where, PROSE.fill("models.none")) if p)
+    parts = [where] if where else []
     for item in comparisons:
         (model_a, a), (model_b, b) = item["verdicts"].items()
         parts.append(PROSE.fill(

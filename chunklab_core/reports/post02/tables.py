@@ -192,6 +192,23 @@ def paired_models(per_question: pd.DataFrame, k: int, models: Sequence[str], res
     return pd.DataFrame(rows, columns=columns)
 
 
+def model_coverage(corpora: Mapping, model: str, strategies: Sequence[str], store=None) -> pd.DataFrame:
+    """Per corpus sample: how many of ``strategies`` × the stored retrievers that use a model have
+    ``model``'s ranking recorded in the run store (``recorded`` of ``cells``): where a second model
+    is read, and where it is still being recorded. Asks the store for the files only; loads nothing."""
+    from chunklab_core.retrieval.recorded_runs import Cell, corpus_sample_label, default_store
+    from chunklab_core.retrieval.registry import stored_retrievers
+
+    store = store if store is not None else default_store()
+    retrievers = [r for r in stored_retrievers() if needs_model(r)]
+    rows = []
+    for name, corpus in corpora.items():
+        sample = corpus_sample_label(corpus)
+        cells = [Cell(sample, s, r, model) for s in strategies for r in retrievers]
+        rows.append({"corpus": name, "recorded": sum(store.path(c).exists() for c in cells), "cells": len(cells)})
+    return pd.DataFrame(rows, columns=["corpus", "recorded", "cells"])
+
+
 def compare_models(per_question: pd.DataFrame, k: int, models: Sequence[str], resamples: int, seed: int):
     """Dense recall@k per strategy under each model, and per corpus each model's selection verdict.
 
