@@ -305,3 +305,33 @@ def test_measures_text_names_corpora_where_the_data_rule_differs():
     assert "agree" in pool.measures_text(agree)
     differ = pd.DataFrame({"corpus": ["squad", "cuad"], "measure": ["containment", "containment"]})
     assert "CUAD sample" in pool.measures_text(differ, {"cuad": "CUAD sample"})
+
+
+def test_each_budget_is_also_compared_on_its_own_for_a_builder_with_a_fixed_budget():
+    n = 40
+    docs = [f"q{i}" for i in range(n)]  # one document per question: question-level design
+    good = np.r_[np.ones(30), np.zeros(10)]
+    half = np.r_[np.ones(15), np.zeros(25)]
+    values = {("fixed_500", 512): half, ("recursive_500", 512): good * 0.5, ("fixed_1000", 512): np.zeros(n),
+              ("fixed_500", 1024): good, ("recursive_500", 1024): good, ("fixed_1000", 1024): good * 0.5}
+    table = pool.setting_table(_budget_frame(values, docs), None, None, 5, 500, 0)
+    rows = table.set_index(["strategy", "budget"])
+    # across budgets every 512 candidate is ruled out by the 1,024 leader (0.75 against at most 0.375) ...
+    assert (rows.xs(512, level="budget")["verdict"] == claims.RULED_OUT).all()
+    # ... but at 512 alone: Fixed 500 chars (0.375) leads; Recursive 500 chars (0.375 as a mean of 0.5 on 30
+    # questions) differs from it question by question and cannot be ruled out; Fixed 1000 chars (0) is ruled out
+    assert (rows.xs(512, level="budget")["budget leader"] == "fixed_500").all()
+    assert rows.loc[("recursive_500", 512), "budget verdict"] == claims.NOT_RULED_OUT
+    assert rows.loc[("fixed_1000", 512), "budget verdict"] == claims.RULED_OUT
+    budgets = pool.budget_guide(table).set_index("budget")
+    assert budgets.loc[512, "use"] == strategy_label("fixed_500")
+    assert budgets.loc[512, "as good"] == strategy_label("recursive_500")
+    assert budgets.loc[1024, "ties"] == strategy_label("recursive_500") and budgets.loc[1024, "as good"] == ""
+    assert budgets.loc[512, "key"] == rows.loc[("fixed_500", 512), "key"]  # cites its 02_pool row
+    guide = pool.setting_guide(table)
+    sentence = pool.setting_sentences(guide, pool.budget_guide(table))[0]
+    assert "With a fixed budget" in sentence and f"at 512 tokens **{strategy_label('fixed_500')}** (0.375" in sentence
+    assert "1 other candidate as good" in sentence
+    compact = pool.compact_guide(guide, pool.budget_guide(table))
+    assert list(compact.columns) == ["setting", "use", "tokens", "verdict", "at 512", "at 1,024"]
+    assert compact.loc[0, "at 512"] == strategy_label("fixed_500")

@@ -248,6 +248,7 @@ def setting_table(budgets: pd.DataFrame, fixed: pd.DataFrame | None, facts: pd.D
                 [f"recall@{k}", f"token_recall@{k}", f"tokens@{k}"]].mean()
         n_docs = len(np.unique(documents.reindex(wide.index))) if documents is not None else len(wide)
         leader = verdicts.index[0]
+        within = _within_budget_verdicts(wide, names, value, resamples, seed, documents)
         for name in names:
             strategy, budget = name.rsplit("@", 1)
             found = verdicts.loc[name]
@@ -274,12 +275,40 @@ def setting_table(budgets: pd.DataFrame, fixed: pd.DataFrame | None, facts: pd.D
                    "median chunk tokens": float(fact["median chunk tokens"]) if fact is not None else float("nan"),
                    "beyond window": (float(fact["beyond window"]) if fact is not None and needs_model(retriever)
                                      else float("nan"))}
+            row.update(within[name])
             if sec is not None and strategy in sec.index:
                 row.update({c: float(sec.loc[strategy, c]) for c in sec.columns})
             row.update({"source": source, "key": f"corpus={corpus}; retriever={retriever}; strategy={strategy}; "
                                                  f"budget={int(budget)}"})
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _within_budget_verdicts(wide: pd.DataFrame, names: Sequence[str], value: str, resamples: int, seed: int,
+                            documents) -> dict[str, dict]:
+    """Per candidate, its verdict among the candidates **at its own budget** only
+    (:func:`robust_verdicts` over that budget's columns): what a builder whose context budget is
+    fixed reads. Columns prefixed ``budget``; the budget's leader is its first column with the highest mean."""
+    out = {}
+    for budget in dict.fromkeys(int(n.rsplit("@", 1)[1]) for n in names):
+        here = [n for n in names if int(n.rsplit("@", 1)[1]) == budget]
+        if len(here) < 2:
+            for n in here:
+                out[n] = {"budget leader": n.rsplit("@", 1)[0], "budget verdict": claims.NOT_RULED_OUT,
+                          "budget leader − this": float("nan"), "budget low": float("nan"),
+                          "budget high": float("nan"), "budget designs agree": True, "budget at the edge": False}
+            continue
+        found = robust_verdicts(wide[here], value, resamples, seed, documents).set_index("strategy")
+        lead = found.index[0].rsplit("@", 1)[0]
+        for n in here:
+            f = found.loc[n]
+            out[n] = {"budget leader": lead, "budget verdict": f["verdict"],
+                      "budget leader − this": float(f["leader − strategy"]), "budget low": float(f["low"]),
+                      "budget high": float(f["high"]), "budget question low": float(f["question low"]),
+                      "budget question high": float(f["question high"]),
+                      "budget designs agree": bool(f["designs agree"]),
+                      "budget at the edge": at_edge(f["low"]) or at_edge(f["question low"])}
+    return out
 
 
 def at_edge(low: float) -> bool:
@@ -343,8 +372,52 @@ def setting_guide(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def setting_sentences(guide: pd.DataFrame) -> list[str]:
-    """One sentence per setting of :func:`setting_guide` (templates: ``pool.md``)."""
+def budget_guide(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per (setting, budget) of :func:`setting_table`, for a builder whose context budget
+    is fixed: ``use`` (the budget's leader, compared only with the candidates at that budget),
+    its score, ``as good`` (the others not ruled out at that budget), ``ties`` (equal to it on every
+    question), ``winner``, and ``verdict`` (``decided`` when every candidate at that budget has the
+    same verdict under both designs and no interval of one sits at the edge, else ``undecided``)."""
+    rows = []
+    for keys, cell in table.groupby(SETTING + ["budget"], sort=False):
+        lead = cell[cell["strategy"] == cell["budget leader"].iloc[0]].iloc[0]
+        kept = cell[(cell["budget verdict"] != claims.RULED_OUT) & (cell["strategy"] != lead["strategy"])]
+        ties = _listed(lead["ties"]).split(LIST_SEPARATOR) if _listed(lead["ties"]) else []
+        disputed = cell[cell["budget low"].notna() & (~cell["budget designs agree"].astype(bool)
+                                                       | cell["budget at the edge"].astype(bool))]
+        rows.append({"sample": lead["sample"], "corpus": keys[0], "retriever": keys[1], "model": keys[2],
+                     "budget": int(keys[3]), "measure": lead["measure"], "use": lead["label"],
+                     "strategy": lead["strategy"], "score": float(lead["score"]),
+                     "as good": LIST_SEPARATOR.join(label for label in kept["label"] if label not in ties),
+                     "ties": LIST_SEPARATOR.join(ties), "winner": lead["budget verdict"] == claims.WINNER,
+                     "verdict": "undecided" if len(disputed) else "decided",
+                     "median chunk tokens": float(lead["median chunk tokens"]),
+                     "source": lead["source"], "key": lead["key"]})
+    return pd.DataFrame(rows)
+
+
+def _fixed_budget_clause(row: pd.Series, budgets: pd.DataFrame | None) -> str:
+    """The sentence's tail for the smaller budgets of ``row``'s setting (:func:`budget_guide`)."""
+    if budgets is None or budgets.empty:
+        return ""
+    here = budgets[(budgets["corpus"] == row["corpus"]) & (budgets["retriever"] == row["retriever"])
+                   & (budgets["model"] == row["model"]) & (budgets["budget"] < int(row["tokens"]))]
+    if here.empty:
+        return ""
+    parts = []
+    for _, b in here.sort_values("budget").iterrows():
+        others = len([n for n in _listed(b["as good"]).split(LIST_SEPARATOR) if n]) + len(
+            [n for n in _listed(b["ties"]).split(LIST_SEPARATOR) if n])
+        parts.append(PROSE.fill("budget.part", tokens=f"{int(b['budget']):,}", use=b["use"],
+                                score=numbers.number(b["score"]), chunk=numbers.number(b["median chunk tokens"], 0),
+                                others=numbers.count(others, "other candidate"),
+                                verdict=b["verdict"]))
+    return PROSE.fill("budget.fixed", parts="; ".join(parts))
+
+
+def setting_sentences(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) -> list[str]:
+    """One sentence per setting of :func:`setting_guide` (templates: ``pool.md``), followed, when
+    ``budgets`` (:func:`budget_guide`) is given, by the pick at each smaller budget."""
     out = []
     for _, row in guide.iterrows():
         setting = f"{row['sample']}, {row['retriever']}"
@@ -368,14 +441,22 @@ def setting_sentences(guide: pd.DataFrame) -> list[str]:
         out.append(PROSE.fill("use", setting=setting, use=row["use"], tokens=f"{int(row['tokens']):,}",
                               tokenizer=TOKENIZER, measure=row["measure"], score=numbers.number(row["score"]),
                               chunk=numbers.number(row["median chunk tokens"], 0), good=good, ties=ties,
-                              verdict=verdict, reads=reads))
+                              verdict=verdict, reads=reads) + _fixed_budget_clause(row, budgets))
     return out
 
 
-def compact_guide(guide: pd.DataFrame) -> pd.DataFrame:
-    """The guide as a builder scans it: setting, use, tokens, verdict."""
-    return pd.DataFrame({"setting": guide["sample"] + ", " + guide["retriever"], "use": guide["use"],
-                         "tokens": guide["tokens"], "verdict": guide["verdict"]})
+def compact_guide(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The guide as a builder scans it: setting, use, tokens, verdict, and, when ``budgets``
+    (:func:`budget_guide`) is given, the pick at each budget (``at B``)."""
+    table = pd.DataFrame({"setting": guide["sample"] + ", " + guide["retriever"], "use": guide["use"],
+                          "tokens": guide["tokens"], "verdict": guide["verdict"]})
+    if budgets is None or budgets.empty:
+        return table
+    picks = budgets.pivot_table(index=SETTING, columns="budget", values="use", aggfunc="first")
+    for budget in picks.columns:
+        table[f"at {int(budget):,}"] = [picks.loc[tuple(r), budget] if tuple(r) in picks.index else ""
+                                        for r in guide[SETTING].itertuples(index=False)]
+    return table
 
 
 def extend(matrix, corpora: Mapping, retrievers: Sequence[str], model: str, k: int, **options):
@@ -398,7 +479,8 @@ def extend(matrix, corpora: Mapping, retrievers: Sequence[str], model: str, k: i
 def pool_tables(matrix, model: str, k: int, resamples: int, seed: int, labels: Mapping[str, str] | None = None,
                 budgets: Sequence[int] = BUDGETS, source: str = "pool") -> tuple[pd.DataFrame, pd.DataFrame]:
     """(:func:`setting_table`, :func:`setting_guide`) of the pool's runs of ``matrix`` for
-    ``model``: the one computation posts 02 and 08 show."""
+    ``model``: the one computation post 02 makes and posts 08 and 00 read
+    (:func:`budget_guide` of the first is the per-budget view)."""
     chunks = {key: value for key, value in matrix.chunks.items() if key[1] in POOL}
     facts = chunk_facts(type(matrix)(matrix.per_question, matrix.runs, chunks, matrix.truncated), model)
     scores = budget_per_question(matrix, model, budgets, strategies=POOL)

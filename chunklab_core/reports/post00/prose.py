@@ -319,9 +319,10 @@ def rerank_text(stage: pd.DataFrame, depths: pd.DataFrame, slices: pd.DataFrame,
     return "\n\n".join(parts)
 
 
-def pool_guide_text(guide: pd.DataFrame) -> str:
+def pool_guide_text(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) -> str:
     """The reading of :func:`tables.pool_guide`: what the recommendation is, then one sentence
-    per setting (:func:`chunklab_core.reports.pool.setting_sentences`), each after its kind of document."""
+    per setting (:func:`chunklab_core.reports.pool.setting_sentences`, with the pick at each smaller
+    budget when ``budgets``, :func:`tables.pool_budgets`, is given), each after its kind of document."""
     from chunklab_core.reports import pool
 
     if guide.empty:
@@ -332,12 +333,13 @@ def pool_guide_text(guide: pd.DataFrame) -> str:
                        decided=numbers.count(decided, "setting"), undecided=numbers.count(len(guide) - decided, "setting"),
                        source="02_pool.csv", guide="00_guide.csv")
     bullets = [PROSE.fill("pool.kind", kind=kind, sentence=sentence)
-               for kind, sentence in zip(guide["kind of document"], pool.setting_sentences(guide))]
+               for kind, sentence in zip(guide["kind of document"], pool.setting_sentences(guide, budgets))]
     return intro + "\n\n" + "\n".join(bullets)
 
 
-def pool_guide_view(guide: pd.DataFrame) -> pd.DataFrame:
-    """The compact guide (setting, use, tokens, verdict): the long table is the CSV."""
+def pool_guide_view(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The compact guide (setting, use, tokens, verdict, and the pick at each budget when
+    ``budgets`` is given): the long table is the CSV."""
     from chunklab_core.reports import pool
 
-    return pool.compact_guide(guide)
+    return pool.compact_guide(guide, budgets)

@@ -300,6 +300,15 @@ def pool_guide(data_dir: Path | None = None) -> pd.DataFrame:
     return guide
 
 
+def pool_budgets(data_dir: Path | None = None) -> pd.DataFrame:
+    """Post 02's pick at each fixed budget per setting (:func:`chunklab_core.reports.pool.budget_guide`
+    of ``02_pool``: each candidate compared only with the others at its budget), its rows the
+    ``02_pool`` rows they cite by key."""
+    from chunklab_core.reports import pool
+
+    return pool.budget_guide(read_table("02_pool.csv", data_dir))
+
+
 def pool_candidates(data_dir: Path | None = None) -> dict[tuple[str, str, str], list[str]]:
     """Per (corpus, retriever, model) of ``02_pool``: the strategies compared, in table order."""
     table = read_table("02_pool.csv", data_dir)

@@ -219,4 +219,4 @@ def pool_text(table: pd.DataFrame, guide: pd.DataFrame, csv: str) -> str:
         budgets=", ".join(f"{b:,}" for b in pool.BUDGETS), tokenizer=pool.TOKENIZER, kept=counts["kept"],
         library=counts["library"], library_used=numbers.count(counts["library_used"], "setting"),
         decided=numbers.count(counts["decided"], "setting"), csv=csv)
-    return text + "\n\n" + "\n\n".join(pool.setting_sentences(guide))
+    return text + "\n\n" + "\n\n".join(pool.setting_sentences(guide, pool.budget_guide(table)))
