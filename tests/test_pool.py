@@ -335,3 +335,15 @@ def test_each_budget_is_also_compared_on_its_own_for_a_builder_with_a_fixed_budg
     compact = pool.compact_guide(guide, pool.budget_guide(table))
     assert list(compact.columns) == ["setting", "use", "tokens", "verdict", "at 512", "at 1,024"]
     assert compact.loc[0, "at 512"] == strategy_label("fixed_500")
+
+
+def test_a_sample_label_counting_every_question_says_how_many_have_gold():
+    n = 10
+    docs = [f"q{i}" for i in range(n)]
+    a = np.r_[np.ones(8), np.nan, np.nan]  # two questions without gold: no recall to compare
+    frame = _budget_frame({("fixed_500", 512): a, ("recursive_500", 512): a * 0.5}, docs)
+    table = pool.setting_table(frame, None, None, 5, 200, 0, {"squad": "SQuAD v1.1, 10 questions from 1 article"})
+    assert (table["sample"] == "SQuAD v1.1, 10 questions from 1 article (8 with gold)").all()
+    assert (table["questions"] == 8).all()
+    table = pool.setting_table(frame, None, None, 5, 200, 0)  # no label given: the label is made from the 8
+    assert table["sample"].iloc[0].startswith("SQuAD v1.1, 8 questions")

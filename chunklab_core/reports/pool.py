@@ -248,6 +248,9 @@ def setting_table(budgets: pd.DataFrame, fixed: pd.DataFrame | None, facts: pd.D
                 [f"recall@{k}", f"token_recall@{k}", f"tokens@{k}"]].mean()
         n_docs = len(np.unique(documents.reindex(wide.index))) if documents is not None else len(wide)
         leader = verdicts.index[0]
+        sample = (samples_of or {}).get(corpus) or samples.sample_label(corpus, len(wide), n_docs)
+        if (samples_of or {}).get(corpus) and cell["qid"].nunique() != len(wide):  # the label counts every question
+            sample += f" ({len(wide):,} with gold)"
         within = _within_budget_verdicts(wide, names, value, resamples, seed, documents)
         for name in names:
             strategy, budget = name.rsplit("@", 1)
@@ -255,7 +258,7 @@ def setting_table(budgets: pd.DataFrame, fixed: pd.DataFrame | None, facts: pd.D
             fact = (facts[(facts["corpus"] == corpus) & (facts["strategy"] == strategy)].iloc[0]
                     if facts is not None and ((facts["corpus"] == corpus) & (facts["strategy"] == strategy)).any()
                     else None)
-            row = {"sample": (samples_of or {}).get(corpus) or samples.sample_label(corpus, len(wide), n_docs),
+            row = {"sample": sample,
                    "corpus": corpus, "retriever": retriever, "model": model, "strategy": strategy,
                    "label": strategy_label(strategy), "library": strategy in LIBRARY,
                    "what it is": LIBRARY.get(strategy, "series"), "budget": int(budget),
