@@ -347,3 +347,25 @@ def test_a_sample_label_counting_every_question_says_how_many_have_gold():
     assert (table["questions"] == 8).all()
     table = pool.setting_table(frame, None, None, 5, 200, 0)  # no label given: the label is made from the 8
     assert table["sample"].iloc[0].startswith("SQuAD v1.1, 8 questions")
+
+
+def test_post08_builder_views_count_the_pool_at_the_recommended_budget():
+    from chunklab_core.reports.post08 import builder
+
+    n = 40
+    docs = [f"q{i}" for i in range(n)]
+    good = np.r_[np.ones(30), np.zeros(10)]
+    values = {("fixed_500", 512): good, ("semchunk_512", 512): good * 0.9, ("lc_token_default", 512): np.zeros(n),
+              ("fixed_500", 1024): good, ("semchunk_512", 1024): good, ("lc_token_default", 1024): good * 0.2}
+    table = pool.setting_table(_budget_frame(values, docs), None, None, 5, 500, 0)
+    guide = pool.setting_guide(table)
+    # at 512 Fixed 500 chars leads (0.75); semchunk (0.675, 0.1 below it on each of 30 questions) and
+    # LangChain TokenText (0) are ruled out; at 1,024 nothing beats 0.75, so Fixed 500 chars at 512 is the pick
+    assert int(guide["tokens"].iloc[0]) == 512 and guide["strategy"].iloc[0] == "fixed_500"
+    counts = builder.pool_counts(table, guide)
+    assert counts == {"settings": 1, "library": 2, "kept": 0, "library_used": 0, "decided": 1}
+    compact = builder.pool_compact(table, guide)
+    assert list(compact.columns[:4]) == ["setting", "use", "tokens", "verdict"]
+    assert compact.filter(like="semchunk").iloc[0, 0] == claims.RULED_OUT
+    text = builder.pool_text(table, guide, "data/02_pool.csv")
+    assert "data/02_pool.csv" in text and text.count("**") >= 4

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from chunklab_core.chunking import STRATEGIES
-from chunklab_core.reports.post08 import builder, prose as post08_prose, tables as post08
+from chunklab_core.reports.post08 import prose as post08_prose, tables as post08
 from chunklab_core.stats.claims import interval_side
 
 
@@ -187,24 +187,6 @@ def test_neighbour_differences_follow_the_more_cautious_interval():
     assert table.iloc[0]["verdict"].endswith("ahead") and table.iloc[1]["verdict"] == "cannot be told apart"
 
 
-def test_builder_table_verdicts_and_cheapest():
-    n = 60
-    rng = np.random.default_rng(0)
-    good = (rng.uniform(size=n) < 0.9).astype(float)
-    rows = []
-    for strategy, recall, tokens in [("recursive_500", good, 500.0), ("lc_recursive_default", good, 4000.0),
-                                     ("semchunk_512", np.zeros(n), 300.0)]:
-        rows.append(pd.DataFrame({"corpus": "nq", "retriever": "bm25", "model": "—", "strategy": strategy,
-                                  "qid": [f"q{i}" for i in range(n)], "recall@5": recall, "tokens@5": tokens}))
-    frame = pd.concat(rows, ignore_index=True)
-    table = builder.builder_table(frame, 5, ["lc_recursive_default", "semchunk_512"], ["recursive_500"],
-                                 resamples=500, seed=0)
-    words = dict(zip(table["strategy"], table["verdict"]))
-    assert words["semchunk_512"] == "ruled out"
-    assert words["recursive_500"] == words["lc_recursive_default"] == "cannot be ruled out"
-    cheapest = builder.cheapest_adequate(table, 5)
-    assert cheapest["label"].tolist() == [STRATEGIES["recursive_500"].label]
-
 
 def _builder_frame(cells: dict, docs: list[str], k: int = 5) -> pd.DataFrame:
     """``cells``: (corpus, retriever) -> {strategy: (recall per question, tokens)}."""
@@ -217,47 +199,6 @@ def _builder_frame(cells: dict, docs: list[str], k: int = 5) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def test_builder_intervals_resample_documents_where_questions_share_them():
-    """Four documents of ten questions: the default misses every question of two documents.
-    leader − default is 1 on those 20 questions and 0 on the others (mean 0.5, by hand). Over
-    questions the interval excludes 0 (ruled out); over documents a resample of only the two
-    good documents (probability 1/16 > 2.5%) gives 0, so the interval reaches 0: cannot be
-    ruled out. The interval is post 02's, ``paired_difference_clustered_ci``."""
-    from chunklab_core.stats.clustered import paired_difference_clustered_ci
-
-    docs = [d for d in "abcd" for _ in range(10)]
-    default = np.array([0.0] * 20 + [1.0] * 20)
-    frame = _builder_frame({("squad", "bm25"): {"recursive_500": (np.ones(40), 500.0),
-                                                "semchunk_512": (default, 300.0)}}, docs)
-    table = builder.builder_table(frame, 5, ["semchunk_512"], ["recursive_500"], resamples=2000, seed=0).set_index("strategy")
-    row = table.loc["semchunk_512"]
-    assert row["leader − this"] == pytest.approx(0.5)
-    with pytest.warns(UserWarning, match="only 4 documents"):
-        expected = paired_difference_clustered_ci(np.ones(40), default, docs, 2000, 0)
-    assert (row["diff low"], row["diff high"]) == pytest.approx((expected.low, expected.high))
-    assert row["diff low"] == 0.0 and row["design"] == "documents (4)" and row["documents"] == 4
-    assert row["verdict"] == "cannot be ruled out" and row["question verdict"] == "ruled out"
-    assert table.loc["recursive_500", "verdict"] == "cannot be ruled out"
-    assert table.loc["recursive_500", "leader"] == "Recursive 500 chars" == table.loc["semchunk_512", "series' best"]
-    cheapest = builder.cheapest_adequate(table.reset_index(), 5)
-    assert cheapest[["sample", "label", "tokens@5"]].values.tolist() == [
-        ["SQuAD v1.1, 40 questions from 4 articles", STRATEGIES["semchunk_512"].label, 300.0]]
-
-
-def test_builder_without_shared_documents_resamples_questions():
-    from chunklab_core.stats.bootstrap import paired_difference_ci
-
-    rng = np.random.default_rng(1)
-    lead, other = (rng.uniform(size=30) < 0.8).astype(float), (rng.uniform(size=30) < 0.5).astype(float)
-    frame = _builder_frame({("nq", "dense"): {"fixed_500": (lead, 400.0), "lc_token_default": (other, 900.0)}},
-                           [f"d{i}" for i in range(30)])
-    table = builder.builder_table(frame, 5, ["lc_token_default"], ["fixed_500"], resamples=1000, seed=3)
-    row = table.set_index("strategy").loc["lc_token_default"]
-    order = np.argsort([f"nq-q{i}" for i in range(30)])  # the table pairs questions in qid order
-    expected = paired_difference_ci(lead[order], other[order], 1000, 3)
-    assert (row["diff low"], row["diff high"]) == pytest.approx((expected.low, expected.high))
-    assert row["design"] == "questions" and row["verdict"] == row["question verdict"]
-
 
 def _two_cells():
     docs = [f"d{i // 2}" for i in range(40)]
@@ -268,52 +209,6 @@ def _two_cells():
         ("cuad", "bm25"): {"recursive_500": (half, 500.0), "lc_recursive_default": (ones, 4000.0),
                            "semchunk_512": (ones, 300.0)}}, docs)
 
-
-def test_compact_table_one_row_per_setting_and_a_column_per_default():
-    table = builder.builder_table(_two_cells(), 5, ["lc_recursive_default", "semchunk_512"], ["recursive_500"],
-                                  resamples=500, seed=0)
-    compact = builder.compact_table(table)
-    recursive, lc, semchunk = (STRATEGIES[s].label for s in ("recursive_500", "lc_recursive_default", "semchunk_512"))
-    assert compact.columns.tolist() == ["sample", "retriever", "series' best", f"{lc}, kept in 2 of 2 settings",
-                                        f"{semchunk}, kept in 1 of 2 settings"]
-    assert compact.values.tolist() == [
-        ["SQuAD v1.1, 40 questions from 20 articles", "bm25", recursive, "cannot be ruled out", "ruled out"],
-        ["CUAD, 40 questions from 20 contracts", "bm25", f"{recursive}: ruled out", "leader", "cannot be ruled out"]]
-    summary = builder.cell_summary(table, 5)
-    assert summary["sample"].tolist() == ["SQuAD v1.1, 40 questions from 20 articles",
-                                          "CUAD, 40 questions from 20 contracts"]
-    assert summary["leader"].tolist() == [recursive, lc]
-    assert summary["library defaults kept"].tolist() == ["1 of 2", "2 of 2"]
-    assert summary["cheapest kept"].tolist() == [recursive, semchunk]
-    assert summary["its tokens@5"].tolist() == [500, 300]
-
-
-def test_builder_sentence_counts_the_table_and_a_wrong_value_set_fails():
-    from chunklab_core.reports.templates import TemplateError
-
-    table = builder.builder_table(_two_cells(), 5, ["lc_recursive_default", "semchunk_512"], ["recursive_500"],
-                                  resamples=500, seed=0)
-    assert post08_prose.builder_text(table, 5, "data/08_builder.csv") == (
-        "Over 2 settings (2 corpora × 1 retriever), the 2 library defaults lead in 1 setting, cannot be ruled "
-        "out in 2 and are ruled out in 1 of their 4 results; the series' own strategies lead in 1 setting. "
-        "Every strategy's recall@5 with its interval, its difference to the leader and both verdicts "
-        "(documents and questions resampled) are in `data/08_builder.csv`.")
-    with pytest.raises(TemplateError, match="values not passed"):
-        post08_prose.PROSE.fill("setup", sample="x", model="m")
-
-
-def test_builder_figure_draws_every_setting_and_names_the_samples():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from chunklab_core.reports.post08.figures import plot_builder
-
-    table = builder.builder_table(_two_cells(), 5, ["lc_recursive_default", "semchunk_512"], ["recursive_500"],
-                                  resamples=500, seed=0)
-    fig = plot_builder(table, 5)
-    titles = [ax.get_title() for ax in fig.axes]
-    assert titles[0].startswith("SQuAD v1.1, 40 questions from 20 articles") and "leader" in titles[0]
-    assert [t.get_text() for t in fig.axes[0].get_yticklabels()][0] == "series' best"
 
 
 def test_hnsw_same_sets_ignore_order_and_padding():

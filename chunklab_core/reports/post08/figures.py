@@ -1,10 +1,9 @@
 """Post 08's figures: the report's rows beside the published values, and the library defaults against each leader.
 
 Handles: :func:`plot_report` (at the report's depth, the re-run's mean per row beside both
-published tables, ``tables.comparison_table``) and :func:`plot_builder` (one panel per corpus × retriever: each library
-default's and the series' best's ``leader − this`` with its paired interval, coloured by its
-verdict; the leader at 0). Strategies are named by their labels, samples by
-:func:`chunklab_core.reports.post08.builder.sample_of`.
+published tables, ``tables.comparison_table``) and :func:`plot_pool` (one panel per corpus × retriever of the
+candidate pool, ``reports.pool``: every candidate's ``leader − this`` at the recommended budget with its
+paired interval, coloured by its verdict). Strategies are named by their labels.
 
 Not handled: computing the tables (``post08.tables``, ``post08.builder``), saving the figures
 (``reports.plots.show_figure``).
@@ -17,7 +16,6 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
-from chunklab_core.reports.post08.builder import SERIES_BEST, sample_of
 from chunklab_core.stats import claims
 
 VERDICT_COLORS = {claims.RULED_OUT: "#C44E52", claims.NOT_RULED_OUT: "#4C72B0", claims.WINNER: "#55A868"}
@@ -59,48 +57,6 @@ def plot_report(comparison: pd.DataFrame, metrics=("recall", "precision_omega", 
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
 
-
-def plot_builder(builder: pd.DataFrame, k: int, metric: str = "recall"):
-    """Per corpus (columns) and retriever (rows): ``leader − this`` of ``metric@k`` with its
-    paired 95% interval for the series' best and every library default; red: ruled out, blue:
-    cannot be ruled out, the leader drawn at 0 and named in the panel's title."""
-    corpora = list(dict.fromkeys(builder["corpus"]))
-    retrievers = list(dict.fromkeys(builder["retriever"]))
-    libraries = list(dict.fromkeys(builder.loc[builder["library"], "label"]))
-    names = [SERIES_BEST, *libraries]
-    fig, axes = plt.subplots(len(retrievers), len(corpora), figsize=(3.3 * len(corpora) + 2.2,
-                                                                     (0.28 * len(names) + 1.2) * len(retrievers)),
-                             sharey=True, squeeze=False)
-    for r, retriever in enumerate(retrievers):
-        for c, corpus in enumerate(corpora):
-            ax = axes[r][c]
-            part = builder[(builder["corpus"] == corpus) & (builder["retriever"] == retriever)]
-            ax.axvline(0, color="#888888", lw=0.8)
-            ax.set_yticks(np.arange(len(names)), names)
-            if part.empty:
-                continue
-            for y, name in enumerate(names):
-                found = part[part["label"] == part[SERIES_BEST]] if name == SERIES_BEST else part[part["label"] == name]
-                if found.empty:
-                    continue
-                row = found.iloc[0]
-                if row["label"] == row["leader"]:
-                    ax.plot([0], [y], marker="D", color=VERDICT_COLORS[row["verdict"]])
-                    continue
-                color = VERDICT_COLORS[row["verdict"]]
-                ax.errorbar([row["leader − this"]], [y], xerr=[[row["leader − this"] - row["diff low"]],
-                                                               [row["diff high"] - row["leader − this"]]],
-                            fmt="o", color=color, ms=4, capsize=2)
-            ax.set_title(f"{sample_of(part)}\n{retriever}; leader: {part['leader'].iloc[0]}", fontsize=8)
-            if r == len(retrievers) - 1:
-                ax.set_xlabel(f"leader − this, {metric}@{k}", fontsize=8)
-            ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
-            ax.tick_params(labelsize=8)
-    axes[0][0].invert_yaxis()
-    handles = [plt.Line2D([], [], marker="o", ls="", color=color, label=word) for word, color in VERDICT_COLORS.items()]
-    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    return fig
 
 
 def plot_pool(table: pd.DataFrame, guide: pd.DataFrame):
