@@ -155,10 +155,17 @@ def test_guide_picks_the_cheapest_budget_no_candidate_rules_out_and_names_ties()
               ("fixed_500", 2048): good, ("recursive_500", 2048): good, ("fixed_1000", 2048): good}
     frame = _budget_frame(values, docs)
     table = pool.setting_table(frame, None, None, 5, 500, 0)
-    # 512 rows are ruled out (a lead of 0.75 on 40 questions); at 1,024 Fixed 500 chars leads (pool
-    # order breaks the tie) and Recursive 500 chars scores identically on every question
-    at512 = table[table["budget"] == 512]
-    assert (at512["verdict"] == claims.RULED_OUT).all()
+    # each budget on its own: at 512 the two score 0 alike (a tie, nothing ruled out); at 1,024 Fixed 500
+    # chars leads (pool order breaks the tie), Recursive 500 chars scores identically on every question and
+    # Fixed 1000 chars (0.375 against 0.75 on 40 questions) is ruled out. Between budgets: 512 -> 1,024 gains
+    # 0.75 (pays); 1,024 -> 2,048 gains 0 (stops paying), so 1,024 is where more context stops paying
+    rows = table.set_index(["strategy", "budget"])
+    assert (table.loc[table["budget"] == 512, "verdict"] != claims.RULED_OUT).all()
+    assert rows.loc[("fixed_1000", 1024), "verdict"] == claims.RULED_OUT
+    assert rows.loc[("fixed_500", 512), "gain verdict"] == pool.PAYS
+    assert rows.loc[("fixed_500", 512), "gain"] == pytest.approx(0.75)
+    assert rows.loc[("fixed_500", 1024), "gain verdict"] == pool.STOPS_PAYING
+    assert np.isnan(rows.loc[("recursive_500", 1024), "gain"])  # the gain sits on each budget's leader only
     guide = pool.setting_guide(table).iloc[0]
     assert guide["strategy"] == "fixed_500" and guide["tokens"] == 1024
     assert guide["ties"] == strategy_label("recursive_500")
@@ -181,8 +188,11 @@ def test_guide_is_undecided_when_the_designs_disagree_and_says_below_floor_and_t
     table = pool.setting_table(frame, None, facts, 5, 500, 0)
     assert (table["measure"] == "token span recall").all()
     rows = table.set_index(["strategy", "budget"])
-    assert rows.loc[("fixed_500", 512), "question verdict"] == claims.RULED_OUT
-    assert rows.loc[("fixed_500", 512), "verdict"] == claims.NOT_RULED_OUT  # the clustered interval does not agree
+    # 512 -> 1,024 gains 0.8·a: the question-level interval clears 0, the clustered one (2 documents) does
+    # not; so more context does not pay by the one rule, and the designs disagree: undecided
+    lead = rows.loc[("fixed_500", 512)]
+    assert lead["gain question low"] > 0 and not clears_zero(lead["gain low"], lead["gain high"])
+    assert lead["gain verdict"] == pool.STOPS_PAYING and not lead["gain designs agree"]
     guide = pool.setting_guide(table).iloc[0]
     assert guide["tokens"] == 512 and guide["verdict"] == "undecided"
     assert guide["what would decide"] != "—"
@@ -307,7 +317,7 @@ def test_measures_text_names_corpora_where_the_data_rule_differs():
     assert "CUAD sample" in pool.measures_text(differ, {"cuad": "CUAD sample"})
 
 
-def test_each_budget_is_also_compared_on_its_own_for_a_builder_with_a_fixed_budget():
+def test_each_budget_is_compared_on_its_own_for_a_builder_with_a_fixed_budget():
     n = 40
     docs = [f"q{i}" for i in range(n)]  # one document per question: question-level design
     good = np.r_[np.ones(30), np.zeros(10)]
@@ -316,25 +326,56 @@ def test_each_budget_is_also_compared_on_its_own_for_a_builder_with_a_fixed_budg
               ("fixed_500", 1024): good, ("recursive_500", 1024): good, ("fixed_1000", 1024): good * 0.5}
     table = pool.setting_table(_budget_frame(values, docs), None, None, 5, 500, 0)
     rows = table.set_index(["strategy", "budget"])
-    # across budgets every 512 candidate is ruled out by the 1,024 leader (0.75 against at most 0.375) ...
-    assert (rows.xs(512, level="budget")["verdict"] == claims.RULED_OUT).all()
-    # ... but at 512 alone: Fixed 500 chars (0.375) leads; Recursive 500 chars (0.375 as a mean of 0.5 on 30
+    # at 512 alone: Fixed 500 chars (0.375) leads; Recursive 500 chars (0.375 as a mean of 0.5 on 30
     # questions) differs from it question by question and cannot be ruled out; Fixed 1000 chars (0) is ruled out
-    assert (rows.xs(512, level="budget")["budget leader"] == "fixed_500").all()
-    assert rows.loc[("recursive_500", 512), "budget verdict"] == claims.NOT_RULED_OUT
-    assert rows.loc[("fixed_1000", 512), "budget verdict"] == claims.RULED_OUT
+    assert (rows.xs(512, level="budget")["leader"] == "fixed_500").all()
+    assert rows.loc[("recursive_500", 512), "verdict"] == claims.NOT_RULED_OUT
+    assert rows.loc[("fixed_1000", 512), "verdict"] == claims.RULED_OUT
     budgets = pool.budget_guide(table).set_index("budget")
     assert budgets.loc[512, "use"] == strategy_label("fixed_500")
     assert budgets.loc[512, "as good"] == strategy_label("recursive_500")
     assert budgets.loc[1024, "ties"] == strategy_label("recursive_500") and budgets.loc[1024, "as good"] == ""
     assert budgets.loc[512, "key"] == rows.loc[("fixed_500", 512), "key"]  # cites its 02_pool row
     guide = pool.setting_guide(table)
+    assert int(guide["tokens"].iloc[0]) == 1024  # 512 -> 1,024 gains 0.375 on 40 questions: it pays
     sentence = pool.setting_sentences(guide, pool.budget_guide(table))[0]
+    assert "More context still paid at every step up to 1,024 tokens" in sentence
     assert "With a fixed budget" in sentence and f"at 512 tokens **{strategy_label('fixed_500')}** (0.375" in sentence
     assert "1 other candidate as good" in sentence
     compact = pool.compact_guide(guide, pool.budget_guide(table))
     assert list(compact.columns) == ["setting", "use", "tokens", "verdict", "at 512", "at 1,024"]
     assert compact.loc[0, "at 512"] == strategy_label("fixed_500")
+    assert compact.loc[0, "setting"].endswith(", dense · all-MiniLM-L6-v2")  # the model named with its retriever
+
+
+def test_a_candidate_too_large_for_a_budget_is_not_compared_there():
+    n = 20
+    docs = [f"q{i}" for i in range(n)]
+    frame = _budget_frame({("fixed_500", 512): np.full(n, 0.5), ("lc_token_default", 512): np.zeros(n),
+                           ("fixed_500", 1024): np.full(n, 0.5), ("lc_token_default", 1024): np.full(n, 0.6)}, docs)
+    frame.loc[(frame["strategy"] == "lc_token_default") & (frame["budget"] == 512), "contexts_read"] = 0
+    table = pool.setting_table(frame, None, None, 5, 300, 0).set_index(["strategy", "budget"])
+    assert table.loc[("lc_token_default", 512), "verdict"] == pool.DOES_NOT_FIT
+    assert table.loc[("lc_token_default", 512), "fits"] == 0 and np.isnan(table.loc[("lc_token_default", 512), "low"])
+    assert table.loc[("lc_token_default", 1024), "verdict"] != pool.DOES_NOT_FIT
+    assert table.loc[("fixed_500", 512), "verdict"] == claims.NOT_RULED_OUT  # alone at 512: nothing to rule it out
+
+
+def test_ties_among_the_as_good_are_joined_and_few_documents_are_said():
+    n = 40
+    docs = [f"d{i % 4}" for i in range(n)]  # 4 documents: fewer than FEW_DOCUMENTS
+    rng = np.random.default_rng(3)
+    a = rng.random(n).round(2)
+    b = rng.random(n).round(2)
+    frame = _budget_frame({("fixed_500", 512): a, ("recursive_500", 512): b, ("fixed_1000", 512): b}, docs)
+    guide = pool.setting_guide(pool.setting_table(frame, None, None, 5, 300, 0))
+    row = guide.iloc[0]
+    others = {strategy_label("recursive_500"), strategy_label("fixed_1000")}
+    if row["use"] in others:  # b leads: its twin is a tie of the pick
+        assert row["ties"] == (others - {row["use"]}).pop()
+    else:  # a leads: the twins are as good together, joined by ≡
+        assert row["as good"] in {" ≡ ".join(sorted(others)), " ≡ ".join(sorted(others, reverse=True))}
+    assert "rests on 4 documents" in pool.setting_sentences(guide)[0]
 
 
 def test_a_sample_label_counting_every_question_says_how_many_have_gold():

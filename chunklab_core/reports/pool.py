@@ -5,8 +5,9 @@ post can rule out what another recommends. Handles:
 
 * the pool (:data:`SERIES`, :data:`LIBRARY`, :data:`POOL`): the series' strategies, and each
   library splitter at its documented default (``"default"`` only where the library documents
-  it, checked against the installed libraries' signatures: LangChain's ``TextSplitter``
-  4,000/200, LlamaIndex's ``SentenceSplitter`` 1,024/200, chonkie's chunkers 2,048 characters);
+  it, checked against the installed libraries' signatures: LangChain's recursive
+  ``TextSplitter`` 4,000/200 characters (its TokenText splitter at the same sizes runs on
+  cl100k_base, not its default gpt2, and its label says so), LlamaIndex's ``SentenceSplitter`` 1,024/200, chonkie's chunkers 2,048 characters);
   LangChain recursive 1,000/200 is its docs' example and semchunk has no default size (512 is
   chosen here), and their labels say so. :func:`candidates` gives a setting's candidates;
 * one declared measure per corpus (:data:`MEASURES`, :func:`measure_table`): token span recall
@@ -41,6 +42,7 @@ Not handled: retrieval (``evaluation.matrix.run_matrix``), the sentences (``pool
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -52,7 +54,8 @@ from chunklab_core.core.tokens import ENCODING_NAME
 from chunklab_core.evaluation.budget import MATCHED_BUDGETS, recall_at_budget
 from chunklab_core.reports import samples
 from chunklab_core.reports.templates import Templates
-from chunklab_core.reports.verdict_tables import DIGITS, identical_columns, question_documents, robust_verdicts
+from chunklab_core.reports.verdict_tables import (DIGITS, clears_zero, design_of, identical_columns, paired_interval,
+                                                  question_documents, robust_verdicts)
 from chunklab_core.retrieval.registry import needs_model
 from chunklab_core.stats import claims
 from chunklab_core.stats.bootstrap import questions_for_power
@@ -64,7 +67,7 @@ DOCUMENTED_DEFAULT = "documented default"
 LIBRARY: Mapping[str, str] = {
     "lc_recursive_default": DOCUMENTED_DEFAULT,
     "lc_recursive_1000_200": "the docs' example",
-    "lc_token_default": DOCUMENTED_DEFAULT,
+    "lc_token_default": "its documented sizes, on cl100k_base (its default tokenizer, gpt2, is not shipped offline)",
     "llama_sentence_default": DOCUMENTED_DEFAULT,
     "chonkie_token_default": DOCUMENTED_DEFAULT,
     "chonkie_sentence_default": DOCUMENTED_DEFAULT,
@@ -75,6 +78,10 @@ POOL = SERIES + tuple(LIBRARY)
 BUDGETS = MATCHED_BUDGETS
 TOKENIZER = ENCODING_NAME
 READ_SHARE = 0.80  # a recommendation the model reads less of says so
+FIT_SHARE = 0.5  # a candidate whose first context overflows the budget for more questions than this does not fit it
+FEW_DOCUMENTS = 10  # below this many documents the document-resampled interval is unreliable (post 03)
+DOES_NOT_FIT = "does not fit the budget"
+PAYS, STOPS_PAYING = "more context pays", "cannot be told apart"
 FLOOR = 0.15  # below this score for every candidate, chunking is not what limits the setting
 SETTING = ["corpus", "retriever", "model"]
 LIST_SEPARATOR = "; "  # between labels in a cell (labels hold commas: "1,000 chars")
@@ -220,11 +227,15 @@ def setting_table(budgets: pd.DataFrame, fixed: pd.DataFrame | None, facts: pd.D
                   resamples: int, seed: int, samples_of: Mapping[str, str] | None = None,
                   source: str = "pool") -> pd.DataFrame:
     """The long table: per setting (corpus, retriever, model) one row per (strategy, budget) of
-    the pool, ranked by the corpus's measure within the budget (:func:`robust_verdicts` over all
-    the setting's candidates, cheapest budget first so ties go to the cheaper), with the other
-    measure beside, tokens read, the share of questions whose recorded depth ended the reading,
-    the secondary view (recall@k, token_recall@k, tokens@k), the median chunk tokens, the share
-    beyond the embedding window (dense and hybrid only) and ``source``/``key`` columns."""
+    the pool. **Each budget is compared on its own** (:func:`robust_verdicts` over the candidates
+    at that budget, in pool order so ties go to the earlier): ``leader`` is that budget's leader,
+    ``leader − this`` with both designs' intervals and the verdict; a candidate whose first
+    context overflows the budget for more than :data:`FIT_SHARE` of the questions is not compared
+    there (verdict :data:`DOES_NOT_FIT`). Between budgets, each budget's leader row carries the
+    **gain** of the next budget's leader over it (:func:`_budget_gain`). Beside: the other
+    measure, tokens read, tokens per context read, the share of questions whose recorded depth
+    ended the reading, the secondary view (recall@k, token_recall@k, tokens@k), the median chunk
+    tokens, the share beyond the embedding window (dense and hybrid only) and ``source``/``key``."""
     rows = []
     for (corpus, retriever, model), cell in budgets.groupby(SETTING, sort=False):
         measure = measure_of(corpus)
@@ -233,52 +244,46 @@ def setting_table(budgets: pd.DataFrame, fixed: pd.DataFrame | None, facts: pd.D
         cell = cell[cell["strategy"].isin(present)]
         cell = cell.assign(candidate=[candidate_name(s, b) for s, b in zip(cell["strategy"], cell["budget"])])
         wide = cell.pivot_table(index="qid", columns="candidate", values=value).dropna()
-        names = [candidate_name(s, b) for b in sorted(cell["budget"].unique()) for s in present]
-        names = [n for n in names if n in wide.columns]
+        budget_list = [int(b) for b in sorted(cell["budget"].unique())]
+        names = [n for n in (candidate_name(s, b) for b in budget_list for s in present) if n in wide.columns]
         if len(names) < 2 or wide.empty:
             continue
         wide = wide[names]
         documents = question_documents(cell)
-        verdicts = robust_verdicts(wide, value, resamples, seed, documents).set_index("strategy")
-        means = cell[cell["qid"].isin(wide.index)].groupby("candidate")[[value, other, "tokens_used", "depth_binds"]].mean()
+        read = cell[cell["qid"].isin(wide.index)]
+        means = read.groupby("candidate")[[value, other, "tokens_used", "depth_binds"]].mean()
+        sums = read.groupby("candidate")[["tokens_used", "contexts_read"]].sum()
+        fits = read.assign(fits=read["contexts_read"] > 0).groupby("candidate")["fits"].mean()
         sec = None
         if fixed is not None:
             here = fixed[(fixed["corpus"] == corpus) & (fixed["retriever"] == retriever) & (fixed["model"] == model)]
             sec = here[here["qid"].isin(wide.index)].groupby("strategy")[
                 [f"recall@{k}", f"token_recall@{k}", f"tokens@{k}"]].mean()
         n_docs = len(np.unique(documents.reindex(wide.index))) if documents is not None else len(wide)
-        leader = verdicts.index[0]
         sample = (samples_of or {}).get(corpus) or samples.sample_label(corpus, len(wide), n_docs)
         if (samples_of or {}).get(corpus) and cell["qid"].nunique() != len(wide):  # the label counts every question
             sample += f" ({len(wide):,} with gold)"
-        within = _within_budget_verdicts(wide, names, value, resamples, seed, documents)
+        found, leaders = _within_budget_verdicts(wide, names, value, resamples, seed, documents,
+                                                 {n: float(fits[n]) >= FIT_SHARE for n in names})
+        gains = _budget_gain(wide, leaders, resamples, seed, documents)
         for name in names:
             strategy, budget = name.rsplit("@", 1)
-            found = verdicts.loc[name]
             fact = (facts[(facts["corpus"] == corpus) & (facts["strategy"] == strategy)].iloc[0]
                     if facts is not None and ((facts["corpus"] == corpus) & (facts["strategy"] == strategy)).any()
                     else None)
-            row = {"sample": sample,
-                   "corpus": corpus, "retriever": retriever, "model": model, "strategy": strategy,
+            row = {"sample": sample, "corpus": corpus, "retriever": retriever, "model": model, "strategy": strategy,
                    "label": strategy_label(strategy), "library": strategy in LIBRARY,
                    "what it is": LIBRARY.get(strategy, "series"), "budget": int(budget),
                    "measure": MEASURE_NAMES[measure], "score": float(means.loc[name, value]),
                    "other measure": float(means.loc[name, other]), "tokens read": float(means.loc[name, "tokens_used"]),
-                   "depth binds": float(means.loc[name, "depth_binds"]),
-                   "leader": leader, "leader − this": float(found["leader − strategy"]),
-                   "low": float(found["low"]), "high": float(found["high"]),
-                   "question low": float(found["question low"]), "question high": float(found["question high"]),
-                   "verdict": found["verdict"], "document verdict": found["document verdict"],
-                   "question verdict": found["question verdict"], "designs agree": bool(found["designs agree"]),
-                   "ties leader": bool(found["ties leader"]), "design": found["design"],
-                   "at the edge": at_edge(found["low"]) or at_edge(found["question low"]),
-                   "ties": LIST_SEPARATOR.join(strategy_label(t.rsplit("@", 1)[0]) for t in identical_columns(
-                       wide[[n for n in names if n.endswith(f"@{budget}")]], name)),
+                   "tokens per context": (float(sums.loc[name, "tokens_used"] / sums.loc[name, "contexts_read"])
+                                          if sums.loc[name, "contexts_read"] else float("nan")),
+                   "fits": float(fits[name]), "depth binds": float(means.loc[name, "depth_binds"]),
+                   **found[name], **gains.get(name, {}),
                    "questions": len(wide), "documents": n_docs,
                    "median chunk tokens": float(fact["median chunk tokens"]) if fact is not None else float("nan"),
                    "beyond window": (float(fact["beyond window"]) if fact is not None and needs_model(retriever)
                                      else float("nan"))}
-            row.update(within[name])
             if sec is not None and strategy in sec.index:
                 row.update({c: float(sec.loc[strategy, c]) for c in sec.columns})
             row.update({"source": source, "key": f"corpus={corpus}; retriever={retriever}; strategy={strategy}; "
@@ -287,30 +292,69 @@ def setting_table(budgets: pd.DataFrame, fixed: pd.DataFrame | None, facts: pd.D
     return pd.DataFrame(rows)
 
 
+_NOT_COMPARED = {"leader − this": float("nan"), "low": float("nan"), "high": float("nan"),
+                 "question low": float("nan"), "question high": float("nan"), "designs agree": True,
+                 "ties leader": False, "at the edge": False, "ties": ""}
+
+
 def _within_budget_verdicts(wide: pd.DataFrame, names: Sequence[str], value: str, resamples: int, seed: int,
-                            documents) -> dict[str, dict]:
-    """Per candidate, its verdict among the candidates **at its own budget** only
-    (:func:`robust_verdicts` over that budget's columns): what a builder whose context budget is
-    fixed reads. Columns prefixed ``budget``; the budget's leader is its first column with the highest mean."""
-    out = {}
+                            documents, fits: Mapping[str, bool]) -> tuple[dict[str, dict], dict[int, str]]:
+    """Per candidate, its verdict among the candidates that fit **its own budget**
+    (:func:`robust_verdicts` over them); and per budget its leader (candidate name). A candidate
+    that does not fit is :data:`DOES_NOT_FIT`, compared with nothing."""
+    out, leaders = {}, {}
     for budget in dict.fromkeys(int(n.rsplit("@", 1)[1]) for n in names):
-        here = [n for n in names if int(n.rsplit("@", 1)[1]) == budget]
-        if len(here) < 2:
-            for n in here:
-                out[n] = {"budget leader": n.rsplit("@", 1)[0], "budget verdict": claims.NOT_RULED_OUT,
-                          "budget leader − this": float("nan"), "budget low": float("nan"),
-                          "budget high": float("nan"), "budget designs agree": True, "budget at the edge": False}
+        at = [n for n in names if int(n.rsplit("@", 1)[1]) == budget]
+        here = [n for n in at if fits[n]]
+        for n in at:
+            if not fits[n]:
+                out[n] = {"leader": "", "verdict": DOES_NOT_FIT, "document verdict": DOES_NOT_FIT,
+                          "question verdict": DOES_NOT_FIT, "design": "", **_NOT_COMPARED}
+        if not here:
+            continue
+        leaders[budget] = here[0]
+        if len(here) == 1:
+            out[here[0]] = {"leader": here[0].rsplit("@", 1)[0], "verdict": claims.NOT_RULED_OUT,
+                            "document verdict": claims.NOT_RULED_OUT, "question verdict": claims.NOT_RULED_OUT,
+                            "design": design_of(documents), **_NOT_COMPARED}
             continue
         found = robust_verdicts(wide[here], value, resamples, seed, documents).set_index("strategy")
-        lead = found.index[0].rsplit("@", 1)[0]
+        leaders[budget] = found.index[0]
         for n in here:
             f = found.loc[n]
-            out[n] = {"budget leader": lead, "budget verdict": f["verdict"],
-                      "budget leader − this": float(f["leader − strategy"]), "budget low": float(f["low"]),
-                      "budget high": float(f["high"]), "budget question low": float(f["question low"]),
-                      "budget question high": float(f["question high"]),
-                      "budget designs agree": bool(f["designs agree"]),
-                      "budget at the edge": at_edge(f["low"]) or at_edge(f["question low"])}
+            out[n] = {"leader": found.index[0].rsplit("@", 1)[0], "leader − this": float(f["leader − strategy"]),
+                      "low": float(f["low"]), "high": float(f["high"]), "question low": float(f["question low"]),
+                      "question high": float(f["question high"]), "verdict": f["verdict"],
+                      "document verdict": f["document verdict"], "question verdict": f["question verdict"],
+                      "designs agree": bool(f["designs agree"]), "ties leader": bool(f["ties leader"]),
+                      "design": f["design"], "at the edge": at_edge(f["low"]) or at_edge(f["question low"]),
+                      "ties": LIST_SEPARATOR.join(strategy_label(t.rsplit("@", 1)[0])
+                                                  for t in identical_columns(wide[here], n))}
+    return out, leaders
+
+
+def _budget_gain(wide: pd.DataFrame, leaders: Mapping[int, str], resamples: int, seed: int,
+                 documents) -> dict[str, dict]:
+    """On each budget's leader: the next budget's leader minus it, paired on the same questions,
+    with the document-resampled and the question-level 95% interval, and ``gain verdict``
+    :data:`PAYS` only when both clear 0 at the precision shown (else :data:`STOPS_PAYING`): where
+    more context stops paying. The largest budget's leader has no gain (NaN)."""
+    from chunklab_core.stats.bootstrap import paired_difference_ci
+
+    ordered = sorted(leaders)
+    clusters = documents.reindex(wide.index).to_numpy() if documents is not None else None
+    out = {}
+    for budget, following in zip(ordered, ordered[1:]):
+        a, b = wide[leaders[following]].to_numpy(), wide[leaders[budget]].to_numpy()
+        diff, low, high = paired_interval(a, b, resamples, seed, clusters)
+        _, q_low, q_high = paired_difference_ci(a, b, resamples, seed)
+        document, question = clears_zero(low, high), clears_zero(q_low, q_high)
+        out[leaders[budget]] = {"next budget": int(following), "next leader": leaders[following].rsplit("@", 1)[0],
+                                "gain": float(diff), "gain low": float(low), "gain high": float(high),
+                                "gain question low": float(q_low), "gain question high": float(q_high),
+                                "gain verdict": PAYS if document and question and diff > 0 else STOPS_PAYING,
+                                "gain designs agree": document == question,
+                                "gain at the edge": at_edge(low) or at_edge(q_low)}
     return out
 
 
@@ -326,9 +370,10 @@ def depth_report(table: pd.DataFrame) -> pd.DataFrame:
     return table.loc[table["depth binds"] > 0, ["corpus", "retriever", "strategy", "budget", "depth binds"]]
 
 
-def _what_would_decide(row: pd.Series) -> str:
-    needed = questions_for_power(int(row["questions"]), float(row["leader − this"]),
-                                 (float(row["question low"]), float(row["question high"])))
+def _what_would_decide(row: pd.Series, gain: bool = False) -> str:
+    lead, low, high = (("gain", "gain question low", "gain question high") if gain
+                       else ("leader − this", "question low", "question high"))
+    needed = questions_for_power(int(row["questions"]), float(row[lead]), (float(row[low]), float(row[high])))
     return numbers.count(needed, "question") if needed is not None else PROSE.fill("decide.never")
 
 
@@ -337,37 +382,76 @@ def _listed(value) -> str:
     return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
 
 
+def _flag(value) -> bool:
+    """A boolean cell, also when read back from a CSV (NaN: False)."""
+    return False if value is None or (isinstance(value, float) and math.isnan(value)) else bool(value)
+
+
+def _as_good(here: pd.DataFrame, pick: pd.Series) -> tuple[str, str]:
+    """(as good, ties) at one budget: the candidates not ruled out beside ``pick``, those that
+    score identically on every question joined by ``≡``; and the pick's own ties."""
+    ties = [t for t in _listed(pick["ties"]).split(LIST_SEPARATOR) if t]
+    kept = here[here["verdict"].isin([claims.NOT_RULED_OUT, claims.WINNER]) & (here["label"] != pick["label"])]
+    kept = kept[~kept["label"].isin(ties)].sort_values("score", ascending=False, kind="stable")
+    groups, seen = [], set()
+    for _, row in kept.iterrows():
+        if row["label"] in seen:
+            continue
+        group = [row["label"], *[t for t in _listed(row["ties"]).split(LIST_SEPARATOR)
+                                 if t and t in set(kept["label"]) and t not in seen]]
+        seen.update(group)
+        groups.append(" ≡ ".join(group))
+    return LIST_SEPARATOR.join(groups), LIST_SEPARATOR.join(ties)
+
+
+def _leader_row(part: pd.DataFrame) -> pd.Series | None:
+    lead = part[(part["strategy"] == part["leader"]) & (part["verdict"] != DOES_NOT_FIT)]
+    return lead.iloc[0] if len(lead) else None
+
+
 def setting_guide(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per setting of :func:`setting_table`: ``use`` (label) at ``tokens`` (the cheapest
-    budget where some candidate cannot be ruled out, and at it the highest score), ``as good``
-    (the others not ruled out at that budget), ``ties`` (those equal to it on every question),
-    its score and the leader's, ``verdict`` (``decided`` / ``undecided``: decided when, at or
-    below that budget, every candidate has the same verdict under both designs and no interval
-    of one sits at the edge, :func:`setting_table`'s ``at the edge``), ``what would decide`` (the
-    first disputed comparison's questions at 80% power), ``reads`` (1 − share beyond the
-    embedding window), ``below floor`` (every candidate under :data:`FLOOR`), ``candidates`` and
-    source/key."""
+    """One row per setting of :func:`setting_table`: the budget where more context stops paying
+    (``tokens``: the smallest budget whose leader the next budget's leader does not beat by an
+    interval clearing 0 in both designs, :func:`_budget_gain`; the largest budget when every
+    step pays), ``use`` (that budget's leader), ``as good`` (the others not ruled out at it, ties
+    joined by ``≡``), ``ties`` (equal to the pick on every question), its score, ``gain`` to the
+    next budget with its interval, the best score at any budget (``leader``), ``verdict``
+    (``decided`` when at that budget every candidate has the same verdict under both designs and no
+    interval sits at the edge, and so has every budget step up to it; else ``undecided``),
+    ``what would decide`` (the first disputed comparison's questions at 80% power), ``reads``
+    (1 − share beyond the embedding window), ``does not fit`` (candidates too large for that
+    budget), ``below floor`` (every candidate under :data:`FLOOR`), ``candidates`` and source/key."""
     rows = []
     for keys, cell in table.groupby(SETTING, sort=False):
-        kept = cell[cell["verdict"] != claims.RULED_OUT]
-        budget = int(kept["budget"].min())
-        here = kept[kept["budget"] == budget].sort_values("score", ascending=False, kind="stable")
-        pick = here.iloc[0]
-        compared = cell[(cell["budget"] <= budget) & cell["low"].notna()]
-        disputed = compared[~compared["designs agree"] | compared["at the edge"]]
-        lead = cell[cell["low"].isna()].iloc[0]
+        budgets = sorted(int(b) for b in cell["budget"].unique())
+        leads = {b: _leader_row(cell[cell["budget"] == b]) for b in budgets}
+        leads = {b: r for b, r in leads.items() if r is not None}
+        chosen = next((b for b in leads if leads[b].get("gain verdict") != PAYS), max(leads))
+        pick = leads[chosen]
+        here = cell[cell["budget"] == chosen]
+        good, ties = _as_good(here, pick)
+        steps = [leads[b] for b in leads if b <= chosen and not pd.isna(leads[b].get("gain", float("nan")))]
+        disputed = here[here["low"].notna() & (~here["designs agree"].map(_flag) | here["at the edge"].map(_flag))]
+        gain_disputed = [r for r in steps if not _flag(r["gain designs agree"]) or _flag(r["gain at the edge"])]
+        best = cell[cell["verdict"] != DOES_NOT_FIT].sort_values(["score", "budget"], ascending=[False, True],
+                                                                 kind="stable").iloc[0]
+        decide = ("—" if not len(disputed) and not gain_disputed else
+                  _what_would_decide(disputed.iloc[0]) if len(disputed) else _what_would_decide(gain_disputed[0], True))
         rows.append({"sample": pick["sample"], "corpus": keys[0], "retriever": keys[1], "model": keys[2],
-                     "measure": pick["measure"], "use": pick["label"], "strategy": pick["strategy"], "tokens": budget,
+                     "measure": pick["measure"], "use": pick["label"], "strategy": pick["strategy"], "tokens": chosen,
                      "score": float(pick["score"]), "tokens read": float(pick["tokens read"]),
+                     "tokens per context": float(pick["tokens per context"]),
                      "median chunk tokens": float(pick["median chunk tokens"]),
-                     "as good": LIST_SEPARATOR.join(label for label in here["label"].iloc[1:]
-                                                    if label not in _listed(pick["ties"]).split(LIST_SEPARATOR)),
-                     "ties": _listed(pick["ties"]),
-                     "leader": lead["label"], "leader tokens": int(lead["budget"]), "leader score": float(lead["score"]),
+                     "as good": good, "ties": ties,
+                     "next budget": pick.get("next budget", float("nan")), "next leader": pick.get("next leader", ""),
+                     "gain": pick.get("gain", float("nan")), "gain low": pick.get("gain low", float("nan")),
+                     "gain high": pick.get("gain high", float("nan")),
+                     "leader": best["label"], "leader tokens": int(best["budget"]), "leader score": float(best["score"]),
                      "winner": pick["verdict"] == claims.WINNER,
-                     "verdict": "undecided" if len(disputed) else "decided",
-                     "what would decide": _what_would_decide(disputed.iloc[0]) if len(disputed) else "—",
+                     "verdict": "undecided" if len(disputed) or gain_disputed else "decided",
+                     "what would decide": decide,
                      "reads": 1.0 - float(pick["beyond window"]) if not np.isnan(pick["beyond window"]) else float("nan"),
+                     "does not fit": LIST_SEPARATOR.join(here.loc[here["verdict"] == DOES_NOT_FIT, "label"]),
                      "below floor": bool(cell["score"].max() < FLOOR),
                      "candidates": ", ".join(dict.fromkeys(cell["strategy"])),
                      "questions": int(pick["questions"]), "documents": int(pick["documents"]), "design": pick["design"],
@@ -378,52 +462,61 @@ def setting_guide(table: pd.DataFrame) -> pd.DataFrame:
 def budget_guide(table: pd.DataFrame) -> pd.DataFrame:
     """One row per (setting, budget) of :func:`setting_table`, for a builder whose context budget
     is fixed: ``use`` (the budget's leader, compared only with the candidates at that budget),
-    its score, ``as good`` (the others not ruled out at that budget), ``ties`` (equal to it on every
-    question), ``winner``, and ``verdict`` (``decided`` when every candidate at that budget has the
-    same verdict under both designs and no interval of one sits at the edge, else ``undecided``)."""
+    its score, ``as good`` and ``ties`` (as in :func:`setting_guide`), ``winner``, and ``verdict``
+    (``decided`` when every candidate at that budget has the same verdict under both designs and
+    no interval of one sits at the edge, else ``undecided``)."""
     rows = []
     for keys, cell in table.groupby(SETTING + ["budget"], sort=False):
-        lead = cell[cell["strategy"] == cell["budget leader"].iloc[0]].iloc[0]
-        kept = cell[(cell["budget verdict"] != claims.RULED_OUT) & (cell["strategy"] != lead["strategy"])]
-        ties = _listed(lead["ties"]).split(LIST_SEPARATOR) if _listed(lead["ties"]) else []
-        disputed = cell[cell["budget low"].notna() & (~cell["budget designs agree"].astype(bool)
-                                                       | cell["budget at the edge"].astype(bool))]
+        lead = _leader_row(cell)
+        if lead is None:
+            continue
+        good, ties = _as_good(cell, lead)
+        disputed = cell[cell["low"].notna() & (~cell["designs agree"].map(_flag) | cell["at the edge"].map(_flag))]
         rows.append({"sample": lead["sample"], "corpus": keys[0], "retriever": keys[1], "model": keys[2],
                      "budget": int(keys[3]), "measure": lead["measure"], "use": lead["label"],
-                     "strategy": lead["strategy"], "score": float(lead["score"]),
-                     "as good": LIST_SEPARATOR.join(label for label in kept["label"] if label not in ties),
-                     "ties": LIST_SEPARATOR.join(ties), "winner": lead["budget verdict"] == claims.WINNER,
+                     "strategy": lead["strategy"], "score": float(lead["score"]), "as good": good, "ties": ties,
+                     "winner": lead["verdict"] == claims.WINNER,
                      "verdict": "undecided" if len(disputed) else "decided",
-                     "median chunk tokens": float(lead["median chunk tokens"]),
+                     "tokens per context": float(lead["tokens per context"]),
                      "source": lead["source"], "key": lead["key"]})
     return pd.DataFrame(rows)
 
 
+def _count_listed(value) -> int:
+    return len([n for n in _listed(value).replace(" ≡ ", LIST_SEPARATOR).split(LIST_SEPARATOR) if n])
+
+
 def _fixed_budget_clause(row: pd.Series, budgets: pd.DataFrame | None) -> str:
-    """The sentence's tail for the smaller budgets of ``row``'s setting (:func:`budget_guide`)."""
+    """The sentence's tail: the pick at each other budget of ``row``'s setting (:func:`budget_guide`)."""
     if budgets is None or budgets.empty:
         return ""
     here = budgets[(budgets["corpus"] == row["corpus"]) & (budgets["retriever"] == row["retriever"])
-                   & (budgets["model"] == row["model"]) & (budgets["budget"] < int(row["tokens"]))]
+                   & (budgets["model"] == row["model"]) & (budgets["budget"] != int(row["tokens"]))]
     if here.empty:
         return ""
-    parts = []
-    for _, b in here.sort_values("budget").iterrows():
-        others = len([n for n in _listed(b["as good"]).split(LIST_SEPARATOR) if n]) + len(
-            [n for n in _listed(b["ties"]).split(LIST_SEPARATOR) if n])
-        parts.append(PROSE.fill("budget.part", tokens=f"{int(b['budget']):,}", use=b["use"],
-                                score=numbers.number(b["score"]), chunk=numbers.number(b["median chunk tokens"], 0),
-                                others=numbers.count(others, "other candidate"),
-                                verdict=b["verdict"]))
+    parts = [PROSE.fill("budget.part", tokens=f"{int(b['budget']):,}", use=b["use"], score=numbers.number(b["score"]),
+                        others=numbers.count(_count_listed(b["as good"]) + _count_listed(b["ties"]), "other candidate"),
+                        verdict=b["verdict"])
+             for _, b in here.sort_values("budget").iterrows()]
     return PROSE.fill("budget.fixed", parts="; ".join(parts))
+
+
+def _stop_clause(row: pd.Series) -> str:
+    if pd.isna(row.get("gain", float("nan"))):
+        return PROSE.fill("stop.largest", tokens=f"{int(row['tokens']):,}")
+    return PROSE.fill("stop", next=f"{int(row['next budget']):,}", next_use=row["next leader"] and strategy_label(
+        row["next leader"]), gain=numbers.number(row["gain"], signed=True),
+        low=numbers.number(row["gain low"], signed=True), high=numbers.number(row["gain high"], signed=True))
 
 
 def setting_sentences(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) -> list[str]:
     """One sentence per setting of :func:`setting_guide` (templates: ``pool.md``), followed, when
-    ``budgets`` (:func:`budget_guide`) is given, by the pick at each smaller budget."""
+    ``budgets`` (:func:`budget_guide`) is given, by the pick at each other budget."""
+    from chunklab_core.retrieval.registry import setting_name
+
     out = []
     for _, row in guide.iterrows():
-        setting = f"{row['sample']}, {row['retriever']}"
+        setting = f"{row['sample']}, {setting_name(row['retriever'], row['model'])}"
         if row["below floor"]:
             out.append(PROSE.fill("floor", setting=setting, floor=numbers.number(FLOOR, 2), measure=row["measure"],
                                   leader=row["leader"], leader_tokens=f"{int(row['leader tokens']):,}",
@@ -431,28 +524,33 @@ def setting_sentences(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) 
             continue
         good = PROSE.fill("use.good", names=_listed(row["as good"])) if _listed(row["as good"]) else ""
         ties = PROSE.fill("use.ties", names=_listed(row["ties"])) if _listed(row["ties"]) else ""
-        if bool(row.get("winner", False)):
+        if _flag(row.get("winner", False)):
             ties += PROSE.fill("use.winner")
-        if row["leader"] != row["use"] or int(row["leader tokens"]) != int(row["tokens"]):
-            ties += PROSE.fill("use.leader", leader=row["leader"], leader_tokens=f"{int(row['leader tokens']):,}",
-                               leader_score=numbers.number(row["leader score"]))
         verdict = (PROSE.fill("use.decided") if row["verdict"] == "decided"
                    else PROSE.fill("use.undecided", questions=row["what would decide"]))
-        reads = ""
+        notes = ""
         if not pd.isna(row["reads"]) and row["reads"] < READ_SHARE:
-            reads = PROSE.fill("use.reads", share=numbers.number(row["reads"], 0, scale="percent"))
+            notes += PROSE.fill("use.reads", share=numbers.number(row["reads"], 0, scale="percent"))
+        if _listed(row.get("does not fit", "")):
+            notes += PROSE.fill("use.fit", names=_listed(row["does not fit"]), tokens=f"{int(row['tokens']):,}")
+        if int(row["documents"]) < FEW_DOCUMENTS and str(row["design"]).startswith("documents"):
+            notes += PROSE.fill("use.few", documents=int(row["documents"]), few=FEW_DOCUMENTS)
         out.append(PROSE.fill("use", setting=setting, use=row["use"], tokens=f"{int(row['tokens']):,}",
                               tokenizer=TOKENIZER, measure=row["measure"], score=numbers.number(row["score"]),
-                              chunk=numbers.number(row["median chunk tokens"], 0), good=good, ties=ties,
-                              verdict=verdict, reads=reads) + _fixed_budget_clause(row, budgets))
+                              context=numbers.number(row["tokens per context"], 0), good=good, ties=ties,
+                              stop=_stop_clause(row), verdict=verdict, notes=notes)
+                   + _fixed_budget_clause(row, budgets))
     return out
 
 
 def compact_guide(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) -> pd.DataFrame:
     """The guide as a builder scans it: setting, use, tokens, verdict, and, when ``budgets``
     (:func:`budget_guide`) is given, the pick at each budget (``at B``)."""
-    table = pd.DataFrame({"setting": guide["sample"] + ", " + guide["retriever"], "use": guide["use"],
-                          "tokens": guide["tokens"], "verdict": guide["verdict"]})
+    from chunklab_core.retrieval.registry import setting_name
+
+    table = pd.DataFrame({"setting": [f"{s}, {setting_name(r, m)}" for s, r, m in
+                                      zip(guide["sample"], guide["retriever"], guide["model"])],
+                          "use": guide["use"], "tokens": guide["tokens"], "verdict": guide["verdict"]})
     if budgets is None or budgets.empty:
         return table
     picks = budgets.pivot_table(index=SETTING, columns="budget", values="use", aggfunc="first")
@@ -490,6 +588,20 @@ def pool_tables(matrix, model: str, k: int, resamples: int, seed: int, labels: M
     fixed = fixed_k_per_question(matrix, model, k)
     table = setting_table(scores, fixed, facts, k, resamples, seed, labels, source)
     return table, setting_guide(table)
+
+
+def committed_tables(data_dir=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(``02_pool.csv``, ``02_pool_guide.csv``) as post 02 wrote them (``data_dir``, default
+    ``data/``): what post 08's builder section shows, so the two posts cannot differ."""
+    from chunklab_core.core.paths import DATA_DIR
+
+    folder = Path(data_dir) if data_dir is not None else DATA_DIR
+    missing = [name for name in ("02_pool.csv", "02_pool_guide.csv") if not (folder / name).exists()]
+    if missing:
+        raise FileNotFoundError(f"{', '.join(missing)} missing in {folder}: execute post 02 first "
+                                f"(make notebooks/02_retrievers.ipynb)")
+    return (pd.read_csv(folder / "02_pool.csv", keep_default_na=False, na_values=[""]),
+            pd.read_csv(folder / "02_pool_guide.csv", keep_default_na=False, na_values=[""]))
 
 
 def measures_view(corpora: Sequence[str], labels: Mapping[str, str] | None = None) -> pd.DataFrame:

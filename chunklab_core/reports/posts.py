@@ -90,7 +90,7 @@ POSTS: tuple[Post, ...] = (
          "The splitters RAG builders use, and Chroma's report",
          "framework defaults against the series' strategies; which of the report's differences survive",
          tables=("08_neighbours.csv", "08_llm_pairs.csv"), records_runs=7,
-         reading=4, inputs=("$(CHUNKER_CALLS)",)),
+         reading=4, inputs=("$(CHUNKER_CALLS)",), after=("02_retrievers",)),  # its builder section reads 02_pool
     Post("00", "00_findings", "chunklab_core.reports.post00", inputs=("$(FINDINGS_TABLES)", "$(AUDIT)/post05_v2_sheet.csv"),
          after=("*",)),
 )

@@ -185,7 +185,8 @@ PAIRED_TABLES = (("01_full_set_verdicts.csv", "low", "high"), ("02_recall_verdic
                  ("04_retrieval.csv", "low", "high"), ("05_strategy_differences.csv", "low", "high"),
                  ("06_paired.csv", "low", "high"), ("07_stage.csv", "d_ndcg_low", "d_ndcg_high"),
                  ("07_depths.csv", "low", "high"), ("07_slice_comparisons.csv", "low", "high"),
-                 ("02_pool.csv", "low", "high"), ("08_neighbours.csv", "low", "high"),
+                 ("02_pool.csv", "low", "high"), ("02_pool.csv", "gain low", "gain high"),
+                 ("08_neighbours.csv", "low", "high"),
                  ("08_llm_pairs.csv", "low", "high"))
 
 

@@ -11,6 +11,8 @@ Not handled: computing the tables (``post08.tables``, ``post08.builder``), savin
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -61,8 +63,8 @@ def plot_report(comparison: pd.DataFrame, metrics=("recall", "precision_omega", 
 
 def plot_pool(table: pd.DataFrame, guide: pd.DataFrame):
     """Per setting (rows: retrievers, columns: corpora): at the budget the setting is recommended
-    at, every candidate's ``leader − this`` of the corpus's measure with its paired interval (the
-    interval the verdict used), coloured by the verdict; each panel's title names the setting, the
+    at, every candidate that fits it with its ``leader − this`` of the corpus's measure and paired
+    interval (the interval the verdict used, among the candidates at that budget), coloured by the verdict; each panel's title names the setting, the
     recommendation and its tokens, on lines short enough not to reach the next panel."""
     corpora = list(dict.fromkeys(guide["corpus"]))
     retrievers = list(dict.fromkeys(guide["retriever"]))
@@ -83,6 +85,8 @@ def plot_pool(table: pd.DataFrame, guide: pd.DataFrame):
                          & (table["budget"] == g["tokens"])]
             ax.axvline(0, color="#888888", lw=0.8)
             for _, row in part.iterrows():
+                if row["verdict"] not in VERDICT_COLORS:  # too large for the budget: not compared there
+                    continue
                 y = names.index(row["label"])
                 color = VERDICT_COLORS[row["verdict"]]
                 if np.isnan(row["low"]):
@@ -92,10 +96,11 @@ def plot_pool(table: pd.DataFrame, guide: pd.DataFrame):
                                                                [max(row["high"] - row["leader − this"], 0)]],
                             fmt="o", color=color, ms=3, capsize=2)
             short = str(g["sample"]).split(",")[0]
-            ax.set_title(f"{short}, {retriever}\nuse: {g['use']}\nat {int(g['tokens']):,} tokens ({g['verdict']})",
+            use = textwrap.fill(f"use: {g['use']}", 34)
+            ax.set_title(f"{short}, {retriever}\n{use}\nat {int(g['tokens']):,} tokens ({g['verdict']})",
                          fontsize=7, wrap=False)
             if r == len(retrievers) - 1:
-                ax.set_xlabel("leader − this (leader: best at any budget)", fontsize=8)
+                ax.set_xlabel("leader − this, at that budget", fontsize=8)
             ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
             ax.tick_params(labelsize=7)
     axes[0][0].invert_yaxis()
