@@ -436,3 +436,26 @@ def test_multiplicity_counts_every_paired_table_post_00_reads(fixture):
     assert claims.multiplicity_text(31, 18) in text
 
 
+
+
+def test_comparison_counts_separate_only_where_both_resampling_designs_agree(tmp_path):
+    """Issue 34: the one rule of post 08 everywhere: a comparison separated by the document-resampled
+    interval but not by the question-level one counts as not told apart, and is counted as such."""
+    from chunklab_core.stats import claims
+
+    rows = [  # difference, document interval, question interval, verdict by the document interval
+        (0.05, 0.01, 0.09, 0.02, 0.08, "dense ahead"),  # both designs: dense ahead
+        (0.04, 0.001, 0.08, -0.002, 0.08, "dense ahead"),  # one design only: not told apart
+        (-0.03, -0.06, -0.01, -0.05, -0.01, "bm25 ahead"),  # both: bm25 ahead
+        (0.00, -0.02, 0.02, -0.02, 0.02, claims.NOT_TOLD_APART),
+    ]
+    pd.DataFrame([{"corpus": "squad", "strategy": f"s{i}", "comparison": "dense − bm25", "difference": d, "low": lo,
+                   "high": hi, "question low": qlo, "question high": qhi, "verdict": v, "questions": 40,
+                   "design": "documents (8)"} for i, (d, lo, hi, qlo, qhi, v) in enumerate(rows)]).to_csv(
+        tmp_path / "02_paired_retrievers.csv", index=False)
+    counts = post00.comparison_counts("02_paired_retrievers.csv", ["corpus", "comparison"], data_dir=tmp_path)
+    row = counts.iloc[0]
+    assert (row["a ahead"], row["b ahead"], row[claims.NOT_TOLD_APART], row["one design only"]) == (1, 1, 2, 1)
+    text = post00.counts_text(counts, "retriever.reading", ["corpus", "comparison"], lambda r: r["comparison"],
+                              lambda r: ("dense", "bm25"), metric="recall@5")
+    assert '"cannot be told apart" includes 1 separated under one resampling design only' in text

@@ -141,11 +141,13 @@ def counts_text(counts: pd.DataFrame, heading: str, where: list[str], comparison
                                       verdict=f"{side} ahead" if side else claims.NOT_TOLD_APART,
                                       questions=numbers.count(r["questions"], "question"), design=r["design"]))
             continue
+        one = int(r.get("one design only", 0) or 0)
         bullets.append(PROSE.fill("counts.row", where=place, comparison=comparison(r), a=a, b=b,
                                   a_n=r["a ahead"], b_n=r["b ahead"], told=r[claims.NOT_TOLD_APART],
                                   compared=numbers.count(r["compared"], "comparison"),
                                   spread=_spread(r["lowest"], r["highest"]),
-                                  questions=numbers.count(r["questions"], "question"), design=r["design"]))
+                                  questions=numbers.count(r["questions"], "question"), design=r["design"],
+                                  one=PROSE.fill("counts.one", n=one) if one else ""))
     return PROSE.fill(heading, **values) + "\n\n" + "\n".join(bullets)
 
 

@@ -204,7 +204,10 @@ def series_comparisons(data_dir: Path | None = None) -> tuple[int, int]:
 def comparison_counts(name: str, by: list[str], estimate: str = "difference", low: str = "low",
                       high: str = "high", data_dir: Path | None = None) -> pd.DataFrame:
     """Per group of the paired table ``name``: how many intervals exclude 0 above (``a ahead``),
-    below (``b ahead``) or contain it, the range of the estimates and the questions behind them."""
+    below (``b ahead``) or contain it, the range of the estimates and the questions behind them.
+    Where the table has the question-level interval beside the document-resampled one, a
+    comparison is counted as separated only when both designs put it on the same side; those
+    separated under one design only are counted as not told apart (``one design only``)."""
     table = read_table(name, data_dir)
     sides = np.array([claims.interval_side(lo, hi) for lo, hi in zip(table[low], table[high])])
     if "verdict" in table:
@@ -214,12 +217,19 @@ def comparison_counts(name: str, by: list[str], estimate: str = "difference", lo
             first = table[wrong].iloc[0]
             raise ValueError(f"{name}: verdict {first['verdict']!r} contradicts its interval "
                              f"[{first[low]}, {first[high]}] ({key_text(**{c: first[c] for c in by})})")
-    table = table.assign(_side=sides)
+    one_design = np.zeros(len(table), dtype=bool)
+    if f"question {low}" in table and f"question {high}" in table:  # one rule for both designs (post 08, section 2)
+        question = np.array([claims.interval_side(lo, hi) for lo, hi in zip(table[f"question {low}"],
+                                                                            table[f"question {high}"])])
+        one_design = (sides != 0) & (question != sides)
+        sides = np.where(one_design, 0, sides)
+    table = table.assign(_side=sides, _one=one_design)
     rows = []
     for group, part in table.groupby(by, sort=False):
         group = group if isinstance(group, tuple) else (group,)
         rows.append({**dict(zip(by, group)), "compared": len(part), "a ahead": int((part["_side"] > 0).sum()),
                      "b ahead": int((part["_side"] < 0).sum()), claims.NOT_TOLD_APART: int((part["_side"] == 0).sum()),
+                     "one design only": int(part["_one"].sum()),
                      "lowest": float(part[estimate].min()), "highest": float(part[estimate].max()),
                      "questions": int(part["questions"].max()), "design": ", ".join(dict.fromkeys(part["design"])),
                      "source": name, "key": key_text(**dict(zip(by, group)))})
