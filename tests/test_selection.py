@@ -213,3 +213,17 @@ def test_held_out_gap_interval_against_scipy_bootstrap():
     dominant[:, 0] = (rng.random(200) < 0.95).astype(float)
     clear = held_out_gap_ci(dominant, seed=3, n_splits=20, resamples=400)
     assert clear.low <= 0 <= clear.high
+
+
+def test_headline_does_not_call_a_bound_shown_as_zero_a_separation():
+    import dataclasses
+
+    from chunklab_core.stats.bootstrap import Interval
+
+    scores = bernoulli([0.65, 0.35, 0.40], 600, seed=0)
+    verdict = select_winner(scores, ["dense", "bm25", "hybrid"], resamples=2_000, seed=1)
+    hair = dataclasses.replace(verdict, top_two_difference=Interval(0.017, 0.0003, 0.034))
+    assert "by a hair, not at the precision shown" in hair.headline() and "already separated" not in hair.headline()
+    below = dataclasses.replace(verdict, top_two_difference=Interval(-0.017, -0.034, -0.0004))
+    assert "by a hair" in below.headline()
+    assert "already separated" in verdict.headline()

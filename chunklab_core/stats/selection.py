@@ -137,7 +137,10 @@ class SelectionVerdict:
         diff = self.top_two_difference
         text += (f" {first} - {second} = {diff.mean:+.3f} "
                  f"({self.confidence:.0%} CI {diff.low:+.3f} to {diff.high:+.3f});")
-        if claims.excludes_zero(diff.low, diff.high):
+        if claims.excludes_zero(diff.low, diff.high) and f"{min(abs(diff.low), abs(diff.high)):.3f}" == "0.000":
+            text += (" the interval excludes zero only by less than the precision shown, so they are separated "
+                     "by a hair, not at the precision shown.")
+        elif claims.excludes_zero(diff.low, diff.high):
             text += " the interval excludes zero, so they are already separated."
         elif self.questions_needed is not None:
             text += f" separating them would take about {self.questions_needed:,} questions."
