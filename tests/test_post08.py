@@ -243,3 +243,24 @@ def test_the_published_tables_precision_omega_of_shared_rows():
     assert pairs["strategy"].tolist() == ["lc_recursive_tok_200_0", "lc_token_200_0"]  # the rows both tables have
     text = post08_prose.published_omega_text(pairs)
     assert "2 of the 2 rows" in text and "TokenText 200 tokens / 0: 21.0 and 19.1" in text
+
+
+def test_claims_made_on_another_models_table_say_they_are_checked_with_the_re_runs_model():
+    from chunklab_core.core.corpus import Corpus, Document, Question
+
+    made = [{"claim": "c1", "kind": "pair", "metric": "recall", "a": "lc_token_250_125", "b": "lc_token_250_0",
+             "table": "all-MiniLM-L6-v2"},
+            {"claim": "c2", "kind": "pair", "metric": "recall", "a": "lc_token_250_125", "b": "lc_token_250_0",
+             "table": "text-embedding-3-large"}]
+    claims = post08.claims_table(_claims_frame(), post08.load_published(), made, resamples=300, seed=0,
+                                 model="all-MiniLM-L6-v2")
+    assert list(claims["same model"]) == [True, False]
+    assert (claims["checked with"] == "all-MiniLM-L6-v2").all()
+    assert (claims["same model"] == (claims["table"] == "all-MiniLM-L6-v2")).all()
+    other = int((~claims["same model"]).sum())
+    assert 0 < other < len(claims)
+    corpus = Corpus("chroma", [Document("d", "text")], [Question("q", "?", "d", (("text",),))])
+    text = post08_prose.claims_text(claims, corpus)
+    assert "Made on the text-embedding-3-large table and checked here with all-MiniLM-L6-v2, the re-run's " \
+           "model: 1 claim." in text
+    assert "not that the report's own numbers" in text

@@ -57,11 +57,17 @@ def claims_text(claims_table: pd.DataFrame, corpus) -> str:
     from chunklab_core.reports.post08.tables import NOT_REPRODUCED, REPRODUCED, UNDECIDED
 
     outcomes = claims_table["outcome"]
-    return PROSE.fill("claims", claims=numbers.count(len(claims_table), "claim"),
+    text = PROSE.fill("claims", claims=numbers.count(len(claims_table), "claim"),
                       sample=samples.corpus_sample_label("chroma", corpus),
                       reproduced=int((outcomes == REPRODUCED).sum()),
                       not_reproduced=int((outcomes == NOT_REPRODUCED).sum()),
                       undecided=int((outcomes == UNDECIDED).sum()))
+    other = claims_table[~claims_table["same model"].astype(bool)] if "same model" in claims_table else claims_table[:0]
+    if len(other):
+        text += " " + PROSE.fill("claims.other", n=numbers.count(len(other), "claim"),
+                                 tables=", ".join(dict.fromkeys(other["table"])),
+                                 model=", ".join(m for m in dict.fromkeys(other["checked with"]) if m) or "the re-run's model")
+    return text
 
 
 def llm_text(sizes: pd.DataFrame, corpus, strategy: str = "llm_semantic") -> str:

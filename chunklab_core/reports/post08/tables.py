@@ -336,7 +336,8 @@ def _published_value(published: pd.DataFrame, table: str, strategy: str, metric:
 
 
 def claims_table(per_question: pd.DataFrame, published: pd.DataFrame, claims: Sequence[dict] = CLAIMS,
-                 depth: int = PUBLISHED_DEPTH, resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+                 depth: int = PUBLISHED_DEPTH, resamples: int = 2000, seed: int = 0,
+                 model: str | None = None) -> pd.DataFrame:
     """Each claim of the report checked on the re-run at ``depth`` with :func:`paired_rows`'
     intervals (the hull of the corpus-clustered and the question-level one, so the more
     cautious decides). A "pair" claim (``a`` higher than ``b``) is *reproduced* when the
@@ -344,7 +345,10 @@ def claims_table(per_question: pd.DataFrame, published: pd.DataFrame, claims: Se
     corpora*. A "best" claim (``a`` highest of ``rows``) is reproduced when every interval
     ``a − other`` lies above 0 (the series' winner), not reproduced when some other row is
     ahead of ``a`` (an interval below 0), else not decidable. ``closest`` is the pair that
-    decides: the other row with the lowest interval ``a − other``."""
+    decides: the other row with the lowest interval ``a − other``. ``model``: the re-run's
+    embedding model (column ``checked with``); ``same model`` says whether the claim was made on
+    that model's published table: a claim made on another model's table is checked for whether it
+    holds with the re-run's model, not for whether the report's numbers reproduce."""
     present = set(per_question["strategy"])
     rows = []
     for claim in claims:
@@ -370,7 +374,8 @@ def claims_table(per_question: pd.DataFrame, published: pd.DataFrame, claims: Se
                      "published closest": _published_value(published, claim["table"], b, metric),
                      "a − closest": row[f"{metric} a − b"], "low": row["low"], "high": row["high"],
                      "questions": int(row["questions"]), "clusters": int(row["clusters"]),
-                     "compared with": len(others), "verdict": row["verdict"], "outcome": outcome})
+                     "compared with": len(others), "verdict": row["verdict"], "outcome": outcome,
+                     "checked with": model or "", "same model": model is not None and claim["table"] == model})
     return pd.DataFrame(rows)
 
 
