@@ -264,3 +264,29 @@ def test_claims_made_on_another_models_table_say_they_are_checked_with_the_re_ru
     assert "Made on the text-embedding-3-large table and checked here with all-MiniLM-L6-v2, the re-run's " \
            "model: 1 claim." in text
     assert "not that the report's own numbers" in text
+
+
+def test_report_figure_draws_the_re_runs_interval_and_names_the_metrics():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from chunklab_core.reports.post08.figures import plot_report
+
+    rows = []
+    for metric in ("recall", "precision_omega", "iou"):
+        for label, table in (("A", "all-MiniLM-L6-v2"), ("B", "text-embedding-3-large")):
+            rows.append({"label": label, "metric": metric, "table": table, "retrieved": 5, "re-run mean": 50.0,
+                         "re-run sd": 20.0, "questions": 400, "published mean": 52.0,
+                         "basis": "same model" if table == "all-MiniLM-L6-v2" else "other retrieval model"})
+    fig = plot_report(pd.DataFrame(rows))
+    labels = [ax.get_xlabel() for ax in fig.axes]
+    assert labels[1].startswith("precision_Ω") and labels[2].startswith("IoU")
+    from matplotlib.container import ErrorbarContainer
+
+    bars = [c for c in fig.axes[0].containers if isinstance(c, ErrorbarContainer)]
+    assert bars  # 1.96 × 20 / √400 = 1.96 points either side
+    segments = bars[0].lines[2][0].get_segments()
+    assert np.allclose([s[1][0] - s[0][0] for s in segments], 2 * 1.96)
+    plt.close(fig)

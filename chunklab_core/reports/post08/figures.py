@@ -20,11 +20,14 @@ from matplotlib.ticker import MaxNLocator
 
 from chunklab_core.stats import claims
 
+METRIC_NAMES = {"recall": "recall", "precision_omega": "precision_Ω", "iou": "IoU", "precision": "precision"}
 VERDICT_COLORS = {claims.RULED_OUT: "#C44E52", claims.NOT_RULED_OUT: "#4C72B0", claims.WINNER: "#55A868"}
 
 
 def plot_report(comparison: pd.DataFrame, metrics=("recall", "precision_omega", "iou")):
-    """At the report's depth, one panel per metric: the re-run's mean (bars) per re-run row, the
+    """At the report's depth, one panel per metric: the re-run's mean (bars, with ±1.96 standard
+    errors over the questions: a question-level interval, narrower than the corpus-clustered one
+    the verdicts use) per re-run row, the
     MiniLM table's published value (red cross) and text-embedding-3-large's (grey circle, open
     where the value depends on the retrieval model or on chunks cut with that model)."""
     part = comparison[comparison["re-run mean"].notna()]
@@ -36,7 +39,10 @@ def plot_report(comparison: pd.DataFrame, metrics=("recall", "precision_omega", 
     for ax, metric in zip(axes[0], metrics):
         rows = part[part["metric"] == metric]
         rerun = rows.drop_duplicates("label")
-        ax.barh([y[l] for l in rerun["label"]], rerun["re-run mean"], color="#4C72B0", label="this re-run (MiniLM)")
+        half = 1.96 * rerun["re-run sd"] / np.sqrt(rerun["questions"])  # ±1.96 standard errors over the questions
+        ax.barh([y[l] for l in rerun["label"]], rerun["re-run mean"], xerr=half, color="#4C72B0",
+                error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "#1f2328"},
+                label="this re-run (MiniLM), ±1.96 SE over questions")
         for table, marker, color in (("all-MiniLM-L6-v2", "x", "#C44E52"), ("text-embedding-3-large", "o", "#555555")):
             pub = rows[rows["table"] == table]
             if pub.empty:
@@ -51,7 +57,7 @@ def plot_report(comparison: pd.DataFrame, metrics=("recall", "precision_omega", 
                 ax.scatter(pub["published mean"][~filled], np.asarray(ys)[~filled.to_numpy()], marker="o",
                            facecolors="none", edgecolors=color, zorder=3, label=f"report, {table} (not comparable)")
         ax.set_yticks(range(len(labels)), labels)
-        ax.set_xlabel(f"{metric} (points), {depth} retrieved")
+        ax.set_xlabel(f"{METRIC_NAMES.get(metric, metric)} (points), {depth} retrieved")
         ax.tick_params(labelsize=8)
     axes[0][0].invert_yaxis()
     handles, names = axes[0][0].get_legend_handles_labels()
