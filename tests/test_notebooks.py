@@ -41,3 +41,21 @@ def test_executed_notebooks_have_no_errors(path):
         for output in cell.get("outputs", []):
             assert output.get("output_type") != "error", f"{path.name}: a cell raised {output.get('ename')}"
     assert (NOTEBOOKS_DIR / "src" / path.name).is_file(), f"{path.name} has no source in notebooks/src"
+
+
+@pytest.mark.parametrize("path", EXECUTED, ids=lambda p: p.name)
+def test_executed_notebooks_were_executed_from_their_current_source(path):
+    """A committed post shows what its source says now: every cell (papermill's injected
+    parameters aside) equals the source's, so a source edited without `make all` fails here."""
+    source = NOTEBOOKS_DIR / "src" / path.name
+    assert source.exists(), f"{path.name}: no source notebooks/src/{path.name}"
+
+    def cells(p):
+        return [(c.cell_type, c.source) for c in nbformat.read(p, as_version=4).cells
+                if "injected-parameters" not in c.metadata.get("tags", [])]
+
+    executed, current = cells(path), cells(source)
+    stale = [i for i, (a, b) in enumerate(zip(executed, current)) if a != b]
+    assert len(executed) == len(current) and not stale, (
+        f"{path.name} was executed from an older source (cells {stale or 'count'} differ): re-execute it with "
+        f"make all")
