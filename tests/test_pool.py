@@ -342,6 +342,9 @@ def test_each_budget_is_compared_on_its_own_for_a_builder_with_a_fixed_budget():
     assert "More context still paid at every step up to 1,024 tokens" in sentence
     assert "With a fixed budget" in sentence and f"at 512 tokens **{strategy_label('fixed_500')}** (0.375" in sentence
     assert "1 other candidate as good" in sentence
+    import re
+
+    assert not re.search(r"[.;:][A-Z]", sentence), sentence  # every clause after a space
     compact = pool.compact_guide(guide, pool.budget_guide(table))
     assert list(compact.columns) == ["setting", "use", "tokens", "verdict", "at 512", "at 1,024"]
     assert compact.loc[0, "at 512"] == strategy_label("fixed_500")

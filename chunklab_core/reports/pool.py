@@ -498,7 +498,7 @@ def _fixed_budget_clause(row: pd.Series, budgets: pd.DataFrame | None) -> str:
                         others=numbers.count(_count_listed(b["as good"]) + _count_listed(b["ties"]), "other candidate"),
                         verdict=b["verdict"])
              for _, b in here.sort_values("budget").iterrows()]
-    return PROSE.fill("budget.fixed", parts="; ".join(parts))
+    return " " + PROSE.fill("budget.fixed", parts="; ".join(parts))
 
 
 def _stop_clause(row: pd.Series) -> str:
@@ -530,11 +530,11 @@ def setting_sentences(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) 
                    else PROSE.fill("use.undecided", questions=row["what would decide"]))
         notes = ""
         if not pd.isna(row["reads"]) and row["reads"] < READ_SHARE:
-            notes += PROSE.fill("use.reads", share=numbers.number(row["reads"], 0, scale="percent"))
+            notes += " " + PROSE.fill("use.reads", share=numbers.number(row["reads"], 0, scale="percent"))
         if _listed(row.get("does not fit", "")):
-            notes += PROSE.fill("use.fit", names=_listed(row["does not fit"]), tokens=f"{int(row['tokens']):,}")
+            notes += " " + PROSE.fill("use.fit", names=_listed(row["does not fit"]), tokens=f"{int(row['tokens']):,}")
         if int(row["documents"]) < FEW_DOCUMENTS and str(row["design"]).startswith("documents"):
-            notes += PROSE.fill("use.few", documents=int(row["documents"]), few=FEW_DOCUMENTS)
+            notes += " " + PROSE.fill("use.few", documents=int(row["documents"]), few=FEW_DOCUMENTS)
         out.append(PROSE.fill("use", setting=setting, use=row["use"], tokens=f"{int(row['tokens']):,}",
                               tokenizer=TOKENIZER, measure=row["measure"], score=numbers.number(row["score"]),
                               context=numbers.number(row["tokens per context"], 0), good=good, ties=ties,
