@@ -80,6 +80,9 @@ FORCE:
 #: SITE_ARGS    more options of `make site`, e.g. --no-lab, or a quick lab: --lab-corpora nq --lab-resamples 200
 #: CI           set (CI=true, as .ci/run's machine does): papermill's progress bar off
 #: RUN_POSTS    make runs: the posts to record (default 02_retrievers 01_chunking 03_uncertainty 05_answers 04_questions 07_reranking 08_library_splitters)
+#: SECOND_MODEL make second-model: the embedding model to record beside the first (default all-mpnet-base-v2)
+#: SECOND_MODEL_CORPORA make second-model: the corpus samples to record it on (folder-name prefixes of data/runs)
+#: SECOND_MODEL_STRATEGIES make second-model: the strategies (default post 02's five)
 #: RUNS_CLUSTER make runs on a Ray cluster: auto (a running `ray start` cluster), ray://host:port, or local (default: in-process); needs make cluster-env
 #: VERIFY_CELLS make verify-runs: how many recorded cells to recompute (default 3)
 #: VERIFY_MAX_TEXTS make verify-runs: only cells with at most this many chunks (CI uses a small number)
@@ -197,6 +200,14 @@ VERIFY_MAX_TEXTS ?=
 VERIFY_ARGS  ?=
 runs: env data $(MPNET) ## Record every missing or stale retrieval run of the posts (hours on 2 cores; resumable, kill any time)
 	$(if $(RUNS_CLUSTER),$(PY) -m chunklab_core.reports.run_cluster record --address $(RUNS_CLUSTER) --posts $(RUN_POSTS),$(PY) -m chunklab_core.reports.run_recording record $(RUN_POSTS))
+
+SECOND_MODEL ?= all-mpnet-base-v2
+SECOND_MODEL_CORPORA ?= nq-20d-104q cuad-20d-130q chroma-5d-472q
+SECOND_MODEL_STRATEGIES ?= fixed_500 recursive_500 semantic_tfidf fixed_1000 structure_aware
+second-model: env data $(MPNET) ## Record post 02's second embedding model on SECOND_MODEL_CORPORA (resumable; post 02 says where it is still being recorded)
+	for corpus in $(SECOND_MODEL_CORPORA); do \
+	  $(PY) -m chunklab_core.reports.run_cluster second-model --address $(or $(RUNS_CLUSTER),in-process) \
+	    --corpus $$corpus --model $(SECOND_MODEL) --strategies $(SECOND_MODEL_STRATEGIES) || exit 1; done
 
 # Ray for `make runs RUNS_CLUSTER=...` (issue 40): its own hash-pinned lock, constrained by lock.txt,
 # so the main environment's pins never move.
