@@ -56,7 +56,7 @@ def words_of(text, size=6):
     return [(bounds[i][0], bounds[min(i + size, len(bounds)) - 1][1]) * 2 for i in range(0, len(bounds), size)]
 
 
-def slot_share(run, ks):
+def slot_share(run, ks, **context):
     """Per question: share of the top k contexts holding a gold alternative (lower-cased)."""
     rows = {measures.column("slot_share", k): np.full(len(run.corpus.questions), np.nan) for k in ks}
     for row, q in enumerate(run.corpus.questions):
@@ -77,8 +77,7 @@ def added():
                                                        version=None, fused_from=("bm25", "tfidf")))
     chunking.register_strategy("words_6", words_of, {"size": 6}, "Six words", tiles=False)
     measures.register_measure(measures.Measure("slot_share", "share of the top k holding a gold slot",
-                                               measures.EVERY_K, __name__, "this test"))
-    measures.register_scorer("slot_share", ["slot_share"], slot_share)
+                                               measures.EVERY_K, "this test", compute=slot_share))
     try:
         yield
     finally:
@@ -86,7 +85,6 @@ def added():
             registry.RETRIEVER_SPECS.pop(name)
         chunking._REGISTRY.pop("words_6")
         measures.MEASURES.pop("slot_share")
-        measures.MATRIX_SCORERS.pop("slot_share")
 
 
 WORDS = ["river", "bank", "money", "loan", "water", "fish", "bread", "cold", "stone", "green", "light", "tower"]

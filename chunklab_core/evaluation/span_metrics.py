@@ -31,7 +31,7 @@ from typing import Iterable, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from chunklab_core.evaluation.measures import KS, column, register_scorer
+from chunklab_core.evaluation.measures import KS, column, computes
 from chunklab_core.retrieval.run import RetrievalRun
 
 SPAN_MEASURES = ("span_recall", "span_precision", "span_iou", "complete_evidence")  # registry names, column order
@@ -118,8 +118,10 @@ def span_overlap(retrieved: Sequence[DocSpan], evidence: Sequence[DocSpan]) -> S
     )
 
 
-def span_scores(run: RetrievalRun, ks: Sequence[int] = KS) -> pd.DataFrame:
-    """Per-question span metrics of one run (id columns as ``evaluation.scoring.score_run``)."""
+@computes(*SPAN_MEASURES)  # the registry's function of the four span measures (measures.MEASURES)
+def span_scores(run: RetrievalRun, ks: Sequence[int] = KS, **_context) -> pd.DataFrame:
+    """Per-question span metrics of one run (id columns as ``evaluation.scoring.score_run``);
+    ``_context`` (the matrix's threshold and pool grades) is not used."""
     ranked = np.asarray(run.ranked)
     questions = run.corpus.questions
     if ranked.ndim != 2 or ranked.shape[0] != len(questions):
@@ -145,5 +147,3 @@ def span_scores(run: RetrievalRun, ks: Sequence[int] = KS) -> pd.DataFrame:
     frame.update(columns)
     return pd.DataFrame(frame)
 
-
-register_scorer("span", SPAN_MEASURES, span_scores)  # run_matrix adds the span columns (measures.MATRIX_SCORERS)
