@@ -102,19 +102,19 @@ def _spec(name, func, params, label, default, **extra) -> StrategySpec:
     return StrategySpec(name, func, MappingProxyType(dict(params)), label, default, sizes=sizes, **extra)
 
 
-CHARS = {"size": "chars", "overlap": "chars"}
-TOKENS = {"size": "tokens", "overlap": "tokens"}
+_CHARS = {"size": "chars", "overlap": "chars"}
+_TOKENS = {"size": "tokens", "overlap": "tokens"}
 _OVERLAP = {"size": "size", "overlap": "overlap"}
 
 
 _SPECS = [
     # Post 01: the eight default strategies.
     _spec("fixed_500", fixed_characters, {"size": 500, "overlap": 0}, "Fixed 500 chars", True, max_chars=500,
-          sizes=CHARS, sizing=Sizing("fixed", _OVERLAP, "fixed_chars_{size}{_o}", "Fixed {size} characters{o_label}")),
+          sizes=_CHARS, sizing=Sizing("fixed", _OVERLAP, "fixed_chars_{size}{_o}", "Fixed {size} characters{o_label}")),
     _spec("fixed_500_o50", fixed_characters, {"size": 500, "overlap": 50}, "Fixed 500 chars / overlap 50",
-          True, tiles=False, max_chars=500, sizes=CHARS),
+          True, tiles=False, max_chars=500, sizes=_CHARS),
     _spec("fixed_500_o125", fixed_characters, {"size": 500, "overlap": 125}, "Fixed 500 chars / overlap 125",
-          True, tiles=False, max_chars=500, sizes=CHARS),
+          True, tiles=False, max_chars=500, sizes=_CHARS),
     _spec("recursive_500", recursive_characters, {"max_chars": 500}, "Recursive 500 chars", True, max_chars=500,
           sizes={"max_chars": "chars"},
           sizing=Sizing("recursive", {"size": "max_chars"}, "recursive_chars_{size}", "Recursive {size} characters")),
@@ -126,13 +126,13 @@ _SPECS = [
     _spec("semantic_tfidf", semantic_tfidf, {"percentile": 80.0, "max_chars": 500},
           "Semantic (TF-IDF proxy, ≤500 chars)", True, max_chars=500, sizes={"max_chars": "chars"}),
     _spec("fixed_1000", fixed_characters, {"size": 1000, "overlap": 0}, "Fixed 1000 chars", True, max_chars=1000,
-          sizes=CHARS),
+          sizes=_CHARS),
     # Post 02.
-    _spec("fixed_tokens_256", fixed_tokens, {"size": 256}, "Fixed 256 tokens", False, max_tokens=256, sizes=TOKENS,
+    _spec("fixed_tokens_256", fixed_tokens, {"size": 256}, "Fixed 256 tokens", False, max_tokens=256, sizes=_TOKENS,
           sizing=Sizing("fixed", _OVERLAP, "fixed_tokens_{size}{_o}", "Fixed {size} tokens{o_label}")),
-    _spec("fixed_tokens_512", fixed_tokens, {"size": 512}, "Fixed 512 tokens", False, max_tokens=512, sizes=TOKENS),
+    _spec("fixed_tokens_512", fixed_tokens, {"size": 512}, "Fixed 512 tokens", False, max_tokens=512, sizes=_TOKENS),
     _spec("fixed_tokens_512_o64", fixed_tokens, {"size": 512, "overlap": 64}, "Fixed 512 tokens / overlap 64",
-          False, tiles=False, max_tokens=512, sizes=TOKENS),
+          False, tiles=False, max_tokens=512, sizes=_TOKENS),
     _spec("recursive_tokens_512", recursive_tokens, {"max_tokens": 512}, "Recursive 512 tokens", False,
           max_tokens=512, sizes={"max_tokens": "tokens", "overlap": "tokens"},
           sizing=Sizing("recursive", {"size": "max_tokens", "overlap": "overlap"}, "recursive_tokens_{size}{_o}",
