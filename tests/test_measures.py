@@ -76,9 +76,23 @@ def test_trec_eval_and_ranx_names():
         MEASURES["recall"].ranx_name(5)
 
 
-def test_every_measure_says_where_it_is_defined_and_from_whom():
+def test_every_measure_is_its_function_bound_by_the_module_that_defines_it():
+    import chunklab_core.evaluation.slot_metrics  # noqa: F401  (their imports bind the functions)
+    import chunklab_core.evaluation.span_metrics  # noqa: F401
+    import chunklab_core.evaluation.token_metrics  # noqa: F401
+
+    from chunklab_core.evaluation.span_metrics import SPAN_MEASURES
+
+    slot = ["recall", "complete", "hit", "p", "rr", "ndcg", "tokens", "context_efficiency"]
+    where = {n: m.compute.__module__.rsplit(".", 1)[-1] for n, m in MEASURES.items()}
+    assert where == {**dict.fromkeys(slot, "slot_metrics"), **dict.fromkeys(SPAN_MEASURES, "span_metrics"),
+                     "token_recall": "token_metrics"}
+    assert [names for _, names in measures.matrix_functions()] == [slot, list(SPAN_MEASURES)]
+    assert not MEASURES["token_recall"].matrix
+    with pytest.raises(ValueError, match="needs its function"):
+        measures.register_measure(measures.Measure("nothing", "no function", measures.EVERY_K, "none"))
     for m in MEASURES.values():
-        assert m.title and m.source and m.defined_in
+        assert m.title and m.source
         assert m.cutoff in (measures.EVERY_K, measures.DEPTH)
     assert [n for n, m in MEASURES.items() if m.cutoff == measures.DEPTH] == ["rr", "ndcg"]
 

@@ -3,6 +3,8 @@
 import re
 import subprocess
 
+import pytest
+
 from chunklab_core.core.paths import NOTEBOOKS_DIR, PROJ_ROOT
 from chunklab_core.reports import posts, run_recording
 from chunklab_core.reports.post00 import findings
@@ -41,3 +43,30 @@ def test_make_executes_post_03_after_post_01_through_the_pattern_rule(tmp_path):
                          capture_output=True, text=True, cwd=PROJ_ROOT, timeout=120)
     runs = [line for line in dry.stdout.splitlines() if "notebook_run --kernel" in line]
     assert [line.split()[-1] for line in runs] == ["notebooks/01_chunking.ipynb", "notebooks/03_uncertainty.ipynb"]
+
+
+def test_post00_findings_cover_exactly_the_posts_whose_tables_it_reads_in_the_lists_order():
+    cited = {n for key in findings.POST_FINDINGS for n in re.findall(r"\b\d\d\b", key)}
+    assert cited == {p.number for p in posts.POSTS if p.tables}
+    order = [p.number for p in posts.POSTS]
+    firsts = [order.index(key[:2]) for key in findings.POST_FINDINGS]
+    assert firsts == sorted(firsts)
+    with pytest.raises(KeyError, match="no post '09'"):
+        findings._in_post_order({"09": lambda data_dir: []})
+
+
+def test_no_module_keeps_its_own_list_of_posts():
+    """No string naming a post's notebook (``02_retrievers``, ``notebooks/02_retrievers.ipynb``)
+    in the package outside ``reports.posts``: every list of posts is derived from it."""
+    import ast
+
+    names = {p.name for p in posts.POSTS} | {p.notebook for p in posts.POSTS} | {p.source for p in posts.POSTS} | {
+        f"{p.name}.ipynb" for p in posts.POSTS}
+    found = []
+    for path in sorted((PROJ_ROOT / "chunklab_core").rglob("*.py")):
+        if path.name == "posts.py" and path.parent.name == "reports":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+                found.append(f"{path.relative_to(PROJ_ROOT)}:{node.lineno}: {node.value!r}")
+    assert found == []

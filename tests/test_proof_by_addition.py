@@ -56,7 +56,7 @@ def words_of(text, size=6):
     return [(bounds[i][0], bounds[min(i + size, len(bounds)) - 1][1]) * 2 for i in range(0, len(bounds), size)]
 
 
-def slot_share(run, ks):
+def slot_share(run, ks, **context):
     """Per question: share of the top k contexts holding a gold alternative (lower-cased)."""
     rows = {measures.column("slot_share", k): np.full(len(run.corpus.questions), np.nan) for k in ks}
     for row, q in enumerate(run.corpus.questions):
@@ -77,8 +77,7 @@ def added():
                                                        version=None, fused_from=("bm25", "tfidf")))
     chunking.register_strategy("words_6", words_of, {"size": 6}, "Six words", tiles=False)
     measures.register_measure(measures.Measure("slot_share", "share of the top k holding a gold slot",
-                                               measures.EVERY_K, __name__, "this test"))
-    measures.register_scorer("slot_share", ["slot_share"], slot_share)
+                                               measures.EVERY_K, "this test", compute=slot_share))
     try:
         yield
     finally:
@@ -86,7 +85,6 @@ def added():
             registry.RETRIEVER_SPECS.pop(name)
         chunking._REGISTRY.pop("words_6")
         measures.MEASURES.pop("slot_share")
-        measures.MATRIX_SCORERS.pop("slot_share")
 
 
 WORDS = ["river", "bank", "money", "loan", "water", "fish", "bread", "cold", "stone", "green", "light", "tower"]
@@ -148,3 +146,65 @@ def test_a_strategy_declares_whether_it_needs_an_embedding_model_and_its_variant
         assert needs_embedding(name)
     finally:
         chunking._REGISTRY.pop(name)
+
+
+def sentence_pieces(text, sentences=3):
+    """Pieces of ``sentences`` sentences (split after ``.``), each its own context."""
+    ends = [m.end() for m in re.finditer(r"\.\s*|\Z", text) if m.end() > 0]
+    starts = [0, *ends[:-1]]
+    cuts = [(starts[i], ends[min(i + sentences, len(ends)) - 1]) for i in range(0, len(ends), sentences)]
+    return [(s, e, s, e) for s, e in cuts if e > s]
+
+
+@pytest.fixture
+def sized_strategy():
+    """A strategy declaring a sizeable parameter (in sentences) and the config kind it answers to."""
+    from chunklab_core import chunking
+
+    saved = dict(chunking._REGISTRY)
+    chunking.register_strategy("sentence_pieces_3", sentence_pieces, {"sentences": 3}, "Three sentences",
+                               sizes={"sentences": "sentences"},
+                               sizing=chunking.Sizing("pieces", {"size": "sentences"}, "pieces_{size}",
+                                                      "Pieces of {size} sentences"))
+    yield
+    chunking._REGISTRY.clear()
+    chunking._REGISTRY.update(saved)
+
+
+def test_a_strategy_with_a_declared_sizeable_parameter_is_sizeable_in_the_own_documents_config(sized_strategy):
+    from chunklab_core.data.loaders import ValidationError
+    from chunklab_core.own.config import parse_config
+
+    config = parse_config({"strategies": [{"kind": "pieces", "size": 2}, {"kind": "pieces", "size": 4, "unit": "sentences"},
+                                          {"kind": "fixed", "size": 300}]})
+    assert config.strategies == ["pieces_2", "pieces_4", "fixed_chars_300"]
+    spec = chunking.STRATEGIES["pieces_2"]
+    assert spec.label == "Pieces of 2 sentences" and spec.params == {"sentences": 2} and spec.sizes == {"sentences": "sentences"}
+    text = "One. Two. Three. Four. Five."
+    assert [text[s:e].strip() for s, e, *_ in chunking.document_spans(text, "pieces_2")] == ["One. Two.", "Three. Four.", "Five."]
+    with pytest.raises(ValidationError) as caught:
+        parse_config({"strategies": [{"kind": "pieces", "size": 0}, {"kind": "pieces", "size": 2, "unit": "tokens"},
+                                     {"kind": "pieces", "max": 2}, {"kind": "nope"}]})
+    problems = caught.value.problems
+    assert "sizes must be positive integers, got size=0" in problems[0]
+    assert "the pieces cap is in sentences (unit: sentences)" in problems[1]
+    assert "unknown key(s) max for kind pieces (allowed: size, unit)" in problems[2]
+    assert "kind must be one of fixed, pieces, recursive, semantic" in problems[-1]
+
+
+def test_the_config_kinds_are_the_declared_sizings_and_units_are_checked():
+    from chunklab_core.own.config import sized_kinds
+
+    assert sized_kinds() == {
+        "fixed": {"characters": "fixed_500", "tokens": "fixed_tokens_256"},
+        "recursive": {"characters": "recursive_500", "tokens": "recursive_tokens_512"},
+        "semantic": {"characters": "semantic_embedding", "tokens": "semantic_embedding_tokens"},
+        "structure": {"tokens": "structure_aware"}, "structure_sections": {"tokens": "structure_sections"}}
+    assert chunking.STRATEGIES["fixed_tokens_512_o64"].sizes == {"size": "tokens", "overlap": "tokens"}
+    assert chunking.STRATEGIES["sentence_window_2"].sizes == {"window": "sentences"}
+    with pytest.raises(ValueError, match="size units must be one of chars, tokens, sentences"):
+        chunking.register_strategy("bad_units_b36", words_of, {"size": 6}, "bad", sizes={"size": "words"})
+    with pytest.raises(ValueError, match="one unit"):
+        chunking.register_strategy("bad_sizing_b36", words_of, {"size": 6}, "bad",
+                                   sizing=chunking.Sizing("words", {"size": "size"}, "w{size}", "w"))
+    assert "bad_units_b36" not in chunking.STRATEGIES and "bad_sizing_b36" not in chunking.STRATEGIES

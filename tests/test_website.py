@@ -35,6 +35,20 @@ def _post(path, title: str, question: str, figure: bool = True):
     nbformat.write(new_notebook(cells=cells), path)
 
 
+FICTIONAL = ["01_first", "02_second", "02_bad", "03_third", "07_seventh"]  # the posts of these tests
+
+
+def test_the_posts_published_are_those_of_the_one_list_of_posts(tmp_path):
+    from chunklab_core.reports import posts
+
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    for name in ("01_chunking", "07_reranking", "09_not_registered", "01_first"):
+        _post(folder / f"{name}.ipynb", f"{name[:2]} · A post", "*A question?*", figure=False)
+    assert [p.name for p in discover_posts(folder)] == ["01_chunking.ipynb", "07_reranking.ipynb"]
+    assert [p.stem for p in discover_posts()] == sorted(p.name for p in posts.POSTS)  # every post is executed
+
+
 def test_pages_index_and_links(tmp_path):
     folder = tmp_path / "notebooks"
     folder.mkdir()
@@ -42,9 +56,9 @@ def test_pages_index_and_links(tmp_path):
     _post(folder / "02_second.ipynb", "02 · Second post", "Is the second one better?", figure=False)
     _post(folder / "07_seventh.ipynb", "07 · Seventh", "And a post added later?")
     (folder / "notes.ipynb").write_text((folder / "01_first.ipynb").read_text())  # not a post
-    assert [p.name for p in discover_posts(folder)] == ["01_first.ipynb", "02_second.ipynb", "07_seventh.ipynb"]
+    assert [p.name for p in discover_posts(folder, FICTIONAL)] == ["01_first.ipynb", "02_second.ipynb", "07_seventh.ipynb"]
     out = tmp_path / "site"
-    pages = build_site(out, discover_posts(folder))
+    pages = build_site(out, discover_posts(folder, FICTIONAL))
     assert sorted(p.name for p in pages) == ["01_first.html", "02_second.html", "07_seventh.html", "index.html"]
     first, second = (out / "01_first.html").read_text(), (out / "02_second.html").read_text()
     assert "SECRET_CODE" not in first and "warning!" not in first  # no code, no stderr
@@ -64,10 +78,10 @@ def test_a_failed_build_keeps_the_old_site(tmp_path):
     folder.mkdir()
     _post(folder / "01_first.ipynb", "01 · First", "Q?")
     out = tmp_path / "site"
-    build_site(out, discover_posts(folder))
+    build_site(out, discover_posts(folder, FICTIONAL))
     nbformat.write(new_notebook(cells=[new_markdown_cell("no heading here")]), folder / "02_bad.ipynb")
     with pytest.raises(ValueError, match="02_bad.ipynb: no markdown heading"):
-        build_site(out, discover_posts(folder))
+        build_site(out, discover_posts(folder, FICTIONAL))
     assert sorted(p.name for p in out.glob("*.html")) == ["01_first.html", "index.html"]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".site")]
 
@@ -122,7 +136,7 @@ def test_pages_open_with_key_findings_end_with_versions_and_tables_read_as_table
                  "execute_result", data={"text/html": table.to_html(), "text/plain": "t"}, execution_count=1)]),
              new_markdown_cell("## 7. What this run supports\n\nThe finding, in words.")]
     nbformat.write(new_notebook(cells=cells), folder / "03_third.ipynb")
-    build_site(tmp_path / "site", discover_posts(folder))
+    build_site(tmp_path / "site", discover_posts(folder, FICTIONAL))
     page = (tmp_path / "site" / "03_third.html").read_text()
     # key findings first, versions last
     assert page.index("Key findings") < page.index("The finding, in words.") < page.index("Results")

@@ -20,7 +20,9 @@ in a submodule: ``characters`` (fixed, recursive, parent document, whole documen
 or one chunk per section). Strategies marked ``uses_headings`` also receive the document's
 headings (``headings.document_headings``) from ``chunk_document`` / ``chunk_corpus``, or
 ``headings=`` in ``document_spans`` (``None``: found in the text). Unknown names or
-parameters and bad values raise ``ValueError``.
+parameters and bad values raise ``ValueError``. Each spec declares its sizeable parameters
+with their units (``sizes``) and, for the one spec per (kind, unit) a user's sized config entry
+builds from, its ``sizing`` (``chunking.sizing``; ``own.config`` reads them).
 
 Post 08's strategies: ``library_splitters`` (LangChain, LlamaIndex, chonkie and semchunk run as
 they are, their chunks mapped back to offsets by ``span_recovery``), ``chroma_semantic`` (Chroma's
@@ -49,12 +51,13 @@ from chunklab_core.chunking.library_splitters import (CHROMA_SEPARATORS, chonkie
 from chunklab_core.chunking.llm_split import llm_semantic
 from chunklab_core.chunking.semantic import semantic_embedding, semantic_embedding_tokens, semantic_tfidf
 from chunklab_core.chunking.sentences import sentence_window
+from chunklab_core.chunking.sizing import SIZE_UNITS, Sizing, check_sizes, sizing_unit
 from chunklab_core.chunking.spans import ChunkSpan, absorb_blank_spans, check_spans
 from chunklab_core.chunking.structure import TableCount, structure_aware, structure_blocks, tables_intact
 from chunklab_core.chunking.token_windows import fixed_tokens, recursive_tokens
 
 __all__ = [
-    "LIBRARY_STRATEGIES", "STRATEGIES", "StrategySpec", "TableCount", "chunk_corpus", "chunk_document",
+    "LIBRARY_STRATEGIES", "SIZE_UNITS", "STRATEGIES", "Sizing", "StrategySpec", "TableCount", "chunk_corpus", "chunk_document",
     "document_spans", "register_strategy", "register_variant", "strategy_label", "strategy_names", "structure_blocks", "tables_intact",
 ]
 
@@ -67,6 +70,10 @@ class StrategySpec:
     the size ceiling of the indexed spans under the default parameters (``None``: none).
     ``needs_embedding``: it cuts with an embedding model (passed as its ``embed`` parameter;
     its chunks are recorded with the model); declared per spec, inherited by its variants.
+    ``sizes``: each sizeable parameter and its unit (``chars``, ``tokens``, ``sentences``),
+    inherited by its variants; ``sizing``: the config kind a user's sized entry builds from this
+    spec (:mod:`chunklab_core.chunking.sizing`; ``None``: not sizeable in a config, and never
+    inherited).
     """
 
     name: str
@@ -80,50 +87,84 @@ class StrategySpec:
     description: str = field(default="", compare=False)
     uses_headings: bool = False
     needs_embedding: bool = False
+    sizes: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    sizing: Sizing | None = None
 
 
 def _spec(name, func, params, label, default, **extra) -> StrategySpec:
-    """A spec; one that takes an ``embed`` parameter declares ``needs_embedding`` unless told otherwise."""
+    """A spec; one that takes an ``embed`` parameter declares ``needs_embedding`` unless told otherwise.
+    ``sizes`` units and a ``sizing``'s parameters are checked (``ValueError``)."""
     extra.setdefault("needs_embedding", "embed" in params)
-    return StrategySpec(name, func, MappingProxyType(dict(params)), label, default, **extra)
+    sizes = MappingProxyType(dict(extra.pop("sizes", {})))
+    check_sizes(sizes)
+    if extra.get("sizing") is not None:
+        sizing_unit(sizes, extra["sizing"])
+    return StrategySpec(name, func, MappingProxyType(dict(params)), label, default, sizes=sizes, **extra)
+
+
+_CHARS = {"size": "chars", "overlap": "chars"}
+_TOKENS = {"size": "tokens", "overlap": "tokens"}
+_OVERLAP = {"size": "size", "overlap": "overlap"}
 
 
 _SPECS = [
     # Post 01: the eight default strategies.
-    _spec("fixed_500", fixed_characters, {"size": 500, "overlap": 0}, "Fixed 500 chars", True, max_chars=500),
+    _spec("fixed_500", fixed_characters, {"size": 500, "overlap": 0}, "Fixed 500 chars", True, max_chars=500,
+          sizes=_CHARS, sizing=Sizing("fixed", _OVERLAP, "fixed_chars_{size}{_o}", "Fixed {size} characters{o_label}")),
     _spec("fixed_500_o50", fixed_characters, {"size": 500, "overlap": 50}, "Fixed 500 chars / overlap 50",
-          True, tiles=False, max_chars=500),
+          True, tiles=False, max_chars=500, sizes=_CHARS),
     _spec("fixed_500_o125", fixed_characters, {"size": 500, "overlap": 125}, "Fixed 500 chars / overlap 125",
-          True, tiles=False, max_chars=500),
-    _spec("recursive_500", recursive_characters, {"max_chars": 500}, "Recursive 500 chars", True, max_chars=500),
-    _spec("sentence_window_2", sentence_window, {"window": 2}, "Sentence window (±2 sentences)", True),
+          True, tiles=False, max_chars=500, sizes=_CHARS),
+    _spec("recursive_500", recursive_characters, {"max_chars": 500}, "Recursive 500 chars", True, max_chars=500,
+          sizes={"max_chars": "chars"},
+          sizing=Sizing("recursive", {"size": "max_chars"}, "recursive_chars_{size}", "Recursive {size} characters")),
+    _spec("sentence_window_2", sentence_window, {"window": 2}, "Sentence window (±2 sentences)", True,
+          sizes={"window": "sentences"}),
     _spec("parent_doc_250_1000", parent_document, {"parent_size": 1000, "child_size": 250},
-          "Parent document (250→1000 chars)", True, max_chars=250),
+          "Parent document (250→1000 chars)", True, max_chars=250,
+          sizes={"parent_size": "chars", "child_size": "chars"}),
     _spec("semantic_tfidf", semantic_tfidf, {"percentile": 80.0, "max_chars": 500},
-          "Semantic (TF-IDF proxy, ≤500 chars)", True, max_chars=500),
-    _spec("fixed_1000", fixed_characters, {"size": 1000, "overlap": 0}, "Fixed 1000 chars", True, max_chars=1000),
+          "Semantic (TF-IDF proxy, ≤500 chars)", True, max_chars=500, sizes={"max_chars": "chars"}),
+    _spec("fixed_1000", fixed_characters, {"size": 1000, "overlap": 0}, "Fixed 1000 chars", True, max_chars=1000,
+          sizes=_CHARS),
     # Post 02.
-    _spec("fixed_tokens_256", fixed_tokens, {"size": 256}, "Fixed 256 tokens", False, max_tokens=256),
-    _spec("fixed_tokens_512", fixed_tokens, {"size": 512}, "Fixed 512 tokens", False, max_tokens=512),
+    _spec("fixed_tokens_256", fixed_tokens, {"size": 256}, "Fixed 256 tokens", False, max_tokens=256, sizes=_TOKENS,
+          sizing=Sizing("fixed", _OVERLAP, "fixed_tokens_{size}{_o}", "Fixed {size} tokens{o_label}")),
+    _spec("fixed_tokens_512", fixed_tokens, {"size": 512}, "Fixed 512 tokens", False, max_tokens=512, sizes=_TOKENS),
     _spec("fixed_tokens_512_o64", fixed_tokens, {"size": 512, "overlap": 64}, "Fixed 512 tokens / overlap 64",
-          False, tiles=False, max_tokens=512),
+          False, tiles=False, max_tokens=512, sizes=_TOKENS),
     _spec("recursive_tokens_512", recursive_tokens, {"max_tokens": 512}, "Recursive 512 tokens", False,
-          max_tokens=512),
+          max_tokens=512, sizes={"max_tokens": "tokens", "overlap": "tokens"},
+          sizing=Sizing("recursive", {"size": "max_tokens", "overlap": "overlap"}, "recursive_tokens_{size}{_o}",
+                        "Recursive {size} tokens{o_label}")),
     _spec("recursive_tokens_512_o64", recursive_tokens, {"max_tokens": 512, "overlap": 64},
-          "Recursive 512 tokens / overlap 64", False, tiles=False, max_tokens=512),
+          "Recursive 512 tokens / overlap 64", False, tiles=False, max_tokens=512,
+          sizes={"max_tokens": "tokens", "overlap": "tokens"}),
     _spec("structure_aware", structure_aware, {"max_tokens": 512, "mode": "pack"}, "Structure-aware (≤512 tokens)",
-          False, max_tokens=512, uses_headings=True),
+          False, max_tokens=512, uses_headings=True, sizes={"max_tokens": "tokens"},
+          sizing=Sizing("structure", {"max": "max_tokens"}, "structure_tokens_{max}", "Structure-aware (≤{max} tokens)")),
     _spec("structure_sections", structure_aware, {"max_tokens": 512, "mode": "section"},
-          "Structure-aware, one chunk per section (≤512 tokens)", False, max_tokens=512, uses_headings=True),
+          "Structure-aware, one chunk per section (≤512 tokens)", False, max_tokens=512, uses_headings=True,
+          sizes={"max_tokens": "tokens"},
+          sizing=Sizing("structure_sections", {"max": "max_tokens"}, "structure_sections_tokens_{max}",
+                        "Structure-aware, one chunk per section (≤{max} tokens)")),
     _spec("semantic_embedding", semantic_embedding,
           {"embed": None, "percentile": 80.0, "min_chars": 200, "max_chars": 1000},
-          "Semantic (embedding, 200–1000 chars)", False, max_chars=1000),
+          "Semantic (embedding, 200–1000 chars)", False, max_chars=1000,
+          sizes={"min_chars": "chars", "max_chars": "chars"},
+          sizing=Sizing("semantic", {"floor": "min_chars", "max": "max_chars", "percentile": "percentile"},
+                        "semantic_floor{floor}_max{max}{_p}", "Semantic (embedding, floor {floor}, max {max}{p_label})")),
     _spec("semantic_no_floor", semantic_embedding,
           {"embed": None, "percentile": 80.0, "min_chars": 0, "max_chars": 1000},
-          "Semantic (embedding, ≤1000 chars, no floor)", False, max_chars=1000),
+          "Semantic (embedding, ≤1000 chars, no floor)", False, max_chars=1000,
+          sizes={"min_chars": "chars", "max_chars": "chars"}),
     _spec("semantic_embedding_tokens", semantic_embedding_tokens,
           {"embed": None, "percentile": 80.0, "min_tokens": 200, "max_tokens": 1000},
-          "Semantic (embedding, floor 200 / max 1000 tokens)", False, max_tokens=1000),
+          "Semantic (embedding, floor 200 / max 1000 tokens)", False, max_tokens=1000,
+          sizes={"min_tokens": "tokens", "max_tokens": "tokens"},
+          sizing=Sizing("semantic", {"floor": "min_tokens", "max": "max_tokens", "percentile": "percentile"},
+                        "semantic_tokens_floor{floor}_max{max}{_p}",
+                        "Semantic (embedding, floor {floor}, max {max} tokens{p_label})")),
     _spec("whole_document", whole_document, {}, "Whole document", False),
 ]
 
@@ -196,7 +237,8 @@ def register_strategy(name: str, func: Callable[..., list[ChunkSpan]], params: M
     """Register a new strategy ``func(text, **params) -> [ChunkSpan]`` under ``name``; return ``name``.
 
     ``extra``: the :class:`StrategySpec` fields beyond the defaults (``tiles``, ``max_chars``,
-    ``max_tokens``, ``uses_headings``, ``description``). A taken name is a ``ValueError``; the
+    ``max_tokens``, ``uses_headings``, ``description``, ``sizes``, ``sizing``: with a ``sizing``
+    it is sizeable in the own-documents config under its kind). A taken name is a ``ValueError``; the
     function is checked on a short text at once (unless it needs an embedding model), so a bad
     definition fails here rather than mid-run.
     """
@@ -212,18 +254,20 @@ def register_strategy(name: str, func: Callable[..., list[ChunkSpan]], params: M
 def register_variant(name: str, base: str, params: Mapping[str, Any], label: str, **extra: Any) -> str:
     """Register ``name`` as strategy ``base`` with ``params`` replacing its defaults (for a user's
     sizes, e.g. ``fixed_chars_800_o200``); return ``name``. The variant inherits ``uses_headings``
-    from its base (unless ``extra`` sets it), so a sized structure strategy cuts at headings.
+    from its base (unless ``extra`` sets it), so a sized structure strategy cuts at headings, and
+    its ``sizes``; a sizeable parameter of the base may be set though its defaults lack it.
 
     Registering the same name again with the same function and parameters is a no-op; a
     different definition under a taken name raises ``ValueError``. The parameters are checked
     on a short text at once, so a bad size fails here rather than mid-run.
     """
     spec = _lookup(base)
-    unknown = sorted(set(params) - set(spec.params))
+    unknown = sorted(set(params) - set(spec.params) - set(spec.sizes))
     if unknown:
-        raise ValueError(f"strategy {base!r} has no parameter(s) {unknown}; it takes: {sorted(spec.params)}")
+        raise ValueError(f"strategy {base!r} has no parameter(s) {unknown}; it takes: {sorted({*spec.params, *spec.sizes})}")
     extra.setdefault("uses_headings", spec.uses_headings)  # a sized structure strategy still reads headings
     extra.setdefault("needs_embedding", spec.needs_embedding)
+    extra.setdefault("sizes", spec.sizes)
     variant = _spec(name, spec.func, {**spec.params, **params}, label, False,
                     tiles=spec.tiles and not params.get("overlap", 0), **extra)
     if name in _REGISTRY:

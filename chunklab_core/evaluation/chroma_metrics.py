@@ -42,7 +42,8 @@ from typing import Sequence
 
 import numpy as np
 
-from chunklab_core.evaluation.span_metrics import DocSpan, intersection_length, merge_intervals, total_length
+from chunklab_core.evaluation.span_metrics import (DocSpan, checked_ranking, has_evidence, intersection_length,
+                                                   run_columns, total_length)
 
 
 def _by_doc(spans: Sequence[DocSpan]) -> dict[str, list[tuple[int, int]]]:
@@ -130,23 +131,18 @@ def chroma_scores(run, ks: Sequence[int]) -> "pd.DataFrame":
     Questions without evidence spans get NaN. Id columns as ``span_metrics.span_scores``."""
     import pandas as pd
 
-    ranked = np.asarray(run.ranked)
+    ranked = checked_ranking(run, ks)  # the span scorer's run checks
     questions = run.corpus.questions
-    if ranked.ndim != 2 or ranked.shape[0] != len(questions):
-        raise ValueError(f"run.ranked must be (n_questions={len(questions)}, k_max), got shape {ranked.shape}")
-    if not ks or min(ks) < 1 or max(ks) > ranked.shape[1]:
-        raise ValueError(f"every k must lie in [1, {ranked.shape[1]}] (the retrieved depth), got {list(ks)}")
     by_doc: dict[str, list[DocSpan]] = {}
     for chunk in run.chunks:
         by_doc.setdefault(chunk.doc_id, []).append((chunk.doc_id, chunk.ctx_start, chunk.ctx_end))
-    frame: dict[str, object] = {"corpus": run.corpus.name, "strategy": run.strategy, "retriever": run.retriever,
-                                "qid": [q.qid for q in questions], "doc_id": [q.doc_id for q in questions]}
+    frame = run_columns(run)
     columns = {f"{name}@{k}": np.full(len(questions), np.nan) for name in CHROMA_MEASURES for k in ks}
     omega = np.full(len(questions), np.nan)
     summed = np.full(len(questions), np.nan)
     for row, question in enumerate(questions):
         evidence = list(question.evidence_spans)
-        if not merge_intervals((s, e) for _, s, e in evidence):
+        if not has_evidence(evidence):
             continue
         docs = {doc for doc, _, _ in evidence}
         candidates = [c for d in docs for c in by_doc.get(d, [])]

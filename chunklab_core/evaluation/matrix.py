@@ -3,8 +3,9 @@
 Handles: chunking each corpus once per strategy,
 running BM25, dense and hybrid (RRF) retrieval over the same chunks with one shared dense
 model per embedding model (so every distinct text is embedded once, through the on-disk
-cache), and scoring every question with the slot metrics (fuzzy gold, pooled graded nDCG)
-and, where the data has character offsets, the span metrics. Output: one tidy
+cache), and scoring every question with every measure the registry says the matrix scores
+(``measures.matrix_functions``: the slot metrics, fuzzy gold and pooled graded nDCG, and, where
+the data has character offsets, the span metrics; a measure registered later too). Output: one tidy
 per-question table with columns corpus, model, strategy, retriever, qid, metric columns.
 
 Not handled: the metric formulas (``slot_metrics``, ``span_metrics``, ``budget``), the
@@ -27,8 +28,8 @@ from chunklab_core.chunking import STRATEGIES, chunk_corpus, strategy_label
 from chunklab_core.core.corpus import Chunk, Corpus
 from chunklab_core.data.corpora import CORPUS_LABELS
 from chunklab_core.evaluation.scoring import run_cell
-from chunklab_core.evaluation.measures import KS, MATRIX_SCORERS, metric_columns, parse
-import chunklab_core.evaluation.span_metrics  # noqa: F401  (registers the span scorer)
+from chunklab_core.evaluation.measures import KS, matrix_functions, metric_columns, parse
+import chunklab_core.evaluation.span_metrics  # noqa: F401  (binds the span measures' function)
 from chunklab_core.retrieval.recorded_runs import Cell, corpus_sample_label, default_store
 from chunklab_core.retrieval.registry import EMBEDDER, RETRIEVERS, model_column, needs_model, registered  # noqa: F401
 from chunklab_core.retrieval.run import LazyDense, RetrievalRun, make_retriever
@@ -84,7 +85,7 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
     """
     from tqdm import tqdm
 
-    from chunklab_core.evaluation.slot_metrics import pool_judgments, score_slots
+    from chunklab_core.evaluation.slot_metrics import pool_judgments  # (binds the slot measures' function)
 
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
@@ -113,6 +114,7 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
                                           processes=processes, device=device or os.environ.get("CHUNKLAB_DEVICE", "cpu"))
         return built[model]
 
+    functions = matrix_functions()
     first_model = models[0]
     runs: dict[tuple[str, str, str, str], RetrievalRun] = {}
     chunk_sets: dict[tuple[str, str], list] = {}
@@ -145,10 +147,13 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
                                        "share truncated": float(mask.mean()) if len(chunks) else 0.0})
         pool = pool_judgments([run for _, _, run in cell_runs], threshold=threshold)
         for model, retriever, run in cell_runs:
-            scored = score_slots(run, ks, threshold=threshold, pool_grades=pool)
-            for scorer in MATRIX_SCORERS.values():  # the span metrics, and any registered later
-                extra = scorer.compute(run, ks)
-                extra_cols = [c for c in metric_columns(extra.columns) if parse(c)[0] in scorer.measures]
+            scored = None  # the first function's table (the slot metrics, with the id columns), then the others' columns
+            for compute, names in functions:  # every measure the registry says the matrix scores
+                extra = compute(run, ks, threshold=threshold, pool_grades=pool)
+                if scored is None:
+                    scored = extra
+                    continue
+                extra_cols = [c for c in metric_columns(extra.columns) if parse(c)[0] in names]
                 scored = pd.concat([scored.reset_index(drop=True), extra[extra_cols].reset_index(drop=True)], axis=1)
             scored.insert(1, "model", model_column(retriever, model))
             scored["corpus"] = corpus_name

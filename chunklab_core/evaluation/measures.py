@@ -2,8 +2,9 @@
 
 Handles: the name of each measure as it appears in the tables (``hit``, ``p``, ``rr``, ``ndcg``,
 ``tokens``, slot ``recall`` ...), whether it is reported at every cut-off k or once at the
-retrieved depth, its trec_eval name where trec_eval has the same quantity, where its formula
-lives and which source defines it; the cut-offs the series scores (:data:`KS`); and the one
+retrieved depth, its trec_eval name where trec_eval has the same quantity, which source defines
+it, the function that computes it and whether ``run_matrix`` scores it; the cut-offs the series
+scores (:data:`KS`); and the one
 spelling of a metric column, ``<measure>@<k>`` (:func:`column`, read back by :func:`parse`),
 with its interval bounds ``<column>_low`` / ``<column>_high`` (:func:`interval_columns`).
 
@@ -21,7 +22,14 @@ counts, slot recall, span overlap) say so with ``None``. Slot ``recall`` is not 
 ``recall_k`` (relevant documents found / relevant documents): a slot is a piece of the answer,
 not a document.
 
-Not handled: computing any measure (``ranking_metrics``, ``slot_metrics``, ``span_metrics``,
+A registry entry is callable: ``MEASURES[name](run, ks, **context)`` is the per-question table
+of that measure (one row per question of ``run``, in order, with its ``<name>@<k>`` columns;
+``context`` is what ``run_matrix`` passes every measure, ``threshold`` and ``pool_grades``, for
+the functions that use them). The function is bound by the module that defines it:
+``@computes("span_recall", ...)`` above ``span_metrics.span_scores`` (one function may compute
+several measures); a new measure is one :func:`register_measure` call beside its function.
+
+Not handled: the formulas (``ranking_metrics``, ``slot_metrics``, ``span_metrics``,
 ``token_metrics``), display labels and prose ("MRR@10", "R@5", the posts' own
 wording), columns that are not per-question measures (budgets, rerank deltas).
 """
@@ -29,7 +37,7 @@ wording), columns that are not per-question measures (budgets, rerank deltas).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import numpy as np
@@ -44,15 +52,27 @@ DEPTH = "depth"
 
 @dataclass(frozen=True)
 class Measure:
-    """One per-question measure: its column stem, what it is, where it is defined and from whom."""
+    """One per-question measure: its column stem, what it is, who defines it, and the function computing it.
+
+    ``compute(run, ks, **context) -> pd.DataFrame`` (the module docstring's one signature; ``None``
+    until its module is imported); calling the measure calls it. ``matrix``: ``run_matrix`` scores
+    it in every cell.
+    """
 
     name: str
     title: str
     cutoff: str  # EVERY_K: one column per k; DEPTH: one column, at the run's depth
-    defined_in: str
     source: str
     trec_eval: str | None = None  # trec_eval name, "{k}" for the cut-off; None: trec_eval has none
     ranx: str | None = None  # ranx metric name, "{k}" for the cut-off; None: ranx has none
+    compute: Callable[..., "pd.DataFrame"] | None = None
+    matrix: bool = True
+
+    def __call__(self, run, ks: Sequence[int], **context) -> "pd.DataFrame":
+        """The per-question table of this measure on ``run`` (``ValueError`` if no function is bound)."""
+        if self.compute is None:
+            raise ValueError(f"measure {self.name!r} has no function: the module that defines it is not imported")
+        return self.compute(run, ks, **context)
 
     def trec_eval_name(self, k: int) -> str:
         """The trec_eval measure equal to this measure at ``k``; ``ValueError`` when there is none."""
@@ -69,78 +89,72 @@ class Measure:
 
 _MEASURES = (
     Measure("recall", "slot recall: share of the question's gold slots filled by the top k", EVERY_K,
-            "evaluation.slot_metrics", "defined in this series (slot_metrics); equals hit@k for one slot"),
+            "defined in this series (slot_metrics); equals hit@k for one slot"),
     Measure("complete", "every gold slot filled by the top k (0/1)", EVERY_K,
-            "evaluation.slot_metrics", "defined in this series (slot_metrics)"),
+            "defined in this series (slot_metrics)"),
     Measure("hit", "some context in the top k is relevant (0/1); the chunking literature's recall@k", EVERY_K,
-            "evaluation.ranking_metrics.hit_at_k",
             "trec_eval success measure (m_success.c); called recall@k by chunking benchmarks", "success_{k}",
             "hit_rate@{k}"),
     Measure("p", "precision: relevant contexts in the top k, divided by k", EVERY_K,
-            "evaluation.ranking_metrics.precision_at_k",
             "trec_eval P (m_P.c); Manning, Raghavan & Schütze, Introduction to IR (2008), ch. 8", "P_{k}",
             "precision@{k}"),
     Measure("rr", "reciprocal rank of the first relevant context within the depth (MRR is its mean)", DEPTH,
-            "evaluation.ranking_metrics.reciprocal_rank_at_k",
             "trec_eval recip_rank (m_recip_rank.c); Voorhees, The TREC-8 Question Answering Track Report (1999)",
             "recip_rank", "mrr@{k}"),
     Measure("ndcg", "normalised discounted cumulative gain at the depth, linear gains, log2 discount", DEPTH,
-            "evaluation.ranking_metrics.ndcg_at_k",
             "Järvelin & Kekäläinen, Cumulated gain-based evaluation of IR techniques, ACM TOIS 20(4), 2002; "
             "trec_eval ndcg_cut (m_ndcg_cut.c)", "ndcg_cut_{k}", "ndcg@{k}"),
     Measure("tokens", "cl100k_base tokens of the top k returned contexts", EVERY_K,
-            "evaluation.ranking_metrics.tokens_at_k", "defined in this series (tiktoken cl100k_base counts)"),
+            "defined in this series (tiktoken cl100k_base counts)"),
     Measure("context_efficiency", "tokens of the found gold / tokens of the top k", EVERY_K,
-            "evaluation.slot_metrics", "defined in this series (slot_metrics)"),
+            "defined in this series (slot_metrics)"),
     Measure("span_recall", "evidence characters covered by the top k / evidence characters", EVERY_K,
-            "evaluation.span_metrics",
             "Smith & Troynikov, Evaluating Chunking Strategies for Retrieval, Chroma technical report (2024)"),
     Measure("span_precision", "evidence characters covered by the top k / characters returned", EVERY_K,
-            "evaluation.span_metrics",
             "Smith & Troynikov, Evaluating Chunking Strategies for Retrieval, Chroma technical report (2024)"),
     Measure("span_iou", "intersection over union of returned and evidence characters", EVERY_K,
-            "evaluation.span_metrics",
             "Smith & Troynikov, Evaluating Chunking Strategies for Retrieval, Chroma technical report (2024)"),
     Measure("complete_evidence", "every evidence span lies inside the top k (0/1)", EVERY_K,
-            "evaluation.span_metrics", "defined in this series (span_metrics)"),
+            "defined in this series (span_metrics)"),
     Measure("token_recall", "gold word tokens inside the top k / gold word tokens", EVERY_K,
-            "evaluation.token_metrics.token_span_recall", "defined in this series (span recall with tokens for characters)"),
+            "defined in this series (span recall with tokens for characters)",
+            matrix=False),  # read by post 02 on long gold, not scored in every cell
 )
 MEASURES: dict[str, Measure] = {m.name: m for m in _MEASURES}
 
 
 def register_measure(new: Measure) -> Measure:
-    """Add a measure to :data:`MEASURES` (its column then parses); a taken name is a ``ValueError``."""
+    """Add a measure with its function to :data:`MEASURES` (its column then parses, ``run_matrix``
+    scores it unless ``matrix`` is False); a taken name or a missing function is a ``ValueError``."""
     if new.name in MEASURES:
         raise ValueError(f"measure {new.name!r} is already registered")
+    if not callable(new.compute):
+        raise ValueError(f"measure {new.name!r} needs its function (compute=)")
     MEASURES[new.name] = new
     return new
 
 
-@dataclass(frozen=True)
-class Scorer:
-    """A function that fills the columns of some registered measures for one run.
-
-    ``compute(run, ks)`` returns one row per question of ``run``, in order, with (at least) the
-    ``<measure>@<k>`` columns of ``measures``; ``evaluation.matrix.run_matrix`` adds those
-    columns beside the slot metrics for every scorer in :data:`MATRIX_SCORERS`.
-    """
-
-    name: str
-    measures: tuple[str, ...]
-    compute: Callable[..., "pd.DataFrame"]
+def computes(*names: str) -> Callable:
+    """Decorator binding a function to the declared measures ``names`` (its module is where it is defined)."""
+    def bind(func: Callable[..., "pd.DataFrame"]) -> Callable[..., "pd.DataFrame"]:
+        for name in names:
+            MEASURES[name] = replace(measure(name), compute=func)
+        return func
+    return bind
 
 
-MATRIX_SCORERS: dict[str, Scorer] = {}  # registered by the modules that define them (span_metrics)
+def matrix_functions() -> list[tuple[Callable[..., "pd.DataFrame"], list[str]]]:
+    """(function, the names it computes) for every distinct function of the measures ``run_matrix``
+    scores, in registration order; ``ValueError`` naming a matrix measure whose module bound none."""
+    unbound = [m.name for m in MEASURES.values() if m.matrix and m.compute is None]
+    if unbound:
+        raise ValueError(f"measures {unbound} have no function (import the modules that define them)")
+    found: dict[Callable, list[str]] = {}
+    for m in MEASURES.values():
+        if m.matrix:
+            found.setdefault(m.compute, []).append(m.name)
+    return list(found.items())
 
-
-def register_scorer(name: str, measure_names: Sequence[str], compute: Callable[..., "pd.DataFrame"]) -> Scorer:
-    """Register ``compute`` as the scorer ``name`` of ``measure_names`` (each must be registered)."""
-    if name in MATRIX_SCORERS:
-        raise ValueError(f"scorer {name!r} is already registered")
-    scorer = Scorer(name, tuple(measure(m).name for m in measure_names), compute)
-    MATRIX_SCORERS[name] = scorer
-    return scorer
 
 _COLUMN = re.compile(r"^(?P<name>[a-z_]+)@(?P<k>[1-9][0-9]*)$")
 _INTERVAL_SUFFIXES = ("_low", "_high")

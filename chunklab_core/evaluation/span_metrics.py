@@ -31,7 +31,7 @@ from typing import Iterable, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from chunklab_core.evaluation.measures import KS, column, register_scorer
+from chunklab_core.evaluation.measures import KS, column, computes
 from chunklab_core.retrieval.run import RetrievalRun
 
 SPAN_MEASURES = ("span_recall", "span_precision", "span_iou", "complete_evidence")  # registry names, column order
@@ -118,19 +118,37 @@ def span_overlap(retrieved: Sequence[DocSpan], evidence: Sequence[DocSpan]) -> S
     )
 
 
-def span_scores(run: RetrievalRun, ks: Sequence[int] = KS) -> pd.DataFrame:
-    """Per-question span metrics of one run (id columns as ``evaluation.scoring.score_run``)."""
+def checked_ranking(run: RetrievalRun, ks: Sequence[int]) -> np.ndarray:
+    """``run.ranked`` as an array, checked: one row per question and every k in [1, depth]
+    (``ValueError`` otherwise). The run checks of every span-based scorer (``chroma_metrics`` too)."""
     ranked = np.asarray(run.ranked)
     questions = run.corpus.questions
     if ranked.ndim != 2 or ranked.shape[0] != len(questions):
         raise ValueError(f"run.ranked must be (n_questions={len(questions)}, k_max), got shape {ranked.shape}")
     if not ks or min(ks) < 1 or max(ks) > ranked.shape[1]:
         raise ValueError(f"every k must lie in [1, {ranked.shape[1]}] (the retrieved depth), got {list(ks)}")
-    frame: dict[str, object] = {
-        "corpus": run.corpus.name, "strategy": run.strategy, "retriever": run.retriever,
-        "qid": [q.qid for q in questions], "doc_id": [q.doc_id for q in questions],
-        "has_evidence": [bool(merge_intervals((s, e) for _, s, e in q.evidence_spans)) for q in questions],
-    }
+    return ranked
+
+
+def run_columns(run: RetrievalRun) -> dict[str, object]:
+    """The id columns of a per-question span table: corpus, strategy, retriever, qid, doc_id."""
+    questions = run.corpus.questions
+    return {"corpus": run.corpus.name, "strategy": run.strategy, "retriever": run.retriever,
+            "qid": [q.qid for q in questions], "doc_id": [q.doc_id for q in questions]}
+
+
+def has_evidence(spans: Iterable[DocSpan]) -> bool:
+    """True when the evidence spans hold at least one character."""
+    return bool(merge_intervals((s, e) for _, s, e in spans))
+
+
+@computes(*SPAN_MEASURES)  # the registry's function of the four span measures (measures.MEASURES)
+def span_scores(run: RetrievalRun, ks: Sequence[int] = KS, **_context) -> pd.DataFrame:
+    """Per-question span metrics of one run (id columns as ``evaluation.scoring.score_run``);
+    ``_context`` (the matrix's threshold and pool grades) is not used."""
+    ranked = checked_ranking(run, ks)
+    questions = run.corpus.questions
+    frame = {**run_columns(run), "has_evidence": [has_evidence(q.evidence_spans) for q in questions]}
     columns = {column(name, k): np.full(len(questions), np.nan) for name in SPAN_MEASURES for k in ks}
     for row, question in enumerate(questions):
         if not frame["has_evidence"][row]:
@@ -145,5 +163,3 @@ def span_scores(run: RetrievalRun, ks: Sequence[int] = KS) -> pd.DataFrame:
     frame.update(columns)
     return pd.DataFrame(frame)
 
-
-register_scorer("span", SPAN_MEASURES, span_scores)  # run_matrix adds the span columns (measures.MATRIX_SCORERS)

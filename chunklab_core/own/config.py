@@ -33,6 +33,11 @@ sentences whose distance to the next exceeds that percentile); ``tokens`` only f
 ``structure`` (packs sections up to ``max``) and ``structure_sections`` (one chunk per
 section, split only when longer than ``max``). Overlap must be below the size.
 
+The kinds, their units, keys, names and labels are not listed here: they are read from the
+registered strategies' declarations (``StrategySpec.sizing`` and ``sizes``,
+:mod:`chunklab_core.chunking.sizing`; :func:`sized_kinds`), so a strategy registered with a
+``sizing`` is sizeable in this config with no change to this file.
+
 Read strictly (:func:`chunklab_core.data.question_file.parse_yaml`, the questions file's loader):
 a key given twice (``k: 10`` then ``k: 1``) is an error naming both lines, merge keys
 (``<<: *base``) work, deep nesting and alias bombs are refused; a file that is not UTF-8 text (a
@@ -54,6 +59,7 @@ import yaml
 
 from chunklab_core.core.seeds import DEFAULT_SEED
 from chunklab_core.chunking import STRATEGIES, register_variant, strategy_label
+from chunklab_core.chunking.sizing import CEILING_KEYS, sizing_unit
 from chunklab_core.data.loaders import ValidationError
 from chunklab_core.data.question_file import parse_yaml
 from chunklab_core.evaluation.measures import KS
@@ -62,11 +68,9 @@ from chunklab_core.retrieval.registry import RETRIEVERS, needs_model
 DEFAULT_STRATEGIES = ("fixed_500", "fixed_500_o125", "recursive_500", "sentence_window_2", "semantic_tfidf",
                       "fixed_1000", "fixed_tokens_256", "fixed_tokens_512", "structure_aware",
                       "semantic_embedding")
-KINDS = {"fixed": ("size", "overlap", "unit"), "recursive": ("size", "overlap", "unit"),
-         "semantic": ("floor", "max", "unit", "percentile"), "structure": ("max", "unit"),
-         "structure_sections": ("max", "unit")}
 DEFAULT_PERCENTILE = 80.0  # the series' semantic breakpoint percentile (chunklab 0.5.0 uses 95)
-UNITS = ("characters", "tokens")
+KEY_DEFAULTS = {"overlap": 0, "percentile": DEFAULT_PERCENTILE}  # an entry's value when the key is left out
+UNIT_WORDS = {"chars": "characters", "tokens": "tokens", "sentences": "sentences"}  # a spec's unit -> the config's word
 MODEL_ALIASES = ("all-MiniLM-L6-v2", "minilm", "all-mpnet-base-v2", "mpnet")
 
 
@@ -106,21 +110,48 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def sized_kinds() -> dict[str, dict[str, str]]:
+    """kind -> {unit: the registered strategy a sized entry in that unit is built from}, read from
+    the specs' declared ``sizing`` (the first spec per (kind, unit), in registration order);
+    kinds sorted, units in the order their specs were registered (the first is the default)."""
+    found: dict[str, dict[str, str]] = {}
+    for name, spec in STRATEGIES.items():
+        if spec.sizing is not None:
+            found.setdefault(spec.sizing.kind, {}).setdefault(UNIT_WORDS[sizing_unit(spec.sizes, spec.sizing)], name)
+    return dict(sorted(found.items()))
+
+
+def _either(words: list[str]) -> str:
+    return " or ".join(words) if len(words) < 3 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+def _kind_keys(bases: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(every key an entry of the kind may hold: the sizes first, then unit, then the others; its size keys)."""
+    keys = list(dict.fromkeys(k for base in bases.values() for k in STRATEGIES[base].sizing.keys))
+    sized = [k for k in keys if any(STRATEGIES[b].sizing.keys.get(k) in STRATEGIES[b].sizes for b in bases.values())]
+    return [*sized, "unit", *(k for k in keys if k not in sized)], sized
+
+
 def _variant(entry: dict, where: str, problems: list[str]) -> str | None:
-    """Register the sized variant of ``entry``; its name, or ``None`` after a problem."""
+    """Register the sized variant of ``entry`` from the declarations of the registered specs
+    (``StrategySpec.sizing`` and ``sizes``); its name, or ``None`` after a problem."""
+    kinds = sized_kinds()
     kind = entry.get("kind")
-    if kind not in KINDS:
-        problems.append(f"{where}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if kind not in list(kinds):
+        problems.append(f"{where}: kind must be one of {', '.join(kinds)}, got {kind!r}")
         return None
-    unknown = sorted(set(entry) - {"kind", *KINDS[kind]})
+    bases = kinds[kind]
+    allowed, sized = _kind_keys(bases)
+    unknown = sorted(set(entry) - {"kind", *allowed})
     if unknown:
         problems.append(f"{where}: unknown key(s) {', '.join(map(str, unknown))} for kind {kind} "
-                        f"(allowed: {', '.join(KINDS[kind])})")
-    unit = entry.get("unit", "tokens" if kind.startswith("structure") else "characters")
-    if unit not in UNITS:
-        problems.append(f"{where}: unit must be characters or tokens, got {unit!r}")
+                        f"(allowed: {', '.join(allowed)})")
+    offered = [w for w in UNIT_WORDS.values() if any(w in units for units in kinds.values())]
+    unit = entry.get("unit", next(iter(bases)))
+    if unit not in offered:
+        problems.append(f"{where}: unit must be {_either(offered)}, got {unit!r}")
         return None
-    sizes = {key: entry.get(key) for key in KINDS[kind] if key not in ("unit", "overlap", "percentile")}
+    sizes = {key: entry.get(key) for key in sized if key != "overlap"}
     missing = [key for key, value in sizes.items() if value is None]
     bad = [f"{key}={value!r}" for key, value in sizes.items()
            if value is not None and key != "floor" and not _positive_int(value)]
@@ -143,66 +174,38 @@ def _variant(entry: dict, where: str, problems: list[str]) -> str | None:
         return None
     if missing or bad:
         return None
-    if "size" in sizes and overlap >= sizes["size"]:
-        problems.append(f"{where}: overlap ({overlap}) must be smaller than size ({sizes['size']})")
+    ceiling = next((key for key in CEILING_KEYS if key in sizes), None)
+    if "overlap" in allowed and ceiling and overlap >= sizes[ceiling]:
+        problems.append(f"{where}: overlap ({overlap}) must be smaller than {ceiling} ({sizes[ceiling]})")
         return None
-    unit_word = "tokens" if unit == "tokens" else "characters"
-    o_name = f"_o{overlap}" if overlap else ""
-    o_label = f" / overlap {overlap}" if overlap else ""
-    if kind == "fixed" and unit == "tokens":
-        size = sizes["size"]
-        base = "fixed_tokens_512_o64" if overlap else "fixed_tokens_256"
-        params = {"size": size, **({"overlap": overlap} if overlap else {})}
-        name, label, extra = f"fixed_tokens_{size}{o_name}", f"Fixed {size} tokens{o_label}", {"max_tokens": size}
-    elif kind == "fixed":
-        size = sizes["size"]
-        base, params = "fixed_500", {"size": size, "overlap": overlap}
-        name, label, extra = f"fixed_chars_{size}{o_name}", f"Fixed {size} characters{o_label}", {"max_chars": size}
-    elif kind == "recursive":
-        size = sizes["size"]
-        if unit == "tokens":
-            base = "recursive_tokens_512_o64" if overlap else "recursive_tokens_512"
-            params = {"max_tokens": size, **({"overlap": overlap} if overlap else {})}
-            name, extra = f"recursive_tokens_{size}{o_name}", {"max_tokens": size}
-        else:
-            if overlap:
-                problems.append(f"{where}: overlap for recursive splitting is offered in tokens (unit: tokens)")
-                return None
-            base, params, name = "recursive_500", {"max_chars": size}, f"recursive_chars_{size}"
-            extra = {"max_chars": size}
-        label = f"Recursive {size} {unit_word}{o_label}"
-    elif kind == "semantic":
-        most = sizes["max"]
-        if floor >= most:
-            problems.append(f"{where}: floor ({floor}) must be below max ({most})")
+    if unit not in bases:
+        problems.append(f"{where}: the {kind} cap is in {_either(list(bases))} (unit: {next(iter(bases))})")
+        return None
+    base = STRATEGIES[bases[unit]]
+    values = {**sizes, "overlap": overlap, "percentile": percentile}
+    for key in allowed:
+        if key != "unit" and key not in base.sizing.keys and values.get(key, entry.get(key)) != KEY_DEFAULTS.get(key):
+            units = [u for u, b in bases.items() if key in STRATEGIES[b].sizing.keys]
+            problems.append(f"{where}: {key} for {kind} splitting is offered in {_either(units)} (unit: {units[0]})")
             return None
-        p_name = "" if percentile == DEFAULT_PERCENTILE else f"_p{percentile:g}"
-        p_label = "" if percentile == DEFAULT_PERCENTILE else f", breakpoints above the {percentile:g}th percentile"
-        if unit == "tokens":
-            base = "semantic_embedding_tokens"
-            params = {"min_tokens": floor, "max_tokens": most, "percentile": float(percentile)}
-            name, extra = f"semantic_tokens_floor{floor}_max{most}{p_name}", {"max_tokens": most}
-        else:
-            base = "semantic_embedding"
-            params = {"min_chars": floor, "max_chars": most, "percentile": float(percentile)}
-            name, extra = f"semantic_floor{floor}_max{most}{p_name}", {"max_chars": most}
-        label = f"Semantic (embedding, floor {floor}, max {most}{'' if unit == 'characters' else ' tokens'}{p_label})"
-    else:  # structure, structure_sections
-        if unit != "tokens":
-            problems.append(f"{where}: the structure cap is in tokens (unit: tokens)")
-            return None
-        most = sizes["max"]
-        if kind == "structure":
-            base, name, label = "structure_aware", f"structure_tokens_{most}", f"Structure-aware (≤{most} tokens)"
-        else:
-            base, name = "structure_sections", f"structure_sections_tokens_{most}"
-            label = f"Structure-aware, one chunk per section (≤{most} tokens)"
-        params, extra = {"max_tokens": most}, {"max_tokens": most}
-    if name in STRATEGIES and STRATEGIES[name].func is STRATEGIES[base].func \
+    if floor is not None and ceiling and floor >= sizes[ceiling]:
+        problems.append(f"{where}: floor ({floor}) must be below {ceiling} ({sizes[ceiling]})")
+        return None
+    params = {param: float(values[key]) if key == "percentile" else values[key]
+              for key, param in base.sizing.keys.items()
+              if param in base.params or values[key] != KEY_DEFAULTS.get(key)}
+    default = percentile == DEFAULT_PERCENTILE
+    fields = {**values, "_o": f"_o{overlap}" if overlap else "", "o_label": f" / overlap {overlap}" if overlap else "",
+              "_p": "" if default else f"_p{percentile:g}",
+              "p_label": "" if default else f", breakpoints above the {percentile:g}th percentile"}
+    name, label = base.sizing.name.format(**fields), base.sizing.label.format(**fields)
+    spec_unit = base.sizes[base.sizing.keys[ceiling]] if ceiling else None
+    extra = {f"max_{spec_unit}": sizes[ceiling]} if spec_unit in ("chars", "tokens") else {}
+    if name in STRATEGIES and STRATEGIES[name].func is base.func \
             and all(STRATEGIES[name].params.get(k) == v for k, v in params.items()):
         return name  # e.g. fixed_tokens_512, already registered
     try:
-        return register_variant(name, base, params, label, **extra)
+        return register_variant(name, base.name, params, label, **extra)
     except ValueError as exc:
         problems.append(f"{where}: {exc}")
         return None

@@ -1,7 +1,8 @@
 """The executed posts as a static website: one HTML page per post, an index, no code cells.
 
-Handles: every executed post ``notebooks/NN_*.ipynb`` (found by glob, so posts added later
-appear without a change here). Each page shows the post's prose, tables and figures with the
+Handles: every executed post ``notebooks/NN_*.ipynb`` of the one list of posts
+(``reports.posts.POSTS``, so a post added there appears without a change here; a notebook
+not in it is not published). Each page shows the post's prose, tables and figures with the
 code cells left out (their outputs stay), warnings and progress bars (stderr) dropped, and
 links to the index and to the previous and next post. A page opens with the post's key
 findings (its closing section, found by its heading: :data:`KEY_SECTIONS`, repeated after the
@@ -54,9 +55,9 @@ import nbformat
 from chunklab_core.core.html_safety import attr, escape_markdown_html, strip_active_content, text, url
 
 from chunklab_core.core.paths import PROJ_ROOT
+from chunklab_core.reports.posts import POSTS
 from chunklab_core.reports.site_tables import tidy_tables
 
-POST_GLOB = "[0-9][0-9]_*.ipynb"
 IMAGE_DIR = "img"
 # Headings of a post's closing section (the first that matches), shown first as its key findings.
 KEY_SECTIONS = ("What this shows", "What to take away", "Takeaways", "What this run supports",
@@ -133,10 +134,12 @@ class Post:
         return self.source.stem + ".html"
 
 
-def discover_posts(folder: Path | None = None) -> list[Path]:
-    """The executed posts ``NN_*.ipynb`` of ``folder`` (default ``notebooks/``), in name order."""
+def discover_posts(folder: Path | None = None, names: list[str] | None = None) -> list[Path]:
+    """The executed posts of ``folder`` (default ``notebooks/``) in name order: ``<name>.ipynb``
+    for each post of ``reports.posts.POSTS`` (or of ``names``) that is there."""
     folder = Path(folder) if folder is not None else PROJ_ROOT / "notebooks"
-    return sorted(folder.glob(POST_GLOB))
+    names = [p.name for p in POSTS] if names is None else names
+    return sorted(path for path in (folder / f"{name}.ipynb" for name in names) if path.is_file())
 
 
 def _markdown_to_html(text: str) -> str:

@@ -12,7 +12,9 @@ Not handled: the decision guide (``tables``), the wording (``prose``).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -31,6 +33,28 @@ __all__ = ["READING_ORDER", "POST_FINDINGS", "post_findings", "reading_order", "
 READING_ORDER = posts.reading_order()  # from the one list of posts (reports.posts)
 
 
+_FINDERS: dict[str, Callable[[Path | None], list[dict]]] = {}
+
+
+def _finds(key: str):
+    """Register a findings function under ``key``: the numbers of the posts it cites first (``"01, 03"``),
+    then, for a second function of the same post, what it adds (``"01 full set"``)."""
+    def register(func):
+        _FINDERS[key] = func
+        return func
+    return register
+
+
+def _in_post_order(finders: dict) -> dict:
+    """``finders`` ordered by the position of their first post in ``reports.posts.POSTS`` (stable);
+    a key naming a post that is not registered is a ``KeyError``."""
+    order = [p.number for p in posts.POSTS]
+    for key in finders:
+        for number in re.findall(r"\b\d\d\b", key):
+            posts.post(number)
+    return dict(sorted(finders.items(), key=lambda item: order.index(posts.post(item[0][:2]).number)))
+
+
 def reading_order() -> pd.DataFrame:
     """The order in which to read the posts, and what each one adds."""
     return pd.DataFrame(READING_ORDER, columns=["post", "title", "read it for"])
@@ -45,6 +69,7 @@ def _passages_label(corpus: str, passages: int) -> str:
     return f"{DATASETS.get(corpus, corpus)}, {numbers.count(passages, 'passage')} (a human and a generated question each)"
 
 
+@_finds('01, 03')
 def _post01_03(data_dir) -> list[dict]:
     """Post 01's recall@10 per strategy with articles resampled (post 03's honest interval for
     questions that share articles; post 01's question-resampled interval of the same quantity is
@@ -76,6 +101,7 @@ def _post01_03(data_dir) -> list[dict]:
     return rows
 
 
+@_finds('01 full set')
 def _post01_full(data_dir) -> list[dict]:
     """Post 01's design on the larger SQuAD sample: the leader's paired interval against each strategy."""
     rows = []
@@ -88,6 +114,7 @@ def _post01_full(data_dir) -> list[dict]:
     return rows
 
 
+@_finds('02')
 def _post02(data_dir) -> list[dict]:
     """Post 02's ranking stability: Kendall's τ between two settings' rankings of the same strategies."""
     rows = []
@@ -101,6 +128,7 @@ def _post02(data_dir) -> list[dict]:
     return rows
 
 
+@_finds('04')
 def _post04(data_dir) -> list[dict]:
     rows = []
     for _, r in read_table("04_retrieval.csv", data_dir).iterrows():
@@ -120,6 +148,7 @@ def _post04(data_dir) -> list[dict]:
     return rows
 
 
+@_finds('05')
 def _post05(data_dir) -> list[dict]:
     rows = []
     answers = read_table("05_answers.csv", data_dir)
@@ -147,6 +176,7 @@ def _post05(data_dir) -> list[dict]:
     return rows
 
 
+@_finds('06')
 def _post06(data_dir) -> list[dict]:
     rows = []
     for _, r in judge_agreement(data_dir).iterrows():
@@ -161,6 +191,7 @@ def _post06(data_dir) -> list[dict]:
     return rows
 
 
+@_finds('07')
 def _post07(data_dir) -> list[dict]:
     rows = []
     stage = read_table("07_stage.csv", data_dir)
@@ -175,6 +206,7 @@ def _post07(data_dir) -> list[dict]:
     return rows
 
 
+@_finds('08')
 def _post08(data_dir) -> list[dict]:
     """Post 08: Chroma's report re-run (each pair of neighbouring rows, and the LLM chunker on its
     slice against each other row), paired differences of recall in points with the hull of the
@@ -190,7 +222,7 @@ def _post08(data_dir) -> list[dict]:
     return rows
 
 
-POST_FINDINGS = {"01, 03": _post01_03, "01 full set": _post01_full, "02": _post02, "04": _post04, "05": _post05, "06": _post06, "07": _post07, "08": _post08}
+POST_FINDINGS = _in_post_order(_FINDERS)  # keyed by the posts they cite, in the one list's order (reports.posts)
 
 
 def post_findings(posts: str, data_dir: Path | None = None) -> pd.DataFrame:
