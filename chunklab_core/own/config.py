@@ -15,7 +15,7 @@ Every key is optional; a missing key takes the default below. An example with ev
     retrievers: [bm25, dense, hybrid]
     models: [all-MiniLM-L6-v2]        # all-MiniLM-L6-v2 / minilm, all-mpnet-base-v2 / mpnet,
                                       # or the path of a local sentence-transformers folder
-    backend: torch                    # torch or onnx (embeddings through ONNX Runtime)
+    backend: auto                     # auto (the default), onnx or torch; see below
     k: 5                              # the cut-off of the recommendation (recall@k)
     budgets: [500, 1000, 2000, 4000]  # tokens a question may read (recall at a budget)
     recall_target: 0.8                # report the tokens each cell needs to reach this recall
@@ -32,6 +32,12 @@ semantic (``floor`` from 0 = no floor, ``max``; ``percentile``, default 80, brea
 sentences whose distance to the next exceeds that percentile); ``tokens`` only for
 ``structure`` (packs sections up to ``max``) and ``structure_sections`` (one chunk per
 section, split only when longer than ``max``). Overlap must be below the size.
+
+Backend: ``auto`` embeds through ONNX Runtime without importing torch for the models whose ONNX
+vectors equal the PyTorch ones within ``onnx_embedding.EQUAL_COSINE_DISTANCE`` (cosine
+distance; ``onnx_embedding.ONNX_EQUAL``: all-MiniLM-L6-v2, all-mpnet-base-v2) and through
+PyTorch (sentence-transformers) for any other model; ``onnx`` forces ONNX for every model,
+``torch`` opts out of ONNX.
 
 Read strictly (:func:`chunklab_core.data.question_file.parse_yaml`, the questions file's loader):
 a key given twice (``k: 10`` then ``k: 1``) is an error naming both lines, merge keys
@@ -77,7 +83,7 @@ class OwnConfig:
     strategies: list[str] = field(default_factory=lambda: list(DEFAULT_STRATEGIES))
     retrievers: list[str] = field(default_factory=lambda: list(RETRIEVERS))
     models: list[str] = field(default_factory=lambda: ["all-MiniLM-L6-v2"])
-    backend: str = "torch"
+    backend: str = "auto"
     k: int = 5
     budgets: list[int] = field(default_factory=lambda: [500, 1000, 2000, 4000])
     recall_target: float = 0.8
@@ -308,8 +314,8 @@ def parse_config(data: Any, name: str = "config") -> OwnConfig:
     if "models" in data:
         config.models = _models(data["models"], problems, name)
     if "backend" in data:
-        if data["backend"] not in ("torch", "onnx"):
-            problems.append(f"{name}: backend must be torch or onnx, got {data['backend']!r}")
+        if data["backend"] not in ("auto", "torch", "onnx"):
+            problems.append(f"{name}: backend must be auto, torch or onnx, got {data['backend']!r}")
         else:
             config.backend = data["backend"]
     for key, low in (("k", 1), ("resamples", 100)):
