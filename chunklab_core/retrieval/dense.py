@@ -182,7 +182,7 @@ class DenseRetriever:
         if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
             raise ValueError(f"processes must be an integer >= 1, got {processes!r}")
         self.label, self.model_folder = resolve_model(model)
-        self.backend = backend = resolve_backend(backend, self.label)
+        self.backend = backend = resolve_backend(backend, self.label, self.model_folder)
         if self.backend != "torch" and processes > 1:
             raise ValueError(f"processes > 1 needs the torch backend (sentence-transformers' pool), "
                              f"got backend={backend!r} with processes={processes}")

@@ -71,12 +71,18 @@ def check_backend(backend: str) -> str:
     return backend
 
 
-def resolve_backend(backend: str, label: str) -> str:
-    """``backend``, with ``"auto"`` read as ``"onnx"`` for a model in :data:`ONNX_EQUAL` and
+def resolve_backend(backend: str, label: str, folder: str | os.PathLike | None = None) -> str:
+    """``backend``, with ``"auto"`` read as ``"onnx"`` for a model in :data:`ONNX_EQUAL` (by
+    label, or by its folder being the shipped MiniLM's or the assembled mpnet's) and
     ``"torch"`` for any other (checked as :func:`check_backend`)."""
-    if backend == AUTO:
-        return "onnx" if label in ONNX_EQUAL else "torch"
-    return check_backend(backend)
+    if backend != AUTO:
+        return check_backend(backend)
+    if label in ONNX_EQUAL:
+        return "onnx"
+    from chunklab_core.retrieval.model_assembly import minilm_path, mpnet_path
+
+    shipped = {Path(p()).resolve() for p in (minilm_path, mpnet_path)}
+    return "onnx" if folder is not None and Path(folder).resolve() in shipped else "torch"
 
 
 def model_cache_dir() -> Path:
