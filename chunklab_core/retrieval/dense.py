@@ -193,10 +193,10 @@ class DenseRetriever:
             memo = Path(root) / "file-sha256.json" if root is not None else None
             self.identity = cache_key(f"{self.label}-{backend}", self.model_folder, memo=memo,
                                       libraries=(*DEFAULT_LIBRARIES, "onnxruntime"), extra={"backend": backend})
-            # the fp32 export is keyed as the "onnx" backend's vectors, whichever backend reads it
-            self.export_identity = self.identity if backend == "onnx" else cache_key(
-                f"{self.label}-onnx", self.model_folder, memo=memo, libraries=(*DEFAULT_LIBRARIES, "onnxruntime"),
-                extra={"backend": "onnx"})
+            # the fp32 export: keyed by the files and libraries alone (not the label, so a model
+            # named by its folder path shares the alias's export), whichever backend reads it
+            self.export_identity = cache_key("onnx", self.model_folder, memo=memo,
+                                             libraries=(*DEFAULT_LIBRARIES, "onnxruntime"), extra={"backend": "onnx"})
         self.onnx_dir = Path(cache_dir) / "onnx" if cache_dir is not None else model_cache_dir()
         auto_query, auto_passage = default_prefixes(self.label, self.model_folder)
         self.query_prefix = auto_query if query_prefix is None else query_prefix
@@ -276,7 +276,7 @@ class DenseRetriever:
             elif quantize:
                 raise ValueError(f"{self.label}: int8 needs a folder of Transformer, mean Pooling, Normalize")
             else:
-                self._onnx = OnnxEncoder(self.model, self.identity, self.num_threads, cache_dir=self.onnx_dir)
+                self._onnx = OnnxEncoder(self.model, self.export_identity, self.num_threads, cache_dir=self.onnx_dir)
         return self._onnx
 
     def _encode(self, texts: list[str]) -> np.ndarray:
