@@ -122,7 +122,8 @@ def test_a_cold_own_documents_dense_cell_never_imports_torch(tmp_path):
     DenseRetriever("minilm", cache=False, backend="auto").onnx_encoder()
     config = tmp_path / "own.yaml"
     config.write_text("strategies: [fixed_tokens_512_o64, {kind: semantic, floor: 0, max: 1000, unit: tokens}]\n"
-                      "retrievers: [dense, hybrid]\n", encoding="utf-8")
+                      f"retrievers: [dense, hybrid]\nmodels: [{minilm_path()}]\n",  # by its folder, as a user may
+                      encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CHUNKLAB_CACHE": str(tmp_path / "cold"),
            "CHUNKLAB_RUNS_DIR": str(tmp_path / "runs"), "CHUNKLAB_RUNS": "live", "CI": "1"}
     docs = ROOT / "examples" / "own_docs"

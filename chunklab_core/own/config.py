@@ -63,6 +63,7 @@ from chunklab_core.chunking import STRATEGIES, register_variant, strategy_label
 from chunklab_core.data.loaders import ValidationError
 from chunklab_core.data.question_file import parse_yaml
 from chunklab_core.evaluation.measures import KS
+from chunklab_core.retrieval.model_assembly import shipped_label
 from chunklab_core.retrieval.registry import RETRIEVERS, needs_model
 
 DEFAULT_STRATEGIES = ("fixed_500", "fixed_500_o125", "recursive_500", "sentence_window_2", "semantic_tfidf",
@@ -250,7 +251,9 @@ def _models(value: Any, problems: list[str], name: str) -> list[str]:
             problems.append(f"{name}: model {model!r} is neither a shipped model ({', '.join(MODEL_ALIASES)}) "
                             "nor a local sentence-transformers folder (with config.json)")
             continue
-        problem = model_folder_problem(folder)
+        if shipped_label(folder):  # the shipped MiniLM's folder, or the assembled mpnet: known good
+            continue
+        problem = model_folder_problem(folder)  # imports transformers (and with it torch)
         if problem:
             problems.append(f"{name}: model {model!r}: {problem}")
     return value
