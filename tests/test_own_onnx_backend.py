@@ -155,3 +155,61 @@ def test_mpnet_onnx_vectors_equal_pytorch():
     a, b = torch_path.embed(texts), onnx_path.embed(texts)
     cosine = (a.astype(np.float64) * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
     assert np.all(1.0 - cosine <= EQUAL_COSINE_DISTANCE), float(np.max(1.0 - cosine))
+
+
+def test_quantize_int8_is_an_option_of_the_onnx_path_only():
+    from chunklab_core.data.loaders import ValidationError
+
+    assert OwnConfig().quantize is None and OwnConfig().embedding_backend == "auto"
+    config = parse_config({"quantize": "int8"})
+    assert config.embedding_backend == "onnx-int8" and config.as_parameters()["BACKEND"] == "onnx-int8"
+    assert parse_config({"quantize": "int8", "backend": "onnx"}).embedding_backend == "onnx-int8"
+    with pytest.raises(ValidationError, match="quantize: int8 quantises the ONNX path; it needs backend auto or onnx"):
+        parse_config({"quantize": "int8", "backend": "torch"})
+    with pytest.raises(ValidationError, match="quantize must be int8"):
+        parse_config({"quantize": "fp16"})
+
+
+def _tiny_matmul_model(path: Path) -> None:
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    weights = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(4, 3) / 7, name="W")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"])], "tiny",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 3])], [weights])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+
+
+def test_the_int8_file_is_built_once_beside_the_export_and_atomically(tmp_path):
+    import onnx
+    import onnxruntime as ort
+
+    from chunklab_core.retrieval.onnx_embedding import quantized_path
+
+    fp32 = tmp_path / "model.onnx"
+    _tiny_matmul_model(fp32)
+    built = quantized_path(fp32)
+    assert built == tmp_path / "model.int8.onnx" and built.is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.int8.onnx", "model.onnx"]  # no temporary left
+    ops = {node.op_type for node in onnx.load(str(built)).graph.node}
+    assert "MatMulInteger" in ops or "DynamicQuantizeMatMul" in ops or "QLinearMatMul" in ops, ops
+    stamp = built.stat().st_mtime_ns
+    assert quantized_path(fp32) == built and built.stat().st_mtime_ns == stamp  # reused, not rebuilt
+    x = np.array([[1.0, -2.0, 0.5, 3.0]], dtype=np.float32)
+    expected = ort.InferenceSession(str(fp32)).run(None, {"x": x})[0]
+    got = ort.InferenceSession(str(built)).run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, expected, rtol=0.05, atol=0.05)  # int8: close, not equal
+
+
+def test_int8_vectors_are_close_to_fp32_and_keyed_apart(tmp_path):
+    texts = ["The lantern sits 38 metres above mean sea level.", "Who designed Harbour Point lighthouse?",
+             "The fog horn sounds one blast of three seconds every thirty seconds."]
+    fp32 = DenseRetriever("minilm", cache=False, num_threads=2, backend="onnx")
+    int8 = DenseRetriever("minilm", cache=False, num_threads=2, backend="onnx-int8")
+    assert int8.identity != fp32.identity and int8.export_identity == fp32.export_identity
+    assert int8.onnx_encoder().path.name == "model.int8.onnx"
+    a, b = fp32.embed(texts).astype(np.float64), int8.embed(texts).astype(np.float64)
+    cosine = (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    assert np.all(1.0 - cosine < 0.05), cosine  # close; scripts/bench_int8.py measures how close
+    assert not np.allclose(a, b, atol=1e-6)  # and not the fp32 vectors
