@@ -67,7 +67,7 @@ ONNX_EQUAL = ("all-MiniLM-L6-v2", "all-mpnet-base-v2")  # labels checked within 
 def check_backend(backend: str) -> str:
     """``backend`` if it is one of :data:`BACKENDS`, else ``ValueError`` naming them."""
     if backend not in BACKENDS:
-        raise ValueError(f"unknown embedding backend {backend!r}; known: {', '.join(BACKENDS)}")
+        raise ValueError(f"unknown embedding backend {backend!r}; known: {', '.join(BACKENDS)} (or auto)")
     return backend
 
 
