@@ -47,9 +47,10 @@ def test_the_backend_is_a_field_of_the_cache_key_and_the_export_is_cached(both):
     torch_path, onnx_path, root = both
     assert onnx_path.identity.startswith("all-MiniLM-L6-v2-onnx__") and onnx_path.identity != torch_path.identity
     assert onnx_path.cache.folder != torch_path.cache.folder
-    exported = root / "onnx" / onnx_path.identity / "model.onnx"
+    exported = root / "onnx" / onnx_path.export_identity / "model.onnx"
+    assert onnx_path.export_identity.startswith("onnx__")
     assert exported.is_file() and not list(exported.parent.glob("*.tmp"))
-    encoder = OnnxEncoder(onnx_path.model, onnx_path.identity, 1, cache_dir=root / "onnx")  # reuses the file
+    encoder = OnnxEncoder(onnx_path.model, onnx_path.export_identity, 1, cache_dir=root / "onnx")  # reuses the file
     assert encoder.path == exported
     assert encoder.encode([]).shape == (0, 384)
 

@@ -1,7 +1,11 @@
 """Lexical chunk-quality proxies: cohesion, boundary clarity and stickiness from TF-IDF.
 
-Handles: TF-IDF vectors of arbitrary character spans of a corpus, with one scikit-learn
-``TfidfVectorizer`` (defaults) fitted per document on that document's sentences, and the three
+Handles: TF-IDF vectors of arbitrary character spans of a corpus, with the vocabulary and idf
+of scikit-learn's ``TfidfVectorizer`` (defaults) fitted per document on that document's
+sentences (computed by :func:`fit_idf`, which equals ``TfidfVectorizer().fit``'s
+``vocabulary_`` and ``idf_`` -- pinned against scikit-learn in ``tests/test_lexical_idf.py`` --
+without importing scikit-learn, whose import was the largest single cost of a warm run on
+your own documents), and the three
 lexical metrics that ``chunking.health`` reports. The chunk-quality literature measures these
 with language models: MoC (Zhao et al., ACL 2025, "MoC: Mixtures of Text Chunking Learners
 for Retrieval-Augmented Generation System", arXiv:2503.09600) defines *Boundary Clarity* and
@@ -46,12 +50,31 @@ similarity, perplexity.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
 TOKEN_PATTERN = re.compile(r"(?u)\b\w\w+\b")  # scikit-learn's default token_pattern
+
+
+def fit_idf(sentences: Sequence[str]) -> tuple[dict[str, int], np.ndarray] | None:
+    """Vocabulary (term -> column, terms in sorted order) and smoothed idf of ``sentences``,
+    ``idf(t) = ln((1 + n) / (1 + df(t))) + 1`` with ``n`` sentences and ``df(t)`` the sentences
+    holding ``t`` (terms: :data:`TOKEN_PATTERN` on the lower-cased text), as scikit-learn's
+    ``TfidfVectorizer()`` defaults fit them (its user guide, "Tf-idf term weighting",
+    ``smooth_idf=True``); ``None`` when there is no term (where scikit-learn raises).
+    """
+    df: Counter = Counter()
+    for sentence in sentences:
+        df.update(set(TOKEN_PATTERN.findall(sentence.lower())))
+    if not df:
+        return None
+    terms = sorted(df)
+    counts = np.array([df[t] for t in terms], dtype=np.float64)
+    idf = np.log((1.0 + len(sentences)) / (1.0 + counts)) + 1.0
+    return {term: column for column, term in enumerate(terms)}, idf
 
 
 class LexicalIndex:
@@ -64,8 +87,6 @@ class LexicalIndex:
 
     def __init__(self, texts: Sequence[str], offsets: np.ndarray, sentence_starts: np.ndarray,
                  sentence_ends: np.ndarray, sentence_doc: np.ndarray) -> None:
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
         tok_starts, tok_ends, terms, idf_blocks = [], [], [], []
         n_terms = 0
         bounds = np.searchsorted(sentence_doc, np.arange(len(texts) + 1))
@@ -73,19 +94,18 @@ class LexicalIndex:
             rows = slice(bounds[i], bounds[i + 1])
             sentences = [text[s - offsets[i] : e - offsets[i]] for s, e in
                          zip(sentence_starts[rows], sentence_ends[rows])]
-            try:
-                vectorizer = TfidfVectorizer().fit(sentences)
-            except ValueError:  # no sentence (or no two-character word): no term
+            fitted = fit_idf(sentences)
+            if fitted is None:  # no sentence (or no two-character word): no term
                 continue
-            vocabulary = vectorizer.vocabulary_
+            vocabulary, idf = fitted
             found = [(m.start(), m.end(), vocabulary.get(m.group().lower(), -1))
                      for m in TOKEN_PATTERN.finditer(text)]
             found = np.array([f for f in found if f[2] >= 0], dtype=np.int64).reshape(-1, 3)
             tok_starts.append(found[:, 0] + offsets[i])
             tok_ends.append(found[:, 1] + offsets[i])
             terms.append(found[:, 2] + n_terms)
-            idf_blocks.append(vectorizer.idf_)
-            n_terms += len(vectorizer.idf_)
+            idf_blocks.append(idf)
+            n_terms += len(idf)
         empty = np.zeros(0, dtype=np.int64)
         self.token_starts = np.concatenate(tok_starts) if tok_starts else empty
         self.token_ends = np.concatenate(tok_ends) if tok_ends else empty

@@ -150,7 +150,7 @@ def _answers(args, validate, check_output_folder) -> int:
 
     try:
         items = own_answers.build_items(corpus, cells, k, args.n_questions, seed, progress=progress,
-                                        backend=config.backend, embed_model=config.models[0],
+                                        backend=config.embedding_backend, embed_model=config.models[0],
                                         threshold=config.threshold)
     except (ValueError, CacheUnusable) as err:  # a cache that cannot be used names its folder and the fix
         return _fail(str(err))

@@ -15,7 +15,8 @@ Every key is optional; a missing key takes the default below. An example with ev
     retrievers: [bm25, dense, hybrid]
     models: [all-MiniLM-L6-v2]        # all-MiniLM-L6-v2 / minilm, all-mpnet-base-v2 / mpnet,
                                       # or the path of a local sentence-transformers folder
-    backend: torch                    # torch or onnx (embeddings through ONNX Runtime)
+    backend: auto                     # auto (the default), onnx or torch; see below
+    quantize: int8                    # off by default: int8 weights for the ONNX path; see below
     k: 5                              # the cut-off of the recommendation (recall@k)
     budgets: [500, 1000, 2000, 4000]  # tokens a question may read (recall at a budget)
     recall_target: 0.8                # report the tokens each cell needs to reach this recall
@@ -37,6 +38,16 @@ The kinds, their units, keys, names and labels are not listed here: they are rea
 registered strategies' declarations (``StrategySpec.sizing`` and ``sizes``,
 :mod:`chunklab_core.chunking.sizing`; :func:`sized_kinds`), so a strategy registered with a
 ``sizing`` is sizeable in this config with no change to this file.
+
+Backend: ``auto`` embeds through ONNX Runtime without importing torch for the models whose ONNX
+vectors equal the PyTorch ones within ``onnx_embedding.EQUAL_COSINE_DISTANCE`` (cosine
+distance; ``onnx_embedding.ONNX_EQUAL``: all-MiniLM-L6-v2, all-mpnet-base-v2) and through
+PyTorch (sentence-transformers) for any other model; ``onnx`` forces ONNX for every model,
+``torch`` opts out of ONNX. ``quantize: int8`` (off by default; ONNX only, so not with
+``backend: torch``) embeds with the dynamic int8 quantisation of the ONNX export
+(``onnx_embedding.quantized_path``, built locally in the user's cache): faster, and its
+recall@5 on post 02's SQuAD sample has a paired interval against fp32 that contains 0
+(``scripts/bench_int8.py``), but its vectors are not those of the PyTorch path.
 
 Read strictly (:func:`chunklab_core.data.question_file.parse_yaml`, the questions file's loader):
 a key given twice (``k: 10`` then ``k: 1``) is an error naming both lines, merge keys
@@ -63,6 +74,7 @@ from chunklab_core.chunking.sizing import CEILING_KEYS, sizing_unit
 from chunklab_core.data.loaders import ValidationError
 from chunklab_core.data.question_file import parse_yaml
 from chunklab_core.evaluation.measures import KS
+from chunklab_core.retrieval.model_assembly import shipped_label
 from chunklab_core.retrieval.registry import RETRIEVERS, needs_model
 
 DEFAULT_STRATEGIES = ("fixed_500", "fixed_500_o125", "recursive_500", "sentence_window_2", "semantic_tfidf",
@@ -81,13 +93,19 @@ class OwnConfig:
     strategies: list[str] = field(default_factory=lambda: list(DEFAULT_STRATEGIES))
     retrievers: list[str] = field(default_factory=lambda: list(RETRIEVERS))
     models: list[str] = field(default_factory=lambda: ["all-MiniLM-L6-v2"])
-    backend: str = "torch"
+    backend: str = "auto"
+    quantize: str | None = None
     k: int = 5
     budgets: list[int] = field(default_factory=lambda: [500, 1000, 2000, 4000])
     recall_target: float = 0.8
     resamples: int = 10_000
     seed: int = DEFAULT_SEED
     threshold: float = 0.9
+
+    @property
+    def embedding_backend(self) -> str:
+        """The ``DenseRetriever`` backend: ``backend``, or ``"onnx-int8"`` with ``quantize: int8``."""
+        return "onnx-int8" if self.quantize == "int8" else self.backend
 
     @property
     def ks(self) -> list[int]:
@@ -97,7 +115,7 @@ class OwnConfig:
     def as_parameters(self) -> dict[str, Any]:
         """The notebook's parameters (papermill) for this config."""
         return {"STRATEGIES": list(self.strategies), "RETRIEVERS": list(self.retrievers),
-                "MODELS": list(self.models), "BACKEND": self.backend, "K": self.k, "KS": self.ks,
+                "MODELS": list(self.models), "BACKEND": self.embedding_backend, "K": self.k, "KS": self.ks,
                 "BUDGETS": list(self.budgets), "RECALL_TARGET": self.recall_target,
                 "RESAMPLES": self.resamples, "SEED": self.seed, "THRESHOLD": self.threshold}
 
@@ -247,7 +265,9 @@ def _models(value: Any, problems: list[str], name: str) -> list[str]:
             problems.append(f"{name}: model {model!r} is neither a shipped model ({', '.join(MODEL_ALIASES)}) "
                             "nor a local sentence-transformers folder (with config.json)")
             continue
-        problem = model_folder_problem(folder)
+        if shipped_label(folder):  # the shipped MiniLM's folder, or the assembled mpnet: known good
+            continue
+        problem = model_folder_problem(folder)  # imports transformers (and with it torch)
         if problem:
             problems.append(f"{name}: model {model!r}: {problem}")
     return value
@@ -311,10 +331,17 @@ def parse_config(data: Any, name: str = "config") -> OwnConfig:
     if "models" in data:
         config.models = _models(data["models"], problems, name)
     if "backend" in data:
-        if data["backend"] not in ("torch", "onnx"):
-            problems.append(f"{name}: backend must be torch or onnx, got {data['backend']!r}")
+        if data["backend"] not in ("auto", "torch", "onnx"):
+            problems.append(f"{name}: backend must be auto, torch or onnx, got {data['backend']!r}")
         else:
             config.backend = data["backend"]
+    if "quantize" in data:
+        if data["quantize"] not in (None, "int8"):
+            problems.append(f"{name}: quantize must be int8 (or absent: no quantisation), got {data['quantize']!r}")
+        elif data["quantize"] == "int8" and config.backend == "torch":
+            problems.append(f"{name}: quantize: int8 quantises the ONNX path; it needs backend auto or onnx, not torch")
+        else:
+            config.quantize = data["quantize"]
     for key, low in (("k", 1), ("resamples", 100)):
         if key in data:
             if not _positive_int(data[key]) or data[key] < low:

@@ -149,7 +149,7 @@ def compute(docs: str, questions: str, config_path: str = "", resamples: int = 0
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         matrix = run_matrix({"own": corpus}, config.strategies, config.retrievers, config.models, None, config.ks,
-                            config.threshold, progress=progress, backend=config.backend)
+                            config.threshold, progress=progress, backend=config.embedding_backend)
         summary = summary_with_intervals(matrix.per_question, config.k, config.resamples, config.seed)
         health = chunk_health(matrix, "own", corpus, config.strategies)
         recommendations = own_recommendation.recommend(matrix.per_question, matrix.runs, health, config.k,

@@ -37,7 +37,7 @@ def config_text(config, config_path: str, loader_notes: str) -> str:
     """The run's settings in one sentence: config file, strategies, retrievers, models, k, target, resamples."""
     return (f"Config: {'`' + config_path + '`' if config_path else 'the defaults'}; strategies: "
             f"{', '.join(config.strategies)}; retrievers: {', '.join(config.retrievers)}; embedding models: "
-            f"{', '.join(config.models)} ({config.backend}); k = {config.k}; recall target {config.recall_target:.2f}; "
+            f"{', '.join(config.models)} ({config.embedding_backend}); k = {config.k}; recall target {config.recall_target:.2f}; "
             f"{config.resamples:,} paired resamples, seed {config.seed}."
             + (f" Loader notes: {loader_notes}" if loader_notes else ""))
 

@@ -34,9 +34,14 @@ process's batch).
 
 Backends (``backend=``): "torch" (default) encodes with the sentence-transformers model;
 "onnx" runs its transformer through ONNX Runtime (``onnx_embedding``: exported locally from
-the same weights, same tokenizer, pooling and normalisation). The backend is a field of the
-cache key (``embedding_cache.cache_key`` with ``extra={"backend": "onnx"}`` and onnxruntime's
-version among the libraries), so vectors of the two paths are never mixed.
+the same weights, same tokenizer, pooling and normalisation; without importing torch when
+``onnx_embedding.folder_pipeline`` reads the folder, torch only for the one-time export);
+"onnx-int8" the same with the export's dynamic int8 quantisation; "auto" is "onnx" for the
+models whose ONNX vectors were checked equal to PyTorch's (``onnx_embedding.ONNX_EQUAL``) and
+"torch" for others. The backend is a field of the cache key (``embedding_cache.cache_key``
+with ``extra={"backend": ...}`` and onnxruntime's version among the libraries), so vectors of
+the paths are never mixed. ONNX exports live in ``onnx_embedding.model_cache_dir()`` (beside
+the embedding cache when ``cache_dir`` is given).
 
 Not handled: approximate nearest-neighbour indexes (search is exact and O(queries x texts)),
 GPU-specific tuning (mixed precision, batch size search), late interaction / multi-vector models.
@@ -58,7 +63,8 @@ from chunklab_core.core import paths
 from chunklab_core.retrieval.topk import top_k_rows
 from chunklab_core.retrieval.embedding_cache import DEFAULT_LIBRARIES, EmbeddingCache, cache_key, model_identity
 from chunklab_core.retrieval.model_assembly import resolve_model
-from chunklab_core.retrieval.onnx_embedding import OnnxEncoder, check_backend
+from chunklab_core.retrieval.onnx_embedding import (FolderEncoder, OnnxEncoder, folder_pipeline, model_cache_dir,
+                                                    resolve_backend)
 
 # (pattern on the lower-cased model label, query prefix, passage prefix)
 PREFIX_TABLE: tuple[tuple[str, str, str], ...] = (
@@ -176,7 +182,7 @@ class DenseRetriever:
         if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
             raise ValueError(f"processes must be an integer >= 1, got {processes!r}")
         self.label, self.model_folder = resolve_model(model)
-        self.backend = check_backend(backend)
+        self.backend = backend = resolve_backend(backend, self.label, self.model_folder)
         if self.backend != "torch" and processes > 1:
             raise ValueError(f"processes > 1 needs the torch backend (sentence-transformers' pool), "
                              f"got backend={backend!r} with processes={processes}")
@@ -187,6 +193,11 @@ class DenseRetriever:
             memo = Path(root) / "file-sha256.json" if root is not None else None
             self.identity = cache_key(f"{self.label}-{backend}", self.model_folder, memo=memo,
                                       libraries=(*DEFAULT_LIBRARIES, "onnxruntime"), extra={"backend": backend})
+            # the fp32 export: keyed by the files and libraries alone (not the label, so a model
+            # named by its folder path shares the alias's export), whichever backend reads it
+            self.export_identity = cache_key("onnx", self.model_folder, memo=memo,
+                                             libraries=(*DEFAULT_LIBRARIES, "onnxruntime"), extra={"backend": "onnx"})
+        self.onnx_dir = Path(cache_dir) / "onnx" if cache_dir is not None else model_cache_dir()
         auto_query, auto_passage = default_prefixes(self.label, self.model_folder)
         self.query_prefix = auto_query if query_prefix is None else query_prefix
         self.passage_prefix = auto_passage if passage_prefix is None else passage_prefix
@@ -253,15 +264,27 @@ class DenseRetriever:
             self._pool_finalizer()
         self._pool, self._pool_finalizer = None, None
 
+    def onnx_encoder(self):
+        """The ONNX encoder (built on first use): torch-free (``FolderEncoder``) when the folder
+        allows it, else through the sentence-transformers model (``OnnxEncoder``, fp32 only)."""
+        if self._onnx is None:
+            pipeline = folder_pipeline(self.model_folder)
+            quantize = "int8" if self.backend == "onnx-int8" else None
+            if pipeline is not None:
+                self._onnx = FolderEncoder(pipeline, self.export_identity, self.num_threads, self.onnx_dir,
+                                           export=lambda: self.model, quantize=quantize)
+            elif quantize:
+                raise ValueError(f"{self.label}: int8 needs a folder of Transformer, mean Pooling, Normalize")
+            else:
+                self._onnx = OnnxEncoder(self.model, self.export_identity, self.num_threads, cache_dir=self.onnx_dir)
+        return self._onnx
+
     def _encode(self, texts: list[str]) -> np.ndarray:
+        if self.backend != "torch":
+            return self.onnx_encoder().encode(texts, self.batch_size, self.show_progress)
         import torch
 
         torch.set_num_threads(self.num_threads)
-        if self.backend == "onnx":
-            if self._onnx is None:
-                onnx_dir = self.cache.folder.parent / "onnx" if self.cache.folder is not None else None
-                self._onnx = OnnxEncoder(self.model, self.identity, self.num_threads, cache_dir=onnx_dir)
-            return self._onnx.encode(texts, self.batch_size, self.show_progress)
         extra = {"pool": self.pool()} if self.processes > 1 else {}
         vectors = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                     normalize_embeddings=True, show_progress_bar=self.show_progress,
@@ -278,7 +301,10 @@ class DenseRetriever:
         prefix = self.passage_prefix if prefix is None else prefix
         vectors = self.cache.get_or_compute(list(texts), self._encode, prefix=prefix)
         if len(texts) == 0:
-            return np.zeros((0, self.model.get_sentence_embedding_dimension()), dtype=np.float32)
+            encoder = self.onnx_encoder() if self.backend != "torch" else None
+            dimension = (encoder.dimension if isinstance(encoder, FolderEncoder)
+                         else self.model.get_sentence_embedding_dimension())
+            return np.zeros((0, dimension), dtype=np.float32)
         norms = np.linalg.norm(vectors.astype(np.float64), axis=1, keepdims=True)
         if (norms == 0).any():
             raise ValueError("the model returned a zero vector; cosine similarity is undefined for it")

@@ -89,6 +89,19 @@ def mpnet_path() -> Path:
     return paths.MODELS_DIR / MPNET_FOLDER_NAME
 
 
+def shipped_label(folder: str | os.PathLike) -> str | None:
+    """The alias's canonical name when ``folder`` is the shipped MiniLM's or the assembled
+    mpnet's folder (compared after resolving links), else ``None``."""
+    target = Path(folder).expanduser().resolve()
+    for label, where in (("all-MiniLM-L6-v2", minilm_path), ("all-mpnet-base-v2", mpnet_path)):
+        try:
+            if Path(where()).resolve() == target:
+                return label
+        except FileNotFoundError:
+            continue
+    return None
+
+
 def canonical_label(name_or_path: str | os.PathLike) -> str:
     """The label :func:`resolve_model` gives, without touching the disk (an alias's canonical
     name, else the folder's name): what recorded runs are filed under."""
