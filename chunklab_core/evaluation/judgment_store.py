@@ -198,7 +198,10 @@ class JudgmentStore:
             return None
         if self.tokens_stale(cell.meta, texts_sha256(texts), texts_sha256(context_texts)) is not None:
             return None
+        from chunklab_core.core.tokens import TOKEN_COUNTS
+
         self.counted_read += 1
+        TOKEN_COUNTS.seed(list(texts), cell.chunk_tokens.tolist())  # chunk health, pool facts: read, not encoded
         return cell.chunk_tokens.copy(), cell.context_tokens.copy()
 
     # ---- judgments --------------------------------------------------------------------
@@ -318,3 +321,78 @@ def stored_files(root: str | Path | None = None) -> list[Path]:
     """Every stored judgments file under the run store's root, sorted."""
     root = Path(root) if root is not None else paths.RUNS_DIR
     return sorted(root.rglob("judgments@*.npz")) if root.exists() else []
+
+
+def cell_contexts(chunks) -> list[tuple[str, int, int]]:
+    """A cell's distinct contexts in first-seen order, as ``scoring.run_cell`` lays them out."""
+    return list(dict.fromkeys((c.doc_id, c.ctx_start, c.ctx_end) for c in chunks))
+
+
+def verify_file(path: Path, corpus, chunks, sample: int = 200, seed: int = 0,
+                root: str | Path | None = None) -> list[str]:
+    """Problems of one stored file against the current inputs (empty when current and correct).
+
+    Stale parts (scoring version, threshold, contexts, gold, tokenizer, chunk texts) are named;
+    when the judgments are current, a seeded sample of ``sample`` stored pairs (half of them
+    non-zero judgments where there are enough) is judged again from scratch
+    (``slot_metrics.judge_context``) and every stored token count is counted again
+    (``tokens.count_tokens``); any difference is a problem.
+    """
+    from chunklab_core.core.tokens import count_tokens
+    from chunklab_core.evaluation.slot_metrics import judge_context
+
+    store = JudgmentStore(root if root is not None else Path(path).parents[2], mode="replay")
+    cell = store._load(Path(path))
+    if cell is None:
+        return [f"{path}: not a stored judgments file"]
+    meta = cell.meta
+    contexts = cell_contexts(chunks)
+    context_texts = [corpus.doc(d).text[s:e] for d, s, e in contexts]
+    chunk_texts = [corpus.doc(c.doc_id).text[c.start:c.end] for c in chunks]
+    problems = []
+    reason = store.judgments_stale(meta, texts_sha256(context_texts), gold_sha256(corpus.questions),
+                                   meta.get("threshold", -1))
+    if reason:
+        problems.append(f"{path}: stale judgments ({reason}); run `make runs` to judge the cell again")
+    token_reason = store.tokens_stale(meta, texts_sha256(chunk_texts), texts_sha256(context_texts))
+    if token_reason:
+        problems.append(f"{path}: stale token counts ({token_reason}); run `make runs`")
+    elif ([count_tokens(t) for t in chunk_texts] != cell.chunk_tokens.tolist()
+          or [count_tokens(t) for t in context_texts] != cell.context_tokens.tolist()):
+        problems.append(f"{path}: a stored token count differs from counting again")
+    if reason:
+        return problems
+    rng = np.random.default_rng(seed)
+    pairs = np.argwhere(cell.judged)
+    n_ctx = cell.judged.shape[1]
+    nonzero = np.isin(pairs[:, 0] * n_ctx + pairs[:, 1], cell.keys)
+    some, none = pairs[nonzero], pairs[~nonzero]
+    take_some = min(len(some), sample // 2)
+    take_none = min(len(none), sample - take_some)
+    chosen = (some[rng.choice(len(some), size=take_some, replace=False)].tolist() if take_some else []) + \
+        (none[rng.choice(len(none), size=take_none, replace=False)].tolist() if take_none else [])
+    questions = corpus.questions
+    for row, ctx in chosen:
+        key = row * n_ctx + ctx
+        position = int(np.searchsorted(cell.keys, key))
+        stored = (cell.judgment(int(cell.codes[position])) if position < len(cell.keys) and cell.keys[position] == key
+                  else zero_judgment(len(questions[row].gold_slots)))
+        fresh = judge_context(context_texts[ctx], questions[row].gold_slots, meta["threshold"])
+        if fresh != stored:
+            problems.append(f"{path}: question {questions[row].qid}, context {contexts[ctx]}: stored {stored}, "
+                            f"judged again {fresh} (bump judgment_store.SCORING_VERSION and run `make runs`)")
+    return problems
+
+
+def stale_files(root: str | Path | None = None) -> list[str]:
+    """Stored files whose scoring version, format or tokenizer is not the current one (no rebuild needed)."""
+    store = JudgmentStore(root, mode="replay")
+    out = []
+    for path in stored_files(store.root):
+        meta = store._load(path).meta
+        if meta.get("format") != FORMAT_VERSION or meta.get("scoring_version") != SCORING_VERSION:
+            out.append(f"{path.relative_to(store.root)}: scoring version {meta.get('scoring_version')} "
+                       f"(current {SCORING_VERSION})")
+        elif meta.get("tokenizer") != _tokenizer():
+            out.append(f"{path.relative_to(store.root)}: tokenizer {meta.get('tokenizer')} (current {_tokenizer()})")
+    return out
