@@ -57,6 +57,15 @@ def _tokenizer() -> dict:
 
 def gold_sha256(questions) -> str:
     """sha256 over every question's id and gold slots, in order (canonical JSON)."""
+    kept = tuple(questions)  # frozen questions: the same objects in the same order have the same digest
+    key = tuple(map(id, kept))
+    found = _GOLD.get(key)
+    if found is None:
+        found = _GOLD[key] = (kept, _gold_sha256(kept))  # the objects kept alive: their ids stay theirs
+    return found[1]
+
+
+def _gold_sha256(questions) -> str:
     payload = [[q.qid, [list(slot) for slot in q.gold_slots]] for q in questions]
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -76,16 +85,18 @@ def _corpus_label(corpus) -> str:
 
 
 _LABELS: dict[int, tuple[object, str]] = {}
-_DIGESTS: dict[int, tuple[object, str]] = {}
+_DIGESTS: dict[tuple, tuple[object, object, str]] = {}
+_GOLD: dict[tuple, tuple[tuple, str]] = {}
 
 
 def _contexts_sha256(run) -> str:
     """sha256 of a run's context texts (kept per contexts list: every run of a cell shares it)."""
-    key = id(run.contexts)
+    key = (id(run.contexts), id(run.corpus), len(run.contexts))
     found = _DIGESTS.get(key)
-    if found is None or found[0] is not run.contexts:
-        found = _DIGESTS[key] = (run.contexts, texts_sha256([run.context_text(i) for i in range(len(run.contexts))]))
-    return found[1]
+    if found is None or found[0] is not run.contexts or found[1] is not run.corpus:
+        found = _DIGESTS[key] = (run.contexts, run.corpus,
+                                 texts_sha256([run.context_text(i) for i in range(len(run.contexts))]))
+    return found[2]
 
 
 @dataclass
