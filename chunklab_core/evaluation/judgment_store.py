@@ -253,6 +253,10 @@ class JudgmentStore:
         """Record mode: write the judgments of ``run.ranked`` at ``fresh`` positions into the cell's file."""
         if self.mode != "record" or not self.active(run.corpus) or not fresh.any():
             return
+        from chunklab_core.retrieval import run_plan
+
+        if run_plan.plan_file() is not None:  # a cluster's planning pass: placeholder rankings, judge nothing in
+            return
         path = self.path(run.corpus, run.strategy, threshold)
         contexts_digest, gold_digest = _contexts_sha256(run), gold_sha256(run.corpus.questions)
         n_q, n_ctx = len(run.corpus.questions), len(run.contexts)
