@@ -76,6 +76,13 @@ class TokenCountCache:
             self.encoded += len(missing)
         return np.fromiter((table[k] for k in keys), dtype=np.int64, count=len(keys))
 
+    def seed(self, texts: list[str], counts, tokenizer: str = ENCODING_NAME) -> None:
+        """Keep counts known from elsewhere (the run store's stored counts of a cell's chunks,
+        ``evaluation.judgment_store``), so later calls read them instead of encoding."""
+        table = self._counts.setdefault(tokenizer, {})
+        for text, count in zip(texts, counts):
+            table.setdefault(text_digest(text), int(count))
+
     def __len__(self) -> int:
         return sum(len(t) for t in self._counts.values())
 

@@ -19,6 +19,7 @@ Not handled: fuzzy gold and multi-slot recall (post 02, ``textmatch``), interval
 
 from __future__ import annotations
 
+from collections import abc
 from typing import Callable, Sequence
 
 import numpy as np
@@ -85,6 +86,33 @@ def relevant_contexts(context_texts: Sequence[str], questions) -> list[np.ndarra
             for q in questions
         ]
     return [array.copy() for array in found]
+
+
+class LazyRelevance(abc.Sequence):
+    """``relevant_contexts(context_texts, questions)``, computed on first read: the per-question
+    post-01 relevance of a run, which the slot-metric posts (02, 08) never read."""
+
+    def __init__(self, context_texts: Sequence[str], questions) -> None:
+        self._args: tuple | None = (context_texts, questions)
+        self._found: list[np.ndarray] | None = None
+
+    def _value(self) -> list[np.ndarray]:
+        if self._found is None:
+            self._found = relevant_contexts(*self._args)
+            self._args = None
+        return self._found
+
+    def __getitem__(self, index):
+        return self._value()[index]
+
+    def __len__(self) -> int:
+        return len(self._value())
+
+    def __iter__(self):
+        return iter(self._value())
+
+    def __repr__(self) -> str:
+        return repr(self._value())
 
 
 def run_cell(
@@ -156,7 +184,12 @@ def run_cell(
         ranked_deep = ranked_deep[:, : max(int((ranked_deep >= 0).sum(axis=1).max()), 1)]
 
     context_texts = [corpus.doc(d).text[s:e] for d, s, e in unique_contexts]
-    relevant = relevant_contexts(context_texts, corpus.questions)
+    relevant = LazyRelevance(context_texts, corpus.questions)
+    from chunklab_core.evaluation.judgment_store import default_store as stored_judgments
+
+    counts = stored_judgments().token_counts(corpus, strategy, texts, context_texts)
+    chunk_tokens, context_tokens = counts if counts is not None else (count_tokens_many(texts),
+                                                                      count_tokens_many(context_texts))
     return RetrievalRun(
         corpus=corpus,
         strategy=strategy,
@@ -165,8 +198,8 @@ def run_cell(
         contexts=unique_contexts,
         ranked=ranked,
         relevant=relevant,
-        chunk_tokens=count_tokens_many(texts),
-        context_tokens=count_tokens_many(context_texts),
+        chunk_tokens=chunk_tokens,
+        context_tokens=context_tokens,
         model=model,
         ranked_deep=ranked_deep,
         truncated=truncated,

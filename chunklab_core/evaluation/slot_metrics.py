@@ -50,7 +50,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from chunklab_core.evaluation import gold_slots, ranking_metrics as metrics
+from chunklab_core.evaluation import gold_slots, judgment_store, ranking_metrics as metrics
 from chunklab_core.core import textmatch
 from chunklab_core.evaluation.measures import KS, column, computes
 from chunklab_core.retrieval.run import RetrievalRun
@@ -194,11 +194,14 @@ def _context_tokens(run: RetrievalRun) -> np.ndarray:
     return count_tokens_many(run.context_text(i) for i in range(len(run.contexts)))
 
 
-def judge_run(run: RetrievalRun, threshold: float = 0.90, cache: Judgments | None = None) -> RankedJudgments:
+def judge_run(run: RetrievalRun, threshold: float = 0.90, cache: Judgments | None = None,
+              store=None) -> RankedJudgments:
     """Judge every returned (context, question) pair of ``run`` once and lay them out by rank.
 
-    Judgments come from :data:`JUDGMENTS` (one per context text, gold and threshold per
-    process; a miss calls :func:`judge_context`). ``cache`` (a dict, filled in place) is also
+    Judgments are read from the stored judgments of the cell where current
+    (``judgment_store``: ``store``, default the run store's folder in ``CHUNKLAB_RUNS``'s mode;
+    in record mode the new ones are added there), else come from :data:`JUDGMENTS` (one per
+    context text, gold and threshold per process; a miss calls :func:`judge_context`). ``cache`` (a dict, filled in place) is also
     read and filled, keyed by (doc_id, ctx_start, ctx_end, qid, threshold), for callers that
     keep their own.
     """
@@ -215,7 +218,10 @@ def judge_run(run: RetrievalRun, threshold: float = 0.90, cache: Judgments | Non
     context_tokens = _context_tokens(run)
     tokens = np.where(ranked >= 0, context_tokens[np.maximum(ranked, 0)] if len(context_tokens) else 0, 0)
     memo = JUDGMENTS
-    codes = np.full((n_q, depth), -1, dtype=np.int64)
+    store = judgment_store.default_store() if store is None else store
+    stored = store.stored_codes(run, threshold, memo)
+    codes = np.full((n_q, depth), -1, dtype=np.int64) if stored is None else stored
+    fresh = np.zeros((n_q, depth), dtype=bool)
     digests: dict[int, bytes] = {}
     for row, (question, indices) in enumerate(zip(questions, ranked.tolist())):
         slots = question.gold_slots
@@ -225,6 +231,11 @@ def judge_run(run: RetrievalRun, threshold: float = 0.90, cache: Judgments | Non
         for rank, index in enumerate(indices):
             if index < 0:
                 continue
+            if codes[row, rank] >= 0:  # read from the stored judgments (judgment_store)
+                if cache is not None:
+                    cache[(*run.contexts[index], question.qid, threshold)] = memo.judgments[codes[row, rank]]
+                continue
+            fresh[row, rank] = True
             key = None
             if cache is not None:
                 key = (*run.contexts[index], question.qid, threshold)
@@ -243,6 +254,7 @@ def judge_run(run: RetrievalRun, threshold: float = 0.90, cache: Judgments | Non
             if cache is not None:
                 cache[key] = memo.judgments[code]
             codes[row, rank] = code
+    store.add(run, threshold, codes, fresh, memo)
     fills = np.zeros((n_q, depth, max_slots), dtype=bool)
     first = np.full((n_q, depth, max_slots), -1, dtype=np.int64)
     grades = np.zeros((n_q, depth), dtype=float)
@@ -295,7 +307,6 @@ def pool_judgments(runs: Sequence[RetrievalRun], threshold: float = 0.90,
     if len(cells) != 1:
         raise ValueError(f"pool runs of one (corpus, strategy) only, got {sorted(cells)}: contexts of "
                          "different chunkings are different judged sets")
-    cache = {} if cache is None else cache
     pooled: dict[str, dict[tuple, int]] = {}
     for run in runs:
         judged = judge_run(run, threshold, cache)

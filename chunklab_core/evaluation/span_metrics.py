@@ -68,7 +68,11 @@ def total_length(intervals: Iterable[Interval]) -> int:
 
 def intersection_length(a: Iterable[Interval], b: Iterable[Interval]) -> int:
     """|union(a) n union(b)| in characters, by a linear sweep over the merged lists."""
-    a, b = merge_intervals(a), merge_intervals(b)
+    return _merged_intersection(merge_intervals(a), merge_intervals(b))
+
+
+def _merged_intersection(a: list[Interval], b: list[Interval]) -> int:
+    """:func:`intersection_length` of two lists already merged (``merge_intervals``' output)."""
     i = j = total = 0
     while i < len(a) and j < len(b):
         low, high = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
@@ -99,17 +103,29 @@ def span_overlap(retrieved: Sequence[DocSpan], evidence: Sequence[DocSpan]) -> S
 
     Both are ``(doc_id, start, end)`` spans; all four are NaN when the evidence is empty.
     """
-    evidence_by_doc = _by_document(evidence)
-    retrieved_by_doc = _by_document(retrieved)
-    evidence_chars = sum(total_length(v) for v in evidence_by_doc.values())
+    return _overlap(retrieved, _Evidence(evidence))
+
+
+class _Evidence:
+    """A question's evidence spans prepared once for :func:`span_overlap` at every k: merged per
+    document, their character total, and each span merged on its own."""
+
+    def __init__(self, evidence: Sequence[DocSpan]) -> None:
+        self.by_doc = _by_document(evidence)
+        self.chars = sum(total_length(v) for v in self.by_doc.values())
+        self.spans = [(doc, end - start, merge_intervals([(start, end)])) for doc, start, end in evidence]
+
+
+def _overlap(retrieved: Sequence[DocSpan], evidence: _Evidence) -> SpanScores:
+    """:func:`span_overlap` against prepared evidence (the same arithmetic, merged lists reused)."""
+    evidence_chars = evidence.chars
     if evidence_chars == 0:
         return SpanScores(np.nan, np.nan, np.nan, np.nan)
+    retrieved_by_doc = _by_document(retrieved)
     retrieved_chars = sum(total_length(v) for v in retrieved_by_doc.values())
-    common = sum(intersection_length(v, retrieved_by_doc.get(doc, [])) for doc, v in evidence_by_doc.items())
-    complete = all(
-        intersection_length([(start, end)], retrieved_by_doc.get(doc, [])) == end - start
-        for doc, start, end in evidence
-    )
+    common = sum(_merged_intersection(v, retrieved_by_doc.get(doc, [])) for doc, v in evidence.by_doc.items())
+    complete = all(_merged_intersection(span, retrieved_by_doc.get(doc, [])) == length
+                   for doc, length, span in evidence.spans)
     return SpanScores(
         recall=common / evidence_chars,
         precision=common / retrieved_chars if retrieved_chars else 0.0,
@@ -153,9 +169,11 @@ def span_scores(run: RetrievalRun, ks: Sequence[int] = KS, **_context) -> pd.Dat
     for row, question in enumerate(questions):
         if not frame["has_evidence"][row]:
             continue
+        evidence = _Evidence(question.evidence_spans)
+        ranks = ranked[row].tolist()
         for k in ks:
-            returned = [run.contexts[i] for i in ranked[row, :k] if i >= 0]
-            scores = span_overlap(returned, question.evidence_spans)
+            returned = [run.contexts[i] for i in ranks[:k] if i >= 0]
+            scores = _overlap(returned, evidence)
             columns[column("span_recall", k)][row] = scores.recall
             columns[column("span_precision", k)][row] = scores.precision
             columns[column("span_iou", k)][row] = scores.iou

@@ -136,6 +136,13 @@ def recorded_cells(store: RunStore) -> list[Path]:
 
 def _inputs(meta: dict, chunks_store: RunStore):
     """The texts and queries of a recorded cell, rebuilt from its provenance."""
+    corpus, chunks = _rebuild(meta, chunks_store)
+    texts = [corpus.doc(c.doc_id).text[c.start:c.end] for c in chunks]
+    return texts, [q.text for q in corpus.questions]
+
+
+def _rebuild(meta: dict, chunks_store: RunStore):
+    """The corpus and chunks of a recorded cell (or stored judgments), rebuilt from its provenance."""
     from chunklab_core.chunking import STRATEGIES, chunk_corpus
     from chunklab_core.data.corpora import load_corpus
     from chunklab_core.evaluation.matrix import needs_embedding
@@ -159,7 +166,7 @@ def _inputs(meta: dict, chunks_store: RunStore):
     if needs_embedding(strategy):  # cut with the recorded model's chunks (verified by their own digest)
         from chunklab_core.evaluation.matrix import _chunks
 
-        chunks = _chunks(corpus, strategy, meta["cell"]["model"] or "all-MiniLM-L6-v2", None, chunks_store)
+        chunks = _chunks(corpus, strategy, meta["cell"].get("model") or "all-MiniLM-L6-v2", None, chunks_store)
     else:
         options = dict(meta.get("strategy_options") or {})
         if "complete" in STRATEGIES[strategy].params:  # an LLM-cut strategy: its recorded calls, replayed
@@ -167,8 +174,38 @@ def _inputs(meta: dict, chunks_store: RunStore):
 
             options["complete"] = make_chunker_llm("replay").complete
         chunks = chunk_corpus(corpus.documents, strategy, **options)
-    texts = [corpus.doc(c.doc_id).text[c.start:c.end] for c in chunks]
-    return texts, [q.text for q in corpus.questions]
+    return corpus, chunks
+
+
+def verify_judgments(store: RunStore, sample: int, seed: int, max_texts: int | None = None) -> int:
+    """Stored judgments and token counts (``evaluation.judgment_store``): every file whose scoring
+    version or tokenizer is not current fails; ``sample`` seeded files are rebuilt from their
+    provenance and checked (digests current, a sample of judgments judged again, every count
+    counted again). Returns the number of failures."""
+    from chunklab_core.evaluation import judgment_store
+
+    failures = 0
+    for line in judgment_store.stale_files(store.root):
+        print(f"FAIL {line}: stale stored judgments; run `make runs`")
+        failures += 1
+    files = judgment_store.stored_files(store.root)
+    metas = {p: store.load(p).meta for p in files}
+    eligible = [p for p in files if metas[p].get("corpus_source")
+                and (max_texts is None or metas[p]["chunks"]["n"] <= max_texts)]
+    rng = np.random.default_rng(seed)
+    chosen = [eligible[i] for i in sorted(rng.choice(len(eligible), size=min(sample, len(eligible)), replace=False))]
+    for path in chosen:
+        started = time.perf_counter()
+        corpus, chunks = _rebuild(metas[path], store)
+        problems = judgment_store.verify_file(path, corpus, chunks, seed=seed, root=store.root)
+        failures += bool(problems)
+        for problem in problems:
+            print(f"FAIL {problem}")
+        if not problems:
+            print(f"ok   {path.relative_to(store.root)}: judgments and token counts current "
+                  f"({time.perf_counter() - started:.1f} s)", flush=True)
+    print(f"checked {len(chosen)} of {len(files)} stored judgment files (seed {seed})")
+    return failures
 
 
 def verify(sample: int = 3, seed: int = DEFAULT_SEED, max_texts: int | None = None,
@@ -246,6 +283,8 @@ def verify(sample: int = 3, seed: int = DEFAULT_SEED, max_texts: int | None = No
                   f"{time.perf_counter() - started:.1f} s", flush=True)
     print(f"verified {len(chosen) - failures} of {len(chosen)} sampled cells (seed {seed}, of {len(eligible)} "
           f"eligible, {len(cells)} recorded)")
+    if not named:
+        failures += verify_judgments(store, sample, seed, max_texts)
     return 1 if failures else 0
 
 

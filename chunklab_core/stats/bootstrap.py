@@ -28,6 +28,7 @@ intervals (percentile intervals only), clustered questions (see :mod:`chunklab_c
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Literal, NamedTuple
 
@@ -82,15 +83,44 @@ def iter_resample_indices(n: int, resamples: int, seed) -> Iterator[np.ndarray]:
 
     One generator ``np.random.default_rng(seed)`` draws the blocks in order; numpy's bounded
     integer draws are consumed sequentially, so the rows do not depend on the block size and
-    the first r rows are the same whatever the total number of resamples.
+    the first r rows are the same whatever the total number of resamples. For an integer seed
+    and n <= 65,535 the blocks are kept (as read-only uint16 arrays, the same values) and a
+    later call with the same (n, resamples, seed) reads them instead of drawing again.
     """
     if int(n) != n or n < 1:
         raise ValueError(f"n (number of questions) must be a positive integer, got {n!r}")
     resamples = _check_resamples(resamples)
-    rng = np.random.default_rng(seed)
     block = max(1, BLOCK_ELEMENTS // int(n))
+    integer_seed = isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)
+    key = (int(n), resamples, int(seed), block) if integer_seed else None
+    if key is not None and key in _DRAWN:
+        _DRAWN.move_to_end(key)
+        yield from _DRAWN[key]
+        return
+    rng = np.random.default_rng(seed)
+    blocks = []
     for start in range(0, resamples, block):
-        yield rng.integers(0, n, size=(min(block, resamples - start), int(n)))
+        indices = rng.integers(0, n, size=(min(block, resamples - start), int(n)))
+        if key is not None and n <= np.iinfo(np.uint16).max:
+            indices = indices.astype(np.uint16)  # the same values, a quarter of the memory to keep and read
+            indices.flags.writeable = False
+            blocks.append(indices)
+        yield indices
+    if key is not None and blocks and len(blocks) * block >= resamples:
+        _keep(key, blocks)
+
+
+# Drawn index blocks of integer seeds, kept per process (least recently used first out, at most
+# DRAWN_BYTES): every interval of a post with the same (n, resamples, seed) reads the same rows,
+# so they are drawn once. Read-only arrays; the rows are exactly those a fresh generator draws.
+DRAWN_BYTES = 256 * 2**20
+_DRAWN: "OrderedDict[tuple[int, int, int, int], list[np.ndarray]]" = OrderedDict()
+
+
+def _keep(key: tuple[int, int, int, int], blocks: list[np.ndarray]) -> None:
+    _DRAWN[key] = blocks
+    while sum(b.nbytes for blocks_ in _DRAWN.values() for b in blocks_) > DRAWN_BYTES and len(_DRAWN) > 1:
+        _DRAWN.popitem(last=False)
 
 
 def resample_indices(n: int, resamples: int, seed) -> np.ndarray:

@@ -89,8 +89,9 @@ def summary_with_intervals(per_question: pd.DataFrame, k: int, resamples: int, s
     recall = column("recall", k)
     summary = cell_summary(per_question, summary_metrics(list(per_question.columns), k))
     lows, highs, designs = [], [], []
+    groups = per_question.groupby(KEYS, sort=False).indices  # each cell's rows, in table order
     for _, cell in summary.iterrows():
-        rows = per_question[(per_question[KEYS] == cell[KEYS].values).all(axis=1)]
+        rows = per_question.iloc[groups.get(tuple(cell[KEYS].values), [])]
         rows = rows[rows[recall].notna()]
         values = rows[recall].to_numpy()
         if len(values) == 0:
