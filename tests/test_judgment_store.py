@@ -38,6 +38,16 @@ def empty_memos():
     tokens.TOKEN_COUNTS.clear()
 
 
+def verify(path, corpus, chunks, **options):
+    """verify-runs' check of one file, with the judging of ``slot_metrics``."""
+    return judgment_store.verify_file(path, corpus, chunks, slot_metrics.judge_context, slot_metrics.ContextJudgment,
+                                      **options)
+
+
+def zero(width: int) -> slot_metrics.ContextJudgment:
+    return judgment_store.zero_judgment(width, slot_metrics.ContextJudgment)
+
+
 def judged_arrays(judged: slot_metrics.RankedJudgments) -> list[np.ndarray]:
     return [judged.fills, judged.first_alternative, judged.grades, judged.tokens, judged.n_slots]
 
@@ -73,7 +83,7 @@ def test_stored_judgments_equal_recomputed_ones_and_a_replay_judges_nothing(tmp_
     assert replay.read == int((run.ranked >= 0).sum() + (deep.ranked >= 0).sum())
 
     # every judgment equals the definition (judge_context on the context text), pair by pair
-    assert judgment_store.verify_file(files[0], corpus, chunks, sample=10_000) == []
+    assert verify(files[0], corpus, chunks, sample=10_000) == []
 
 
 def test_stored_token_counts_are_read_and_equal_counting(tmp_path, monkeypatch):
@@ -107,14 +117,13 @@ def test_a_stale_stored_judgment_is_not_used_and_verify_names_it(tmp_path, monke
     again = slot_metrics.judge_run(dataclasses.replace(run, corpus=changed), 0.9, store=replay)
     assert replay.read == 0 and slot_metrics.JUDGMENTS.computed > 0
     assert not np.array_equal(again.grades, live.grades)
-    problems = judgment_store.verify_file(path, changed, chunks)
+    problems = verify(path, changed, chunks)
     assert len(problems) == 1 and "stale judgments (the questions or their gold changed)" in problems[0]
 
     # a stored judgment that differs from judging again (the scoring changed, its version not bumped)
-    monkeypatch.setattr(slot_metrics, "judge_context", lambda *a, **k: judgment_store.zero_judgment(2))
-    problems = judgment_store.verify_file(path, corpus, chunks, sample=10_000)
+    problems = judgment_store.verify_file(path, corpus, chunks, lambda *a: zero(2), slot_metrics.ContextJudgment,
+                                          sample=10_000)
     assert problems and all("judged again" in p for p in problems)
-    monkeypatch.undo()
 
     # the scoring version changed: not used, and listed as stale without rebuilding anything
     monkeypatch.setattr(judgment_store, "SCORING_VERSION", judgment_store.SCORING_VERSION + 1)
@@ -123,7 +132,7 @@ def test_a_stale_stored_judgment_is_not_used_and_verify_names_it(tmp_path, monke
     slot_metrics.judge_run(run, 0.9, store=replay)
     assert replay.read == 0 and slot_metrics.JUDGMENTS.computed > 0
     assert [line.split(":")[0] for line in judgment_store.stale_files(tmp_path)] == [str(path.relative_to(tmp_path))]
-    assert "scoring version changed" in judgment_store.verify_file(path, corpus, chunks)[0]
+    assert "scoring version changed" in verify(path, corpus, chunks)[0]
 
 
 def test_live_mode_and_your_own_documents_never_read_or_write(tmp_path):

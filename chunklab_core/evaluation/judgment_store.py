@@ -115,19 +115,16 @@ class CellJudgments:
     chunk_tokens: np.ndarray | None
     context_tokens: np.ndarray | None
 
-    def judgment(self, code: int):
-        from chunklab_core.evaluation.slot_metrics import ContextJudgment
-
+    def judgment(self, code: int, make):
+        """Stored judgment ``code`` as ``make(fills, first_alternative, grade)`` (``slot_metrics.ContextJudgment``)."""
         width = int(self.widths[code])
-        return ContextJudgment(tuple(bool(x) for x in self.fills[code, :width]),
+        return make(tuple(bool(x) for x in self.fills[code, :width]),
                                tuple(int(x) for x in self.first[code, :width]), int(self.grades[code]))
 
 
-def zero_judgment(width: int):
+def zero_judgment(width: int, make):
     """What ``judge_context`` returns for a context that fills no slot and is no partial evidence."""
-    from chunklab_core.evaluation.slot_metrics import ContextJudgment
-
-    return ContextJudgment((False,) * width, (-1,) * width, 0)
+    return make((False,) * width, (-1,) * width, 0)
 
 
 class JudgmentStore:
@@ -216,8 +213,9 @@ class JudgmentStore:
         return cell.chunk_tokens.copy(), cell.context_tokens.copy()
 
     # ---- judgments --------------------------------------------------------------------
-    def stored_codes(self, run, threshold: float, memo) -> np.ndarray | None:
-        """Memo numbers of the stored judgments of ``run.ranked`` ((n_q, depth), -1 where not stored)."""
+    def stored_codes(self, run, threshold: float, memo, make) -> np.ndarray | None:
+        """Memo numbers of the stored judgments of ``run.ranked`` ((n_q, depth), -1 where not stored);
+        ``make`` builds a judgment (``slot_metrics.ContextJudgment``), ``memo`` numbers it."""
         if not self.active(run.corpus):
             return None
         cell = self._load(self.path(run.corpus, run.strategy, threshold))
@@ -236,7 +234,7 @@ class JudgmentStore:
         out = np.full(ranked.shape, -1, dtype=np.int64)
         if not stored.any():
             return out
-        zero_codes = {int(w): memo.code(zero_judgment(int(w))) for w in np.unique(widths[widths > 0])}
+        zero_codes = {int(w): memo.code(zero_judgment(int(w), make)) for w in np.unique(widths[widths > 0])}
         row_zero = np.array([zero_codes.get(int(w), -1) for w in widths], dtype=np.int64)
         out[stored] = np.broadcast_to(row_zero[:, None], ranked.shape)[stored]
         keys = rows * n_ctx + safe
@@ -244,12 +242,12 @@ class JudgmentStore:
         position = np.minimum(position, max(len(cell.keys) - 1, 0))
         nonzero = stored & (cell.keys[position] == keys) if len(cell.keys) else np.zeros(ranked.shape, bool)
         if nonzero.any():
-            table = {int(c): memo.code(cell.judgment(int(c))) for c in np.unique(cell.codes[position[nonzero]])}
+            table = {int(c): memo.code(cell.judgment(int(c), make)) for c in np.unique(cell.codes[position[nonzero]])}
             out[nonzero] = [table[int(c)] for c in cell.codes[position[nonzero]]]
         self.read += int(stored.sum())
         return out
 
-    def add(self, run, threshold: float, codes: np.ndarray, fresh: np.ndarray, memo) -> None:
+    def add(self, run, threshold: float, codes: np.ndarray, fresh: np.ndarray, memo, make) -> None:
         """Record mode: write the judgments of ``run.ranked`` at ``fresh`` positions into the cell's file."""
         if self.mode != "record" or not self.active(run.corpus) or not fresh.any():
             return
@@ -265,7 +263,7 @@ class JudgmentStore:
         entries: dict[int, object] = {}
         if cell is not None and self.judgments_stale(cell.meta, contexts_digest, gold_digest, threshold) is None:
             judged |= cell.judged
-            entries.update({int(k): cell.judgment(int(c)) for k, c in zip(cell.keys, cell.codes)})
+            entries.update({int(k): cell.judgment(int(c), make) for k, c in zip(cell.keys, cell.codes)})
         ranked = np.asarray(run.ranked, dtype=np.int64)
         added = 0
         for row, rank in np.argwhere(fresh).tolist():
@@ -343,18 +341,17 @@ def cell_contexts(chunks) -> list[tuple[str, int, int]]:
     return list(dict.fromkeys((c.doc_id, c.ctx_start, c.ctx_end) for c in chunks))
 
 
-def verify_file(path: Path, corpus, chunks, sample: int = 200, seed: int = 0,
+def verify_file(path: Path, corpus, chunks, judge, make, sample: int = 200, seed: int = 0,
                 root: str | Path | None = None) -> list[str]:
     """Problems of one stored file against the current inputs (empty when current and correct).
 
     Stale parts (scoring version, threshold, contexts, gold, tokenizer, chunk texts) are named;
     when the judgments are current, a seeded sample of ``sample`` stored pairs (half of them
     non-zero judgments where there are enough) is judged again from scratch
-    (``slot_metrics.judge_context``) and every stored token count is counted again
-    (``tokens.count_tokens``); any difference is a problem.
+    (``judge``: ``slot_metrics.judge_context``; ``make``: its ``ContextJudgment``) and every stored
+    token count is counted again (``tokens.count_tokens``); any difference is a problem.
     """
     from chunklab_core.core.tokens import count_tokens
-    from chunklab_core.evaluation.slot_metrics import judge_context
 
     store = JudgmentStore(root if root is not None else Path(path).parents[2], mode="replay")
     cell = store._load(Path(path))
@@ -390,9 +387,10 @@ def verify_file(path: Path, corpus, chunks, sample: int = 200, seed: int = 0,
     for row, ctx in chosen:
         key = row * n_ctx + ctx
         position = int(np.searchsorted(cell.keys, key))
-        stored = (cell.judgment(int(cell.codes[position])) if position < len(cell.keys) and cell.keys[position] == key
-                  else zero_judgment(len(questions[row].gold_slots)))
-        fresh = judge_context(context_texts[ctx], questions[row].gold_slots, meta["threshold"])
+        stored = (cell.judgment(int(cell.codes[position]), make)
+                  if position < len(cell.keys) and cell.keys[position] == key
+                  else zero_judgment(len(questions[row].gold_slots), make))
+        fresh = judge(context_texts[ctx], questions[row].gold_slots, meta["threshold"])
         if fresh != stored:
             problems.append(f"{path}: question {questions[row].qid}, context {contexts[ctx]}: stored {stored}, "
                             f"judged again {fresh} (bump judgment_store.SCORING_VERSION and run `make runs`)")

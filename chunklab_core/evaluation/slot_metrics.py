@@ -219,7 +219,7 @@ def judge_run(run: RetrievalRun, threshold: float = 0.90, cache: Judgments | Non
     tokens = np.where(ranked >= 0, context_tokens[np.maximum(ranked, 0)] if len(context_tokens) else 0, 0)
     memo = JUDGMENTS
     store = judgment_store.default_store() if store is None else store
-    stored = store.stored_codes(run, threshold, memo)
+    stored = store.stored_codes(run, threshold, memo, ContextJudgment)
     codes = np.full((n_q, depth), -1, dtype=np.int64) if stored is None else stored
     fresh = np.zeros((n_q, depth), dtype=bool)
     digests: dict[int, bytes] = {}
@@ -254,7 +254,7 @@ def judge_run(run: RetrievalRun, threshold: float = 0.90, cache: Judgments | Non
             if cache is not None:
                 cache[key] = memo.judgments[code]
             codes[row, rank] = code
-    store.add(run, threshold, codes, fresh, memo)
+    store.add(run, threshold, codes, fresh, memo, ContextJudgment)
     fills = np.zeros((n_q, depth, max_slots), dtype=bool)
     first = np.full((n_q, depth, max_slots), -1, dtype=np.int64)
     grades = np.zeros((n_q, depth), dtype=float)

@@ -182,7 +182,7 @@ def verify_judgments(store: RunStore, sample: int, seed: int, max_texts: int | N
     version or tokenizer is not current fails; ``sample`` seeded files are rebuilt from their
     provenance and checked (digests current, a sample of judgments judged again, every count
     counted again). Returns the number of failures."""
-    from chunklab_core.evaluation import judgment_store
+    from chunklab_core.evaluation import judgment_store, slot_metrics
 
     failures = 0
     for line in judgment_store.stale_files(store.root):
@@ -197,7 +197,8 @@ def verify_judgments(store: RunStore, sample: int, seed: int, max_texts: int | N
     for path in chosen:
         started = time.perf_counter()
         corpus, chunks = _rebuild(metas[path], store)
-        problems = judgment_store.verify_file(path, corpus, chunks, seed=seed, root=store.root)
+        problems = judgment_store.verify_file(path, corpus, chunks, slot_metrics.judge_context,
+                                              slot_metrics.ContextJudgment, seed=seed, root=store.root)
         failures += bool(problems)
         for problem in problems:
             print(f"FAIL {problem}")
