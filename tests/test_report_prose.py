@@ -245,7 +245,7 @@ def test_own_config_text():
     from chunklab_core.own.report import config_text
 
     config = SimpleNamespace(strategies=["fixed_500", "recursive_500"], retrievers=["bm25"], models=["m"],
-                             backend="onnx", k=5, recall_target=0.9, resamples=10000, seed=3)
+                             backend="onnx", embedding_backend="onnx", k=5, recall_target=0.9, resamples=10000, seed=3)
     assert config_text(config, "", "") == (
         "Config: the defaults; strategies: fixed_500, recursive_500; retrievers: bm25; embedding models: m (onnx); "
         "k = 5; recall target 0.90; 10,000 paired resamples, seed 3.")
