@@ -341,7 +341,7 @@ def test_each_budget_is_compared_on_its_own_for_a_builder_with_a_fixed_budget():
     sentence = pool.setting_sentences(guide, pool.budget_guide(table))[0]
     assert "More context still paid at every step up to 1,024 tokens" in sentence
     assert "With a fixed budget" in sentence and f"at 512 tokens **{strategy_label('fixed_500')}** (0.375" in sentence
-    assert "1 other candidate as good" in sentence
+    assert "1 other candidate not ruled out" in sentence
     import re
 
     assert not re.search(r"[.;:][A-Z]", sentence), sentence  # every clause after a space
@@ -362,6 +362,14 @@ def test_a_candidate_too_large_for_a_budget_is_not_compared_there():
     assert table.loc[("lc_token_default", 512), "fits"] == 0 and np.isnan(table.loc[("lc_token_default", 512), "low"])
     assert table.loc[("lc_token_default", 1024), "verdict"] != pool.DOES_NOT_FIT
     assert table.loc[("fixed_500", 512), "verdict"] == claims.NOT_RULED_OUT  # alone at 512: nothing to rule it out
+    from chunklab_core.reports.post08 import builder
+
+    full = pool.setting_table(frame, None, None, 5, 300, 0)
+    budgets = pool.budget_guide(full).set_index("budget")
+    assert budgets.loc[512, "does not fit"] == strategy_label("lc_token_default")
+    guide = pool.setting_guide(full).assign(tokens=512)  # as if 512 were recommended: the count excludes it
+    assert builder.pool_counts(full, guide)["not compared"] == 1 and builder.pool_counts(full, guide)["library"] == 0
+    assert "1 not compared, too large for it" in pool.setting_sentences(pool.setting_guide(full), pool.budget_guide(full))[0]
 
 
 def test_ties_among_the_as_good_are_joined_and_few_documents_are_said():
@@ -407,9 +415,15 @@ def test_post08_builder_views_count_the_pool_at_the_recommended_budget():
     # LangChain TokenText (0) are ruled out; at 1,024 nothing beats 0.75, so Fixed 500 chars at 512 is the pick
     assert int(guide["tokens"].iloc[0]) == 512 and guide["strategy"].iloc[0] == "fixed_500"
     counts = builder.pool_counts(table, guide)
-    assert counts == {"settings": 1, "library": 2, "kept": 0, "library_used": 0, "decided": 1}
+    assert counts == {"settings": 1, "library": 2, "not compared": 0, "kept": 0, "library_used": 0,
+                      "default_used": 0, "decided": 1}
     compact = builder.pool_compact(table, guide)
     assert list(compact.columns[:4]) == ["setting", "use", "tokens", "verdict"]
     assert compact.filter(like="semchunk").iloc[0, 0] == claims.RULED_OUT
     text = builder.pool_text(table, guide, "data/02_pool.csv")
     assert "data/02_pool.csv" in text and text.count("**") >= 4
+
+
+def test_no_pool_label_holds_the_list_separator():
+    for name in pool.POOL:  # lists of labels are split on it
+        assert pool.LIST_SEPARATOR not in strategy_label(name) and " ≡ " not in strategy_label(name), name

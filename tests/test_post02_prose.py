@@ -228,7 +228,7 @@ def test_the_notebook_calls_run_on_a_tiny_corpus(tmp_path):
     assert prose.describe_balanced(balanced, 5, labels).startswith(f"**{labels['chroma']}**: recall@5 is highest")
     assert f"- {labels['chroma']} (3 with gold): λ = 0.02: " in claims.balanced_reading(verdicts, labels)
     budget = tables.budget_intervals(matrix, [500, 1000], "m", 50, 1)
-    assert claims.budget_reading(budget, "m", 100, labels).startswith("Best cell per corpus")
+    assert claims.budget_reading(budget, "m", 100, labels).startswith("A secondary view, not the one that decides")
     assert tables.budget_view(budget, labels).shape == (len(strategies), 2)
     figures.plot_budget_curves(matrix, "m", labels)
     spans = tables.span_table(per_question, 5, "m")

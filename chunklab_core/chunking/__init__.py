@@ -183,7 +183,7 @@ def _library_specs() -> list[StrategySpec]:
     add("lc_recursive_1000_200", langchain_recursive, {"size": 1000, "overlap": 200, "unit": "chars"},
         "LangChain recursive 1,000 chars / 200, the docs' example")
     add("lc_token_default", langchain_token, {"size": 4000, "overlap": 200},
-        "LangChain TokenText 4,000 tokens / 200 (documented sizes; cl100k_base, not its gpt2)")
+        "LangChain TokenText 4,000 tokens / 200 (documented sizes, cl100k_base, not its gpt2)")
     for size, overlap in CHROMA_SIZES:
         add(f"lc_recursive_tok_{size}_{overlap}", langchain_recursive,
             {"size": size, "overlap": overlap, "unit": "tokens", "separators": CHROMA_SEPARATORS},

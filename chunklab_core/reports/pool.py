@@ -78,7 +78,7 @@ POOL = SERIES + tuple(LIBRARY)
 BUDGETS = MATCHED_BUDGETS
 TOKENIZER = ENCODING_NAME
 READ_SHARE = 0.80  # a recommendation the model reads less of says so
-FIT_SHARE = 0.5  # a candidate whose first context overflows the budget for more questions than this does not fit it
+FIT_SHARE = 0.9  # a candidate must read at least one context for this share of the questions to be compared at a budget
 FEW_DOCUMENTS = 10  # below this many documents the document-resampled interval is unreliable (post 03)
 DOES_NOT_FIT = "does not fit the budget"
 PAYS, STOPS_PAYING = "more context pays", "cannot be told apart"
@@ -230,7 +230,7 @@ def setting_table(budgets: pd.DataFrame, fixed: pd.DataFrame | None, facts: pd.D
     the pool. **Each budget is compared on its own** (:func:`robust_verdicts` over the candidates
     at that budget, in pool order so ties go to the earlier): ``leader`` is that budget's leader,
     ``leader − this`` with both designs' intervals and the verdict; a candidate whose first
-    context overflows the budget for more than :data:`FIT_SHARE` of the questions is not compared
+    context is read for fewer than :data:`FIT_SHARE` of the questions is not compared
     there (verdict :data:`DOES_NOT_FIT`). Between budgets, each budget's leader row carries the
     **gain** of the next budget's leader over it (:func:`_budget_gain`). Beside: the other
     measure, tokens read, tokens per context read, the share of questions whose recorded depth
@@ -478,6 +478,7 @@ def budget_guide(table: pd.DataFrame) -> pd.DataFrame:
                      "winner": lead["verdict"] == claims.WINNER,
                      "verdict": "undecided" if len(disputed) else "decided",
                      "tokens per context": float(lead["tokens per context"]),
+                     "does not fit": LIST_SEPARATOR.join(cell.loc[cell["verdict"] == DOES_NOT_FIT, "label"]),
                      "source": lead["source"], "key": lead["key"]})
     return pd.DataFrame(rows)
 
@@ -494,10 +495,14 @@ def _fixed_budget_clause(row: pd.Series, budgets: pd.DataFrame | None) -> str:
                    & (budgets["model"] == row["model"]) & (budgets["budget"] != int(row["tokens"]))]
     if here.empty:
         return ""
-    parts = [PROSE.fill("budget.part", tokens=f"{int(b['budget']):,}", use=b["use"], score=numbers.number(b["score"]),
-                        others=numbers.count(_count_listed(b["as good"]) + _count_listed(b["ties"]), "other candidate"),
-                        verdict=b["verdict"])
-             for _, b in here.sort_values("budget").iterrows()]
+    parts = []
+    for _, b in here.sort_values("budget").iterrows():
+        use = " ≡ ".join([b["use"], *[t for t in _listed(b["ties"]).split(LIST_SEPARATOR) if t]])
+        unfit = _count_listed(b.get("does not fit", ""))
+        parts.append(PROSE.fill("budget.part", tokens=f"{int(b['budget']):,}", use=use, score=numbers.number(b["score"]),
+                                others=numbers.count(_count_listed(b["as good"]), "other candidate"),
+                                verdict=b["verdict"],
+                                unfit=PROSE.fill("budget.unfit", n=unfit) if unfit else ""))
     return " " + PROSE.fill("budget.fixed", parts="; ".join(parts))
 
 
@@ -553,6 +558,8 @@ def compact_guide(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) -> p
                           "use": guide["use"], "tokens": guide["tokens"], "verdict": guide["verdict"]})
     if budgets is None or budgets.empty:
         return table
+    budgets = budgets.assign(use=[" ≡ ".join([u, *[t for t in _listed(t_).split(LIST_SEPARATOR) if t]])
+                                  for u, t_ in zip(budgets["use"], budgets["ties"])])
     picks = budgets.pivot_table(index=SETTING, columns="budget", values="use", aggfunc="first")
     for budget in picks.columns:
         table[f"at {int(budget):,}"] = [picks.loc[tuple(r), budget] if tuple(r) in picks.index else ""

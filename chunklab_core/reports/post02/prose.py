@@ -99,7 +99,7 @@ def models_text(comparisons: Sequence[Mapping], models: Sequence[str], labels: M
     where = coverage_text(coverage, read, models[1], labels)
     if not comparisons:
         return " ".join(p for p in (where, PROSE.fill("models.none")) if p)
-    parts = [where] if where else []
+    parts = ([where] if where else []) + [PROSE.fill("models.basis")]
     for item in comparisons:
         (model_a, a), (model_b, b) = item["verdicts"].items()
         parts.append(PROSE.fill(

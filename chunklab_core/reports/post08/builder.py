@@ -33,8 +33,11 @@ def pool_compact(table: pd.DataFrame, guide: pd.DataFrame) -> pd.DataFrame:
     libraries = [s for s in pool.LIBRARY if s in set(table["strategy"])]
     at = table.merge(guide[["corpus", "retriever", "model", "tokens"]], on=CELL)
     at = at[at["budget"] == at["tokens"]]
-    kept = {name: int(((at["strategy"] == name) & (at["verdict"] != claims.RULED_OUT)).sum()) for name in libraries}
-    header = {name: f"{strategy_label(name)}, kept in {kept[name]} of {numbers.count(len(guide), 'setting')}"
+    compared = at[at["verdict"] != pool.DOES_NOT_FIT]
+    kept = {name: int(((compared["strategy"] == name) & (compared["verdict"] != claims.RULED_OUT)).sum())
+            for name in libraries}
+    shown = {name: int((compared["strategy"] == name).sum()) for name in libraries}
+    header = {name: f"{strategy_label(name)}, kept in {kept[name]} of {numbers.count(shown[name], 'setting')} compared"
               for name in libraries}
     rows = []
     for _, g in guide.iterrows():
@@ -56,8 +59,12 @@ def pool_counts(table: pd.DataFrame, guide: pd.DataFrame) -> dict[str, int]:
 
     at = table.merge(guide[["corpus", "retriever", "model", "tokens"]], on=CELL)
     at = at[(at["budget"] == at["tokens"]) & at["strategy"].isin(list(pool.LIBRARY))]
-    return {"settings": len(guide), "library": len(at), "kept": int((at["verdict"] != claims.RULED_OUT).sum()),
+    compared = at[at["verdict"] != pool.DOES_NOT_FIT]
+    defaults = [s for s, what in pool.LIBRARY.items() if what == pool.DOCUMENTED_DEFAULT]
+    return {"settings": len(guide), "library": len(compared), "not compared": len(at) - len(compared),
+            "kept": int((compared["verdict"] != claims.RULED_OUT).sum()),
             "library_used": int(guide["strategy"].isin(list(pool.LIBRARY)).sum()),
+            "default_used": int(guide["strategy"].isin(defaults).sum()),
             "decided": int((guide["verdict"] == "decided").sum())}
 
 
@@ -71,6 +78,8 @@ def pool_text(table: pd.DataFrame, guide: pd.DataFrame, csv: str) -> str:
         "pool", settings=numbers.count(counts["settings"], "setting"),
         libraries=numbers.count(len([s for s in pool.LIBRARY if s in set(table["strategy"])]), "library splitter"),
         budgets=", ".join(f"{b:,}" for b in pool.BUDGETS), tokenizer=pool.TOKENIZER, kept=counts["kept"],
-        library=counts["library"], library_used=numbers.count(counts["library_used"], "setting"),
+        library=counts["library"], not_compared=counts["not compared"],
+        library_used=numbers.count(counts["library_used"], "setting"),
+        default_used=numbers.count(counts["default_used"], "setting"),
         decided=numbers.count(counts["decided"], "setting"), csv=csv)
     return text + "\n\n" + "\n\n".join(pool.setting_sentences(guide, pool.budget_guide(table)))
