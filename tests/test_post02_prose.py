@@ -275,3 +275,15 @@ def test_coverage_of_a_second_model_counts_the_store_files_and_names_where_it_is
     assert text.endswith("The second model was not run on any corpus.")
     assert prose.coverage_text(coverage, ["squad", "chroma"], "n", LABELS) == (
         f"n is read on every corpus: {LABELS['squad']}; {LABELS['chroma']}.")
+
+
+def test_paired_counts_call_a_side_ahead_only_where_both_designs_agree():
+    """Post 02 counts retriever pairs by the rule post 00 uses: one design alone separates nothing."""
+    paired = pd.DataFrame({"corpus": "squad", "comparison": "dense − bm25", "strategy": ["a", "b", "c"],
+                           "difference": [0.05, 0.04, -0.03],
+                           "verdict": ["dense ahead", "dense ahead", "bm25 ahead"],
+                           "question verdict": ["dense ahead", stats_claims.NOT_TOLD_APART, "bm25 ahead"]})
+    assert list(prose.agreed_verdicts(paired)) == ["dense ahead", stats_claims.NOT_TOLD_APART, "bm25 ahead"]
+    text = prose.describe_paired(paired, LABELS)
+    assert "dense ahead in 1, BM25 ahead in 1" in text and "in 1 of 3 strategies" in text
+    assert len(claims.separated_pairs(paired)) == 2

@@ -27,7 +27,7 @@ from chunklab_core.stats import claims
 from chunklab_core.chunking.health import TINY_TOKENS
 from chunklab_core.chunking import strategy_label
 from chunklab_core.evaluation.measures import column
-from chunklab_core.reports.post02.prose import describe_paired
+from chunklab_core.reports.post02.prose import agreed_verdicts, describe_paired
 from chunklab_core.reports.templates import Templates
 from chunklab_core.reports.verdict_tables import balanced_verdicts, leader_verdicts, question_documents
 from chunklab_core.retrieval.registry import needs_model, rows_of_model, uses_no_model
@@ -67,14 +67,14 @@ def health_reading(health: pd.DataFrame, labels: Mapping[str, str]) -> str:
 
 def paired_reading(paired: pd.DataFrame, labels: Mapping[str, str], level: float = 0.95) -> str:
     """Counts per corpus and comparison, the multiplicity caveat, and what the shown table holds."""
-    separated = int((paired["verdict"] != claims.NOT_TOLD_APART).sum())
+    separated = int((agreed_verdicts(paired) != claims.NOT_TOLD_APART).sum())
     return (describe_paired(paired, labels) + "\n\n" + claims.multiplicity_text(len(paired), separated, level)
             + " " + PROSE.fill("paired.shown", separated=separated, pairs=len(paired)))
 
 
 def separated_pairs(paired: pd.DataFrame) -> pd.DataFrame:
-    """Only the comparisons whose paired interval excludes 0."""
-    return paired[paired["verdict"] != claims.NOT_TOLD_APART].reset_index(drop=True)
+    """Only the comparisons whose paired interval excludes 0 under both resampling designs."""
+    return paired[agreed_verdicts(paired) != claims.NOT_TOLD_APART].reset_index(drop=True)
 
 
 def _cell_name(model: str, strategy: str, retriever: str) -> str:

@@ -27,7 +27,7 @@ from chunklab_core.stats import claims
 
 PROSE = Templates(__file__, "prose.md")
 
-__all__ = ["evidence_text", "describe_paired", "models_text", "describe_balanced", "describe_stability"]
+__all__ = ["evidence_text", "agreed_verdicts", "describe_paired", "models_text", "describe_balanced", "describe_stability"]
 
 
 def _documents(key: str, n: int) -> str:
@@ -54,10 +54,21 @@ def evidence_text(corpora: Mapping, labels: Mapping[str, str]) -> str:
     return text
 
 
+def agreed_verdicts(paired: pd.DataFrame) -> pd.Series:
+    """The pair verdict under the one rule for both designs: a side ahead only where the
+    question-level verdict (``question verdict``) says the same, else not told apart (post 08's rule,
+    as post 00 counts them)."""
+    if "question verdict" not in paired:
+        return paired["verdict"]
+    return paired["verdict"].where(paired["question verdict"] == paired["verdict"], claims.NOT_TOLD_APART)
+
+
 def describe_paired(paired: pd.DataFrame, labels: Mapping[str, str]) -> str:
-    """Counts of the series' pair verdicts (``claims.pair_verdict``) per corpus and comparison."""
+    """Counts of the series' pair verdicts (``claims.pair_verdict``) per corpus and comparison, a
+    side ahead only where both resampling designs agree (:func:`agreed_verdicts`)."""
     if paired.empty:
         return PROSE.fill("paired.none")
+    paired = paired.assign(verdict=agreed_verdicts(paired))
     parts = []
     for (corpus, comparison), group in paired.groupby(["corpus", "comparison"], sort=False):
         counts = group["verdict"].value_counts()
