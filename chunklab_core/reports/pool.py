@@ -382,6 +382,16 @@ def _listed(value) -> str:
     return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
 
 
+def _names(value) -> list[str]:
+    """The labels of a list cell (:data:`LIST_SEPARATOR`-joined; empty or NaN: none)."""
+    return [n for n in _listed(value).split(LIST_SEPARATOR) if n]
+
+
+def _with_ties(use: str, ties) -> str:
+    """``use`` with the labels that score identically on every question, joined by ``≡``."""
+    return " ≡ ".join([use, *_names(ties)])
+
+
 def _flag(value) -> bool:
     """A boolean cell, also when read back from a CSV (NaN: False)."""
     return False if value is None or (isinstance(value, float) and math.isnan(value)) else bool(value)
@@ -390,15 +400,14 @@ def _flag(value) -> bool:
 def _as_good(here: pd.DataFrame, pick: pd.Series) -> tuple[str, str]:
     """(as good, ties) at one budget: the candidates not ruled out beside ``pick``, those that
     score identically on every question joined by ``≡``; and the pick's own ties."""
-    ties = [t for t in _listed(pick["ties"]).split(LIST_SEPARATOR) if t]
+    ties = _names(pick["ties"])
     kept = here[here["verdict"].isin([claims.NOT_RULED_OUT, claims.WINNER]) & (here["label"] != pick["label"])]
     kept = kept[~kept["label"].isin(ties)].sort_values("score", ascending=False, kind="stable")
     groups, seen = [], set()
     for _, row in kept.iterrows():
         if row["label"] in seen:
             continue
-        group = [row["label"], *[t for t in _listed(row["ties"]).split(LIST_SEPARATOR)
-                                 if t and t in set(kept["label"]) and t not in seen]]
+        group = [row["label"], *[t for t in _names(row["ties"]) if t in set(kept["label"]) and t not in seen]]
         seen.update(group)
         groups.append(" ≡ ".join(group))
     return LIST_SEPARATOR.join(groups), LIST_SEPARATOR.join(ties)
@@ -497,7 +506,7 @@ def _fixed_budget_clause(row: pd.Series, budgets: pd.DataFrame | None) -> str:
         return ""
     parts = []
     for _, b in here.sort_values("budget").iterrows():
-        use = " ≡ ".join([b["use"], *[t for t in _listed(b["ties"]).split(LIST_SEPARATOR) if t]])
+        use = _with_ties(b["use"], b["ties"])
         unfit = _count_listed(b.get("does not fit", ""))
         parts.append(PROSE.fill("budget.part", tokens=f"{int(b['budget']):,}", use=use, score=numbers.number(b["score"]),
                                 others=numbers.count(_count_listed(b["as good"]), "other candidate"),
@@ -558,8 +567,7 @@ def compact_guide(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) -> p
                           "use": guide["use"], "tokens": guide["tokens"], "verdict": guide["verdict"]})
     if budgets is None or budgets.empty:
         return table
-    budgets = budgets.assign(use=[" ≡ ".join([u, *[t for t in _listed(t_).split(LIST_SEPARATOR) if t]])
-                                  for u, t_ in zip(budgets["use"], budgets["ties"])])
+    budgets = budgets.assign(use=[_with_ties(u, t) for u, t in zip(budgets["use"], budgets["ties"])])
     picks = budgets.pivot_table(index=SETTING, columns="budget", values="use", aggfunc="first")
     for budget in picks.columns:
         table[f"at {int(budget):,}"] = [picks.loc[tuple(r), budget] if tuple(r) in picks.index else ""
