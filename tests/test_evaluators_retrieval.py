@@ -97,15 +97,19 @@ def random_run(seed: int, n: int = 300, pool: int = 40, depth: int = 10):
     return ranked, gold
 
 
-def test_against_pytrec_eval_and_ranx():
+def _random_stage():
     ranked, gold = random_run(7)
     qids = [f"q{i:04d}" for i in range(len(ranked))]  # ranx returns per-query scores in sorted qid order
     stage = evaluate_retrieval(qids, ranked, gold, ks=[1, 5, 10])
     qrels = {q: {d: 1 for d in g} for q, g in zip(qids, gold)}
     run = {q: {d: float(len(r) - i) for i, d in enumerate(r)} for q, r in zip(qids, ranked)}
+    return qids, gold, stage, qrels, run
+
+
+def test_against_pytrec_eval():
+    qids, gold, stage, qrels, run = _random_stage()
     trec = pytrec_eval.RelevanceEvaluator(qrels, {"P.1,5,10", "recall.1,5,10", "ndcg_cut.1,5,10", "map_cut.1,5,10",
                                                   "recip_rank"}).evaluate(run)
-    ranx_q, ranx_r = Qrels(qrels), Run(run)
     for k in (1, 5, 10):
         ours = stage.values
         np.testing.assert_allclose(ours[f"precision@{k}"], [trec[q][f"P_{k}"] for q in qids], atol=1e-12)
@@ -114,8 +118,16 @@ def test_against_pytrec_eval_and_ranx():
         # trec_eval divides AP by R; ours by min(R, k)
         scale = np.array([len(g) / min(len(g), k) for g in gold])
         np.testing.assert_allclose(ours[f"map@{k}"], np.array([trec[q][f"map_cut_{k}"] for q in qids]) * scale, atol=1e-12)
+    np.testing.assert_allclose(stage.values["rr@10"], [trec[q]["recip_rank"] for q in qids], atol=1e-12)
+
+
+@pytest.mark.heavy  # ranx compiles its measures with numba on first use: about 30 s in a fresh environment
+def test_against_ranx():
+    qids, gold, stage, qrels, run = _random_stage()
+    ranx_q, ranx_r = Qrels(qrels), Run(run)
+    for k in (1, 5, 10):
+        ours = stage.values
         got = ranx_evaluate(ranx_q, ranx_r, [f"f1@{k}", f"mrr@{k}", f"hit_rate@{k}"], return_mean=False)
         np.testing.assert_allclose(ours[f"f1@{k}"], got[f"f1@{k}"], atol=1e-12)
         np.testing.assert_allclose(ours[f"rr@{k}"], got[f"mrr@{k}"], atol=1e-12)
         np.testing.assert_allclose(ours[f"hit@{k}"], got[f"hit_rate@{k}"], atol=1e-12)
-    np.testing.assert_allclose(stage.values["rr@10"], [trec[q]["recip_rank"] for q in qids], atol=1e-12)

@@ -79,6 +79,7 @@ def test_an_output_folder_inside_the_documents_is_refused(tmp_path, capsys):
     assert sorted(p.name for p in docs.iterdir()) == ["a.md", "b.md"]
 
 
+@pytest.mark.heavy  # a notebook kernel started and stopped: 7-14 s
 def test_sigterm_stops_chunklab_own_run_like_ctrl_c(tmp_path):
     docs, questions = tiny_docs(tmp_path)
     report = tmp_path / "slow_report.ipynb"

@@ -30,7 +30,7 @@ def served(tmp_path):
     sheet = write_sheet(tmp_path / "sheet.csv")
     bench = Workbench(open_sheet(sheet), "ana")
     server = make_server(bench)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     yield bench, server, sheet
     server.shutdown()
     server.server_close()

@@ -121,6 +121,7 @@ def _ranx_run(ids: np.ndarray, name: str) -> ranx.Run:
                      for row, ranking in enumerate(ids)}, name=name)
 
 
+@pytest.mark.heavy  # ranx compiles its fusion with numba on first use: about 20 s in a fresh environment
 @pytest.mark.parametrize("rrf_k", [60, 1])
 def test_rrf_equals_ranx_fuse(rrf_k):
     rng = np.random.default_rng(11)

@@ -49,6 +49,7 @@ def test_ids_and_lines_by_hand():
                      "q%201 0 my%20doc.md:500-1000 1"]
 
 
+@pytest.mark.heavy  # ranx compiles its measures with numba on first use: about 50 s in a fresh environment
 @pytest.mark.parametrize("strategy", ["fixed_500", "sentence_window_2", "parent_doc_250_1000"])
 def test_round_trip_through_ranx_equals_the_series_metrics(tmp_path, strategy):
     run = run_cell(_corpus(), strategy, "bm25", k_max=10)

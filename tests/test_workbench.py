@@ -44,7 +44,7 @@ def bench_server(tmp_path):
     sheet = write_sheet(tmp_path / "sheet<&>.csv")
     bench = Workbench(open_sheet(sheet), "ana")
     server = make_server(bench)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     yield bench, f"http://127.0.0.1:{server.server_address[1]}", sheet
     server.shutdown()
