@@ -142,3 +142,59 @@ def test_live_mode_and_your_own_documents_never_read_or_write(tmp_path):
     own = dataclasses.replace(run, corpus=Corpus("own", corpus.documents, corpus.questions))
     slot_metrics.judge_run(own, 0.9, store=judgment_store.JudgmentStore(tmp_path, "record"))
     assert judgment_store.stored_files(tmp_path) == []
+
+
+def test_stored_word_pieces_are_read_equal_counting_kept_and_verified(tmp_path, monkeypatch):
+    """Post 02's share beyond the window reads each cell's word pieces from its file (count once):
+    equal to counting, kept when judgments are added, not read under another tokenizer, and a
+    stored count that differs from counting again is named by verify-runs' check."""
+    from types import SimpleNamespace
+
+    from chunklab_core.reports import pool
+    from chunklab_core.retrieval import dense
+
+    model = "all-MiniLM-L6-v2"
+    corpus = fixture_corpus()
+    run, chunks = recorded_run(corpus, tmp_path)
+    slot_metrics.judge_run(run, 0.9, store=judgment_store.JudgmentStore(tmp_path, "record"))
+    matrix = SimpleNamespace(runs={("fixture", "fixed_500", "bm25", model): run}, chunks={("fixture", "fixed_500"): chunks})
+    texts = [corpus.doc(c.doc_id).text[c.start:c.end] for c in chunks]
+    counted = dense.word_pieces(texts, model)
+    assert counted.min() > 2, "every chunk has pieces besides [CLS] and [SEP]"
+    live = pool.chunk_facts(matrix, model, store=judgment_store.JudgmentStore(tmp_path, "live"))
+    recorder = judgment_store.JudgmentStore(tmp_path, "record")
+    pd_equal = lambda a, b: a.to_dict("records") == b.to_dict("records")  # noqa: E731
+    assert pd_equal(pool.chunk_facts(matrix, model, store=recorder), live)
+    path = judgment_store.stored_files(tmp_path)[0]
+    tokenizer = judgment_store.tokenizer_identity(model)
+    stored = judgment_store.JudgmentStore(tmp_path, "replay").piece_counts(corpus, "fixed_500", texts, tokenizer)
+    assert stored.tolist() == counted.tolist()
+
+    def no_counting(*args, **kwargs):
+        raise AssertionError("a stored cell's word pieces were counted again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(dense, "word_pieces", no_counting)
+        replay = judgment_store.JudgmentStore(tmp_path, "replay")
+        assert pd_equal(pool.chunk_facts(matrix, model, store=replay), live) and replay.pieces_read == 1
+    assert verify(path, corpus, chunks) == []
+
+    # judgments added later (a deeper run) rewrite the file and keep the word pieces
+    deep = budget.budget_run(run, 500)[0]
+    slot_metrics.judge_run(deep, 0.9, store=judgment_store.JudgmentStore(tmp_path, "record"))
+    again = judgment_store.JudgmentStore(tmp_path, "replay")
+    assert again.piece_counts(corpus, "fixed_500", texts, tokenizer).tolist() == counted.tolist()
+
+    # another tokenizer (another tokenizer.json, or another tokenizers version) is never read as this one
+    other = {**tokenizer, "tokenizers": "0.0"}
+    assert again.piece_counts(corpus, "fixed_500", texts, other) is None
+    assert again.piece_counts(corpus, "fixed_500", texts[:-1] + ["changed"], tokenizer) is None, "texts changed"
+
+    # a stored count that differs from counting again
+    record = RunStore(tmp_path, "replay").load(path)
+    key = judgment_store.PIECES + judgment_store.pieces_key(tokenizer)
+    tampered = record.extra[key].copy()
+    tampered[0] += 1
+    RunStore(tmp_path, "record").write(path, record.meta, **{**record.extra, key: tampered})
+    problems = verify(path, corpus, chunks)
+    assert len(problems) == 1 and "word-piece count of all-MiniLM-L6-v2 differs from counting again" in problems[0]

@@ -10,7 +10,12 @@ two dots in the name, so ``RunStore.cells`` does not list it as a ranking), hold
   judgment is not the zero judgment (no slot filled, grade 0: most pairs), into a table of
   distinct judgments (``fills``, ``first``, ``grades``, ``widths``);
 * the cl100k_base token count of every chunk (``chunk_tokens``) and of every context
-  (``context_tokens``) of the cell.
+  (``context_tokens``) of the cell;
+* the word pieces of every chunk under an embedding model's own tokenizer (``pieces_<key>``,
+  one array per tokenizer, special tokens included, as sentence-transformers counts them): what
+  ``reports.pool.chunk_facts`` reads for the share of a chunk beyond the model's window. Keyed
+  by the sha256 of the model folder's ``tokenizer.json`` and the ``tokenizers`` version
+  (:func:`tokenizer_identity`), so another tokenizer is never read as this one.
 
 Content-addressed: the provenance records the sha256 of the cell's context texts and chunk
 texts (``core.hashing.texts_sha256``), of the questions' ids and gold slots, the threshold, the
@@ -70,6 +75,28 @@ def _gold_sha256(questions) -> str:
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
 
 
+#: Prefix of a stored word-piece array: ``pieces_<key>``, ``key`` from :func:`pieces_key`.
+PIECES = "pieces_"
+
+
+def tokenizer_identity(model: str) -> dict:
+    """What an embedding model's word-piece counts depend on: the sha256 of its folder's
+    ``tokenizer.json`` and the ``tokenizers`` library's version (the model's name is kept so that
+    ``make verify-runs`` can count again)."""
+    from chunklab_core.retrieval.embedding_cache import library_versions
+    from chunklab_core.retrieval.model_assembly import resolve_model
+
+    name, folder = resolve_model(model)
+    path = Path(folder) / "tokenizer.json"
+    return {"model": name, "tokenizer_json_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "tokenizers": library_versions(("tokenizers",))["tokenizers"]}
+
+
+def pieces_key(tokenizer: dict) -> str:
+    """The array key of a tokenizer's stored word pieces: 16 hex digits of its ``tokenizer.json``."""
+    return tokenizer["tokenizer_json_sha256"][:16]
+
+
 def file_name(threshold: float) -> str:
     return f"judgments@{float(threshold):g}.npz"
 
@@ -114,6 +141,7 @@ class CellJudgments:
     widths: np.ndarray
     chunk_tokens: np.ndarray | None
     context_tokens: np.ndarray | None
+    pieces: dict[str, np.ndarray]  # word pieces per chunk, by tokenizer key (meta["pieces"] says whose)
 
     def judgment(self, code: int, make):
         """Stored judgment ``code`` as ``make(fills, first_alternative, grade)`` (``slot_metrics.ContextJudgment``)."""
@@ -138,6 +166,7 @@ class JudgmentStore:
         self._loaded: dict[Path, CellJudgments | None] = {}
         self.read = 0  # pairs whose judgment was read from a stored file
         self.counted_read = 0  # cells whose token counts were read
+        self.pieces_read = 0  # cells whose word pieces were read
 
     def active(self, corpus) -> bool:
         from chunklab_core.retrieval.recorded_runs import LIVE_CORPORA
@@ -164,7 +193,8 @@ class JudgmentStore:
                                  a["fills"].astype(bool), a["first"].astype(np.int64), a["grades"].astype(np.int64),
                                  a["widths"].astype(np.int64),
                                  a["chunk_tokens"].astype(np.int64) if "chunk_tokens" in a else None,
-                                 a["context_tokens"].astype(np.int64) if "context_tokens" in a else None)
+                                 a["context_tokens"].astype(np.int64) if "context_tokens" in a else None,
+                                 {name[len(PIECES):]: a[name].astype(np.int64) for name in a if name.startswith(PIECES)})
         self._loaded[path] = cell
         return cell
 
@@ -211,6 +241,62 @@ class JudgmentStore:
         self.counted_read += 1
         TOKEN_COUNTS.seed(list(texts), cell.chunk_tokens.tolist())  # chunk health, pool facts: read, not encoded
         return cell.chunk_tokens.copy(), cell.context_tokens.copy()
+
+    # ---- word pieces of an embedding model's tokenizer ---------------------------------
+    def piece_counts(self, corpus, strategy: str, texts: Sequence[str], tokenizer: dict,
+                     threshold: float = 0.90) -> np.ndarray | None:
+        """Stored word pieces of a cell's chunk ``texts`` under ``tokenizer``
+        (:func:`tokenizer_identity`) when current, else None."""
+        if not self.active(corpus):
+            return None
+        cell = self._load(self.path(corpus, strategy, threshold))
+        key = pieces_key(tokenizer)
+        if cell is None or key not in cell.pieces:
+            return None
+        if self.pieces_stale(cell.meta, key, tokenizer, texts_sha256(texts)) is not None:
+            return None
+        self.pieces_read += 1
+        return cell.pieces[key].copy()
+
+    @staticmethod
+    def pieces_stale(meta: dict, key: str, tokenizer: dict, chunks_digest: str) -> str | None:
+        """Why the stored word pieces under ``key`` do not apply (None when they do)."""
+        recorded = meta.get("pieces", {}).get(key)
+        if recorded is None:
+            return f"no word pieces of tokenizer {key}"
+        if recorded.get("tokenizer") != tokenizer:
+            return f"the tokenizer changed ({recorded.get('tokenizer')} -> {tokenizer})"
+        if recorded.get("chunks_sha256") != chunks_digest or meta["chunks"]["sha256"] != chunks_digest:
+            return "the chunk texts changed"
+        return None
+
+    def add_piece_counts(self, corpus, strategy: str, texts: Sequence[str], tokenizer: dict, counts,
+                         threshold: float = 0.90) -> bool:
+        """Record mode: keep ``counts`` (the word pieces of the chunk ``texts``) in the cell's file,
+        beside its judgments (a cell without a judgments file, or whose chunks changed, is left
+        alone: ``make runs`` writes the judgments first). True when written."""
+        if self.mode != "record" or not self.active(corpus):
+            return False
+        from chunklab_core.retrieval import run_plan
+        from chunklab_core.retrieval.recorded_runs import RunStore
+
+        if run_plan.plan_file() is not None:
+            return False
+        path = self.path(corpus, strategy, threshold)
+        digest = texts_sha256(texts)
+        cell = self._load(path)
+        if cell is None or cell.meta["chunks"]["sha256"] != digest or len(counts) != len(texts):
+            return False
+        key = pieces_key(tokenizer)
+        if key in cell.pieces and self.pieces_stale(cell.meta, key, tokenizer, digest) is None:
+            return False
+        record = RunStore(self.root, mode="replay").load(path)
+        meta = dict(record.meta)
+        meta["pieces"] = {**meta.get("pieces", {}), key: {"tokenizer": tokenizer, "chunks_sha256": digest}}
+        RunStore(self.root, mode="record").write(path, meta, **{**record.extra,
+                                                                 PIECES + key: np.asarray(counts, dtype=np.int32)})
+        self._loaded.pop(path, None)
+        return True
 
     # ---- judgments --------------------------------------------------------------------
     def stored_codes(self, run, threshold: float, memo, make) -> np.ndarray | None:
@@ -261,6 +347,7 @@ class JudgmentStore:
         cell = self._load(path)
         judged = np.zeros((n_q, n_ctx), dtype=bool)
         entries: dict[int, object] = {}
+
         if cell is not None and self.judgments_stale(cell.meta, contexts_digest, gold_digest, threshold) is None:
             judged |= cell.judged
             entries.update({int(k): cell.judgment(int(c), make) for k, c in zip(cell.keys, cell.codes)})
@@ -277,10 +364,12 @@ class JudgmentStore:
                 entries[row * n_ctx + ctx] = judgment
         if not added:
             return
-        self._write(path, run, threshold, judged, entries, contexts_digest, gold_digest)
+        self._write(path, run, threshold, judged, entries, contexts_digest, gold_digest, cell)
 
     def _write(self, path: Path, run, threshold: float, judged: np.ndarray, entries: dict, contexts_digest: str,
-               gold_digest: str) -> None:
+               gold_digest: str, previous: CellJudgments | None = None) -> None:
+        """Write the cell's file; the word pieces of ``previous`` (the file as it was) are kept
+        when the chunk texts are unchanged."""
         from chunklab_core.core.tokens import count_tokens_many
         from chunklab_core.retrieval.recorded_runs import RunStore, _code_version
 
@@ -309,11 +398,15 @@ class JudgmentStore:
                 "corpus_source": getattr(run.corpus, "source", None) or {},
                 "tokenizer": _tokenizer(), "code": _code_version(),
                 "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        kept = {}
+        if previous is not None and previous.pieces and previous.meta["chunks"]["sha256"] == meta["chunks"]["sha256"]:
+            meta["pieces"] = previous.meta.get("pieces", {})
+            kept = {PIECES + key: counts.astype(np.int32) for key, counts in previous.pieces.items()}
         RunStore(self.root, mode="record").write(
             path, meta, judged=np.packbits(judged, axis=1), keys=keys, codes=codes, fills=fills, first=first,
             grades=np.array([j.grade for j in distinct], dtype=np.int8),
             widths=np.array([len(j.fills) for j in distinct], dtype=np.int16),
-            chunk_tokens=chunk_tokens.astype(np.int32), context_tokens=context_tokens.astype(np.int32))
+            chunk_tokens=chunk_tokens.astype(np.int32), context_tokens=context_tokens.astype(np.int32), **kept)
         self._loaded.pop(path, None)
 
 
@@ -372,6 +465,7 @@ def verify_file(path: Path, corpus, chunks, judge, make, sample: int = 200, seed
     elif ([count_tokens(t) for t in chunk_texts] != cell.chunk_tokens.tolist()
           or [count_tokens(t) for t in context_texts] != cell.context_tokens.tolist()):
         problems.append(f"{path}: a stored token count differs from counting again")
+    problems += _verify_pieces(path, store, meta, cell, chunk_texts)
     if reason:
         return problems
     rng = np.random.default_rng(seed)
@@ -394,6 +488,30 @@ def verify_file(path: Path, corpus, chunks, judge, make, sample: int = 200, seed
         if fresh != stored:
             problems.append(f"{path}: question {questions[row].qid}, context {contexts[ctx]}: stored {stored}, "
                             f"judged again {fresh} (bump judgment_store.SCORING_VERSION and run `make runs`)")
+    return problems
+
+
+def _verify_pieces(path: Path, store: JudgmentStore, meta: dict, cell: CellJudgments,
+                   chunk_texts: Sequence[str]) -> list[str]:
+    """Problems of a file's stored word pieces: stale (another tokenizer, changed chunk texts) or a
+    count that differs from counting every chunk again (``retrieval.dense.word_pieces``)."""
+    from chunklab_core.retrieval.dense import word_pieces
+
+    problems = []
+    digest = texts_sha256(chunk_texts)
+    for key, recorded in sorted(meta.get("pieces", {}).items()):
+        model = recorded["tokenizer"]["model"]
+        try:
+            current = tokenizer_identity(model)
+        except (FileNotFoundError, OSError, ValueError) as error:
+            problems.append(f"{path}: word pieces of {model} cannot be counted again here ({error})")
+            continue
+        reason = store.pieces_stale(meta, key, current, digest) if pieces_key(current) == key else \
+            f"the tokenizer changed ({recorded['tokenizer']} -> {current})"
+        if reason:
+            problems.append(f"{path}: stale word pieces of {model} ({reason}); run `make runs`")
+        elif word_pieces(chunk_texts, model).tolist() != cell.pieces[key].tolist():
+            problems.append(f"{path}: a stored word-piece count of {model} differs from counting again")
     return problems
 
 

@@ -183,38 +183,55 @@ def fixed_k_per_question(matrix, model: str, k: int) -> pd.DataFrame:
     return base.merge(spans, on=["corpus", "strategy", "retriever", "qid"], how="left")
 
 
-def window_share(texts: Sequence[str], model: str) -> float:
-    """Share of the word pieces of ``texts`` beyond the model's window: Σ max(0, nᵢ − L) / Σ nᵢ,
-    nᵢ the pieces of text i with special tokens (as sentence-transformers counts them) and L the
-    model's ``max_seq_length`` (``retrieval.dense.fast_tokenizer``: its own tokenizer.json)."""
-    from chunklab_core.retrieval.dense import fast_tokenizer
-    from chunklab_core.retrieval.model_assembly import resolve_model
-
-    if not len(texts):
+def beyond_window(counts: Sequence[int], limit: int) -> float:
+    """Share of word pieces beyond a window of ``limit``: Σ max(0, nᵢ − L) / Σ nᵢ over the texts'
+    piece counts nᵢ (0 when there are no pieces, NaN for no texts)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    if not len(counts):
         return float("nan")
-    found = fast_tokenizer(str(resolve_model(model)[1]))
-    if found is None:
-        raise ValueError(f"{model}: no tokenizer.json with a max_seq_length to count its window by")
-    tokenizer, limit = found
-    counts = np.array([len(e.ids) for e in tokenizer.encode_batch(list(texts), add_special_tokens=True)])
     return float(np.maximum(counts - limit, 0).sum() / counts.sum()) if counts.sum() else 0.0
 
 
-def chunk_facts(matrix, model: str) -> pd.DataFrame:
-    """Per (corpus, strategy): chunks, median chunk cl100k_base tokens, and ``beyond window``
-    (:func:`window_share` of its chunks' texts for ``model``). A chunk's text is what is searched
-    and embedded (a parent-document child, not the parent it returns: the budget counts that)."""
-    from chunklab_core.core.tokens import count_tokens_many
+def window_share(texts: Sequence[str], model: str) -> float:
+    """Share of the word pieces of ``texts`` beyond the model's window: Σ max(0, nᵢ − L) / Σ nᵢ,
+    nᵢ the pieces of text i with special tokens (``retrieval.dense.word_pieces``) and L the model's
+    ``max_seq_length`` (:func:`beyond_window`)."""
+    from chunklab_core.retrieval.dense import window_tokenizer, word_pieces
 
-    documents = {}
+    if not len(texts):
+        return float("nan")
+    return beyond_window(word_pieces(texts, model), window_tokenizer(model)[1])
+
+
+def chunk_facts(matrix, model: str, store=None) -> pd.DataFrame:
+    """Per (corpus, strategy): chunks, median chunk cl100k_base tokens, and ``beyond window``
+    (:func:`beyond_window` of its chunks' word pieces for ``model``). A chunk's text is what is
+    searched and embedded (a parent-document child, not the parent it returns: the budget counts
+    that). The word pieces of a recorded cell are read from its stored judgments file when current
+    (``evaluation.judgment_store``; ``store``, default the process's), counted otherwise, and added
+    to the file by ``make runs``."""
+    from chunklab_core.core.tokens import count_tokens_many
+    from chunklab_core.evaluation import judgment_store
+    from chunklab_core.retrieval.dense import window_tokenizer, word_pieces
+
+    store = judgment_store.default_store() if store is None else store
+    limit = window_tokenizer(model)[1]
+    tokenizer = judgment_store.tokenizer_identity(model)
+    documents, corpus_of = {}, {}
     for (corpus, _, _, _), run in matrix.runs.items():
         documents.setdefault(corpus, {d.doc_id: d.text for d in run.corpus.documents})
+        corpus_of.setdefault(corpus, run.corpus)
     rows = []
     for (corpus, strategy), chunks in matrix.chunks.items():
         texts = [c.text(documents[corpus][c.doc_id]) for c in chunks]
+        pieces = store.piece_counts(corpus_of[corpus], strategy, texts, tokenizer) if texts else None
+        if pieces is None:
+            pieces = word_pieces(texts, model)
+            if texts:
+                store.add_piece_counts(corpus_of[corpus], strategy, texts, tokenizer, pieces)
         rows.append({"corpus": corpus, "strategy": strategy, "chunks": len(chunks),
                      "median chunk tokens": float(np.median(count_tokens_many(texts))) if texts else float("nan"),
-                     "beyond window": window_share(texts, model)})
+                     "beyond window": beyond_window(pieces, limit)})
     return pd.DataFrame(rows)
 
 

@@ -130,6 +130,27 @@ def fast_tokenizer(folder: str):
     return tokenizer, limit
 
 
+def window_tokenizer(model: str):
+    """(tokenizer, max_seq_length, folder) of ``model``'s own ``tokenizer.json``
+    (:func:`fast_tokenizer` of its resolved folder); a ValueError when it has none."""
+    from chunklab_core.retrieval.model_assembly import resolve_model
+
+    folder = resolve_model(model)[1]
+    found = fast_tokenizer(str(folder))
+    if found is None:
+        raise ValueError(f"{model}: no tokenizer.json with a max_seq_length to count its window by")
+    return found[0], found[1], folder
+
+
+def word_pieces(texts: Sequence[str], model: str) -> np.ndarray:
+    """Word pieces of each text under ``model``'s own tokenizer, special tokens included (as
+    sentence-transformers counts them when it truncates), unprefixed."""
+    tokenizer = window_tokenizer(model)[0]
+    if not len(texts):
+        return np.zeros(0, dtype=np.int64)
+    return np.array([len(e.ids) for e in tokenizer.encode_batch(list(texts), add_special_tokens=True)], dtype=np.int64)
+
+
 def resolve_device(device: str) -> str:
     """``device``, with ``"auto"`` read as ``"cuda"`` when torch sees a GPU, else ``"cpu"``."""
     if device != "auto":
