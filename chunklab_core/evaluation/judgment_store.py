@@ -347,7 +347,6 @@ class JudgmentStore:
         cell = self._load(path)
         judged = np.zeros((n_q, n_ctx), dtype=bool)
         entries: dict[int, object] = {}
-
         if cell is not None and self.judgments_stale(cell.meta, contexts_digest, gold_digest, threshold) is None:
             judged |= cell.judged
             entries.update({int(k): cell.judgment(int(c), make) for k, c in zip(cell.keys, cell.codes)})
