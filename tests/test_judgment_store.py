@@ -188,6 +188,11 @@ def test_stored_word_pieces_are_read_equal_counting_kept_and_verified(tmp_path, 
     # another tokenizer (another tokenizer.json, or another tokenizers version) is never read as this one
     other = {**tokenizer, "tokenizers": "0.0"}
     assert again.piece_counts(corpus, "fixed_500", texts, other) is None
+    assert judgment_store.stale_files(tmp_path) == []
+    with monkeypatch.context() as patched:  # the tokenizers library upgraded: listed as stale by verify-runs
+        patched.setattr(judgment_store, "tokenizer_identity", lambda name: {**tokenizer, "tokenizers": "0.0"})
+        stale = judgment_store.stale_files(tmp_path)
+    assert len(stale) == 1 and "word pieces of all-MiniLM-L6-v2" in stale[0]
     assert again.piece_counts(corpus, "fixed_500", texts[:-1] + ["changed"], tokenizer) is None, "texts changed"
 
     # a stored count that differs from counting again

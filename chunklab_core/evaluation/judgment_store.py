@@ -515,9 +515,11 @@ def _verify_pieces(path: Path, store: JudgmentStore, meta: dict, cell: CellJudgm
 
 
 def stale_files(root: str | Path | None = None) -> list[str]:
-    """Stored files whose scoring version, format or tokenizer is not the current one (no rebuild needed)."""
+    """Stored files whose scoring version, format, tokenizer or word-piece tokenizer is not the
+    current one (no rebuild needed; a model that is not assembled here is not checked)."""
     store = JudgmentStore(root, mode="replay")
     out = []
+    current: dict[str, dict | None] = {}
     for path in stored_files(store.root):
         meta = store._load(path).meta
         if meta.get("format") != FORMAT_VERSION or meta.get("scoring_version") != SCORING_VERSION:
@@ -525,4 +527,14 @@ def stale_files(root: str | Path | None = None) -> list[str]:
                        f"(current {SCORING_VERSION})")
         elif meta.get("tokenizer") != _tokenizer():
             out.append(f"{path.relative_to(store.root)}: tokenizer {meta.get('tokenizer')} (current {_tokenizer()})")
+        for recorded in meta.get("pieces", {}).values():
+            model = recorded["tokenizer"]["model"]
+            if model not in current:
+                try:
+                    current[model] = tokenizer_identity(model)
+                except (FileNotFoundError, OSError, ValueError):
+                    current[model] = None
+            if current[model] is not None and recorded["tokenizer"] != current[model]:
+                out.append(f"{path.relative_to(store.root)}: word pieces of {model} under {recorded['tokenizer']} "
+                           f"(current {current[model]})")
     return out

@@ -203,7 +203,9 @@ def verify_judgments(store: RunStore, sample: int, seed: int, max_texts: int | N
         for problem in problems:
             print(f"FAIL {problem}")
         if not problems:
-            print(f"ok   {path.relative_to(store.root)}: judgments, token counts and word pieces current "
+            checked = "judgments, token counts and word pieces" if metas[path].get("pieces") else \
+                "judgments and token counts"
+            print(f"ok   {path.relative_to(store.root)}: {checked} current "
                   f"({time.perf_counter() - started:.1f} s)", flush=True)
     print(f"checked {len(chosen)} of {len(files)} stored judgment files (seed {seed})")
     return failures
