@@ -92,6 +92,18 @@ def tokenizer_identity(model: str) -> dict:
             "tokenizers": library_versions(("tokenizers",))["tokenizers"]}
 
 
+def _current_identity(model: str, found: dict | None = None) -> dict | None:
+    """:func:`tokenizer_identity` of ``model`` here, None when it is not assembled here
+    (``found``: identities already looked up, by model)."""
+    found = {} if found is None else found
+    if model not in found:
+        try:
+            found[model] = tokenizer_identity(model)
+        except (FileNotFoundError, OSError, ValueError):
+            found[model] = None
+    return found[model]
+
+
 def pieces_key(tokenizer: dict) -> str:
     """The array key of a tokenizer's stored word pieces: 16 hex digits of its ``tokenizer.json``."""
     return tokenizer["tokenizer_json_sha256"][:16]
@@ -500,13 +512,11 @@ def _verify_pieces(path: Path, store: JudgmentStore, meta: dict, cell: CellJudgm
     digest = texts_sha256(chunk_texts)
     for key, recorded in sorted(meta.get("pieces", {}).items()):
         model = recorded["tokenizer"]["model"]
-        try:
-            current = tokenizer_identity(model)
-        except (FileNotFoundError, OSError, ValueError) as error:
-            problems.append(f"{path}: word pieces of {model} cannot be counted again here ({error})")
+        current = _current_identity(model)
+        if current is None:
+            problems.append(f"{path}: word pieces of {model} cannot be counted again here (not assembled)")
             continue
-        reason = store.pieces_stale(meta, key, current, digest) if pieces_key(current) == key else \
-            f"the tokenizer changed ({recorded['tokenizer']} -> {current})"
+        reason = store.pieces_stale(meta, key, current, digest)
         if reason:
             problems.append(f"{path}: stale word pieces of {model} ({reason}); run `make runs`")
         elif word_pieces(chunk_texts, model).tolist() != cell.pieces[key].tolist():
@@ -529,12 +539,8 @@ def stale_files(root: str | Path | None = None) -> list[str]:
             out.append(f"{path.relative_to(store.root)}: tokenizer {meta.get('tokenizer')} (current {_tokenizer()})")
         for recorded in meta.get("pieces", {}).values():
             model = recorded["tokenizer"]["model"]
-            if model not in current:
-                try:
-                    current[model] = tokenizer_identity(model)
-                except (FileNotFoundError, OSError, ValueError):
-                    current[model] = None
-            if current[model] is not None and recorded["tokenizer"] != current[model]:
+            here = _current_identity(model, current)
+            if here is not None and recorded["tokenizer"] != here:
                 out.append(f"{path.relative_to(store.root)}: word pieces of {model} under {recorded['tokenizer']} "
-                           f"(current {current[model]})")
+                           f"(current {here})")
     return out

@@ -145,7 +145,12 @@ def window_tokenizer(model: str):
 def word_pieces(texts: Sequence[str], model: str) -> np.ndarray:
     """Word pieces of each text under ``model``'s own tokenizer, special tokens included (as
     sentence-transformers counts them when it truncates), unprefixed."""
-    tokenizer = window_tokenizer(model)[0]
+    return piece_counts(window_tokenizer(model)[0], texts)
+
+
+def piece_counts(tokenizer, texts: Sequence[str]) -> np.ndarray:
+    """Word pieces of each text under a ``tokenizers`` tokenizer (:func:`fast_tokenizer`), special
+    tokens included."""
     if not len(texts):
         return np.zeros(0, dtype=np.int64)
     return np.array([len(e.ids) for e in tokenizer.encode_batch(list(texts), add_special_tokens=True)], dtype=np.int64)
@@ -344,8 +349,7 @@ class DenseRetriever:
         fast = fast_tokenizer(str(self.model_folder))
         if fast is not None:  # the same tokenizer.json the model's fast tokenizer reads, without loading torch
             tokenizer, limit = fast
-            counts = [len(e.ids) for e in tokenizer.encode_batch([prefix + t for t in texts], add_special_tokens=True)]
-            return np.fromiter((n > limit for n in counts), dtype=bool, count=len(texts))
+            return piece_counts(tokenizer, [prefix + t for t in texts]) > limit
         encoded = self.model.tokenizer([prefix + t for t in texts], add_special_tokens=True, truncation=False,
                                        verbose=False)["input_ids"]
         return np.fromiter((len(ids) > self.max_seq_length for ids in encoded), dtype=bool, count=len(texts))
