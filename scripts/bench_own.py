@@ -58,7 +58,7 @@ CELLS = [  # (name, ours, peer)
     ("structure sections 800", {"kind": "structure_sections", "max": 800},
      {"name": "structure", "params": {"max_tokens": 800}}),
 ]
-RETRIEVERS = list(registry.RETRIEVERS)  # the series' retrievers
+RETRIEVERS = list(registry.registered())  # every registered retriever
 
 
 def tiktoken_cache(folder: Path) -> Path:

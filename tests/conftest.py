@@ -37,3 +37,19 @@ def fresh_judgment_memo():
     if module is not None:
         module.JUDGMENTS.clear()
     yield
+
+
+@pytest.fixture(autouse=True)
+def registries_scoped():
+    """Every test runs inside the registries' scoped contexts: a strategy variant a parsed config
+    registers, or a member a test adds, is gone after it (no leak into the next test)."""
+    from contextlib import ExitStack
+
+    from chunklab_core.chunking import STRATEGIES
+    from chunklab_core.evaluation.measures import MEASURES
+    from chunklab_core.retrieval.registry import RETRIEVER_SPECS
+
+    with ExitStack() as stack:
+        for registry in (STRATEGIES, RETRIEVER_SPECS, MEASURES):
+            stack.enter_context(registry.scoped())
+        yield

@@ -37,18 +37,7 @@ def test_a_bold_all_caps_line_is_one_heading_in_every_format(tmp_path):
     assert heading_report([doc])["headings"].tolist() == [1]
 
 
-@pytest.fixture
-def registry_restored():
-    """The variant a config registers is removed afterwards (the registry is process-wide)."""
-    from chunklab_core import chunking
-
-    saved = dict(chunking._REGISTRY)
-    yield
-    chunking._REGISTRY.clear()
-    chunking._REGISTRY.update(saved)
-
-
-def test_a_structure_strategy_sized_in_a_config_cuts_at_the_loaders_headings(registry_restored):
+def test_a_structure_strategy_sized_in_a_config_cuts_at_the_loaders_headings():
     text = f"{BODY}\nRefunds and exchanges\n{BODY}"
     start = text.index("Refunds")
     heading = Heading(start, start + len("Refunds and exchanges"), 1, "docx-style")  # not visible in the text

@@ -13,17 +13,6 @@ from chunklab_core.own.config import DEFAULT_STRATEGIES, OwnConfig, load_config,
 from chunklab_core.core.paths import PROJ_ROOT
 from chunklab_core.core.tokens import count_tokens
 
-@pytest.fixture(autouse=True)
-def _registry_restored():
-    """Variants registered by a test are removed afterwards (the registry is process-wide)."""
-    from chunklab_core import chunking
-
-    saved = dict(chunking._REGISTRY)
-    yield
-    chunking._REGISTRY.clear()
-    chunking._REGISTRY.update(saved)
-
-
 TEXT = ("# Title\n\nA first paragraph with a few sentences. It goes on for a while. And a bit more.\n\n"
         "| a | b |\n|---|---|\n| 1 | 2 |\n\n" + "Another sentence about lighthouses and lamps. " * 60)
 

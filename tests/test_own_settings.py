@@ -18,16 +18,6 @@ from chunklab_core.core.paths import PROJ_ROOT
 from chunklab_core.stats.selection import select_winner
 
 
-@pytest.fixture(autouse=True)
-def _registry_restored():
-    from chunklab_core import chunking
-
-    saved = dict(chunking._REGISTRY)
-    yield
-    chunking._REGISTRY.clear()
-    chunking._REGISTRY.update(saved)
-
-
 TEXT = ("# Title\n\nA first paragraph with a few sentences. It goes on for a while. And a bit more.\n\n"
         + "Another sentence about lighthouses and lamps. " * 80 + "\n\n# Second\n\n" + "Short words here. " * 40)
 

@@ -6,7 +6,8 @@ import pytest
 
 from chunklab_core.retrieval.bm25 import BM25Index
 from chunklab_core.retrieval.hybrid import HybridRetriever
-from chunklab_core.retrieval.run import RETRIEVERS, make_retriever
+from chunklab_core.retrieval.registry import registered
+from chunklab_core.retrieval.run import make_retriever
 
 
 class FakeDense:
@@ -35,7 +36,7 @@ def test_a_built_dense_model_is_shared():
 
 
 def test_bad_names_and_mixed_arguments():
-    assert RETRIEVERS == ("bm25", "dense", "hybrid")
+    assert {"bm25", "dense", "hybrid"} <= set(registered())
     with pytest.raises(ValueError, match="unknown retriever 'splade'; known: bm25, dense, hybrid"):
         make_retriever("splade")
     with pytest.raises(ValueError, match="not both"):

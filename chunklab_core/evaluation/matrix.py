@@ -29,9 +29,8 @@ from chunklab_core.core.corpus import Chunk, Corpus
 from chunklab_core.data.corpora import CORPUS_LABELS
 from chunklab_core.evaluation.scoring import run_cell
 from chunklab_core.evaluation.measures import KS, matrix_functions, metric_columns, parse
-import chunklab_core.evaluation.span_metrics  # noqa: F401  (binds the span measures' function)
 from chunklab_core.retrieval.recorded_runs import Cell, corpus_sample_label, default_store
-from chunklab_core.retrieval.registry import EMBEDDER, RETRIEVERS, model_column, needs_model, registered  # noqa: F401
+from chunklab_core.retrieval.registry import EMBEDDER, model_column, needs_model, registered
 from chunklab_core.retrieval.run import LazyDense, RetrievalRun, make_retriever
 
 
@@ -85,7 +84,7 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
     """
     from tqdm import tqdm
 
-    from chunklab_core.evaluation.slot_metrics import pool_judgments  # (binds the slot measures' function)
+    from chunklab_core.evaluation.slot_metrics import pool_judgments
 
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:

@@ -52,7 +52,7 @@ import pandas as pd
 
 from chunklab_core.evaluation import gold_slots, judgment_store, ranking_metrics as metrics
 from chunklab_core.core import textmatch
-from chunklab_core.evaluation.measures import KS, column, computes
+from chunklab_core.evaluation.measures import KS, column
 from chunklab_core.retrieval.run import RetrievalRun
 from chunklab_core.core.tokens import count_tokens_many, text_digest
 
@@ -399,7 +399,6 @@ def slot_scores(judged: RankedJudgments, ks: Sequence[int] = KS,
     return pd.DataFrame(frame)
 
 
-@computes("recall", "complete", "hit", "p", "rr", "ndcg", "tokens", "context_efficiency")  # measures.MEASURES
 def score_slots(run: RetrievalRun, ks: Sequence[int] = KS, threshold: float = 0.90,
                 pool_grades: dict[str, list[int]] | None = None,
                 cache: Judgments | None = None) -> pd.DataFrame:

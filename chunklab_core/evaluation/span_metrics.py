@@ -31,7 +31,7 @@ from typing import Iterable, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from chunklab_core.evaluation.measures import KS, column, computes
+from chunklab_core.evaluation.measures import KS, column
 from chunklab_core.retrieval.run import RetrievalRun
 
 SPAN_MEASURES = ("span_recall", "span_precision", "span_iou", "complete_evidence")  # registry names, column order
@@ -158,7 +158,6 @@ def has_evidence(spans: Iterable[DocSpan]) -> bool:
     return bool(merge_intervals((s, e) for _, s, e in spans))
 
 
-@computes(*SPAN_MEASURES)  # the registry's function of the four span measures (measures.MEASURES)
 def span_scores(run: RetrievalRun, ks: Sequence[int] = KS, **_context) -> pd.DataFrame:
     """Per-question span metrics of one run (id columns as ``evaluation.scoring.score_run``);
     ``_context`` (the matrix's threshold and pool grades) is not used."""

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.data.gold_advice import question_evidence
-from chunklab_core.evaluation.measures import column, computes
+from chunklab_core.evaluation.measures import column
 from chunklab_core.evaluation.span_metrics import merge_intervals
 from chunklab_core.core.textmatch import TOKEN
 from chunklab_core.retrieval.run import RetrievalRun
@@ -46,7 +46,6 @@ def _inside(tokens: list[tuple[int, int]], returned: list[tuple[int, int]]) -> i
     return count
 
 
-@computes("token_recall")  # the registry's function of token_recall (measures.MEASURES)
 def token_span_recall(run: RetrievalRun, ks: Sequence[int], **_context) -> pd.DataFrame:
     """Per question ``token_recall@k`` of one run (see the module docstring); ``_context`` is not used."""
     corpus = run.corpus

@@ -75,7 +75,7 @@ from chunklab_core.data.loaders import ValidationError
 from chunklab_core.data.question_file import parse_yaml
 from chunklab_core.evaluation.measures import KS
 from chunklab_core.retrieval.model_assembly import shipped_label
-from chunklab_core.retrieval.registry import RETRIEVERS, needs_model
+from chunklab_core.retrieval.registry import needs_model, registered
 
 DEFAULT_STRATEGIES = ("fixed_500", "fixed_500_o125", "recursive_500", "sentence_window_2", "semantic_tfidf",
                       "fixed_1000", "fixed_tokens_256", "fixed_tokens_512", "structure_aware",
@@ -91,7 +91,7 @@ class OwnConfig:
     """A validated config; ``strategies`` holds registered strategy names."""
 
     strategies: list[str] = field(default_factory=lambda: list(DEFAULT_STRATEGIES))
-    retrievers: list[str] = field(default_factory=lambda: list(RETRIEVERS))
+    retrievers: list[str] = field(default_factory=lambda: list(registered()))
     models: list[str] = field(default_factory=lambda: ["all-MiniLM-L6-v2"])
     backend: str = "auto"
     quantize: str | None = None

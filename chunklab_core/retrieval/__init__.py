@@ -4,7 +4,7 @@ Modules: ``bm25`` (BM25, batched over queries), ``dense`` (sentence-transformers
 query/passage prefixes), ``embedding_cache`` (embeddings on disk, checked shards),
 ``onnx_embedding`` (the ONNX export of a shipped model), ``model_assembly`` (all-mpnet-base-v2
 from its PyPI parts), ``hybrid`` (reciprocal-rank fusion), ``topk`` (top-k selection with a
-fixed tie rule), ``run`` (the one retriever factory and the ``RetrievalRun`` record later
+fixed tie rule), ``retrievers`` (one module per retriever, each registering itself), ``run`` (the one retriever factory and the ``RetrievalRun`` record later
 stages read), ``footprint`` (what a strategy costs in the index: chunks, stride, postings), ``registry`` (the
 ``Retriever`` protocol and one spec per retriever), ``recorded_runs`` (the run store: rankings
 recorded once with their provenance, replayed by ``make all``), ``run_plan`` (the planning pass of
@@ -14,3 +14,5 @@ ranking through the run store, hybrid fused from its stored components); ``make 
 
 Not held: relevance and metrics (``evaluation``). Imports ``core``, ``data``, ``chunking``.
 """
+
+from chunklab_core.retrieval import retrievers  # noqa: E402,F401  (completes the registry, whatever is imported first)

@@ -3,9 +3,9 @@
 Handles: :func:`search_cell`, the one place the posts' retrievals go through. Cells of stored
 retrievers (BM25, dense, any registered one) are asked of the run store (``recorded_runs``:
 replayed, recorded or computed live by the mode), each under its registered name; a fused cell
-(hybrid) is fused from its registered parts (``fused_from``) exactly as
-``hybrid.HybridRetriever`` fuses them (each part to ``max(HYBRID_DEPTH, depth)``, then
-``hybrid.rrf_fuse`` to ``min(depth, n)``), so a fused replay equals a live hybrid search. Cells
+(hybrid) is fused from its registered parts (``fused_from``) by its spec's own ``fuse``, exactly
+as its built retriever fuses them (each part to ``max(RECORD_DEPTH, depth)``, then ``fuse`` to
+``min(depth, n)``), so a fused replay equals a live search. Cells
 of a retriever that needs a model also carry the model's truncation mask (which chunks exceed
 ``max_seq_length`` tokens).
 
@@ -19,13 +19,9 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from chunklab_core.retrieval.hybrid import rrf_fuse
 from chunklab_core.retrieval.recorded_runs import Cell, RunStore, default_store
-from chunklab_core.retrieval.registry import Retriever, spec
+from chunklab_core.retrieval.registry import RECORD_DEPTH, Retriever, spec
 from chunklab_core.retrieval.run import make_retriever
-
-HYBRID_DEPTH = 100  # HybridRetriever's default component depth
-
 
 @dataclass
 class CellResult:
@@ -87,12 +83,12 @@ def search_cell(corpus_label: str, strategy: str, retriever: str, texts: Sequenc
 
     if retriever_spec.stored:
         return component(retriever, depth)
-    asked = max(HYBRID_DEPTH, int(depth))
+    asked = max(RECORD_DEPTH, int(depth))
     parts = [component(name, asked) for name in retriever_spec.fused_from]
     width = min(int(depth), len(texts))
     if len(queries) == 0:
         return CellResult(np.empty((0, width), np.int64), np.empty((0, width)), parts[-1].truncated)
-    ids, scores = rrf_fuse([p.ids[:, :asked] for p in parts], k=width)
+    ids, scores = retriever_spec.fuse([p.ids[:, :asked] for p in parts], width)
     truncated = next((p.truncated for p in parts if p.truncated is not None), None)
     return CellResult(ids, scores, truncated)
 

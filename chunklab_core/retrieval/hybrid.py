@@ -25,9 +25,11 @@ documents collections.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
+
+from chunklab_core.retrieval.registry import RECORD_DEPTH
 
 
 def rrf_term(rank: np.ndarray, rrf_k: float = 60.0) -> np.ndarray:
@@ -111,14 +113,16 @@ def _check_no_duplicates(mats: list[np.ndarray]) -> None:
 
 
 class HybridRetriever:
-    """RRF fusion of several retrievers that share ``fit(texts)`` / ``search(queries, k)``.
+    """Fusion of several retrievers that share ``fit(texts)`` / ``search(queries, k)``.
 
     ``search`` asks each component for its top ``max(depth, k)`` texts and fuses them with
-    ``rrf_fuse``; a text outside every component's list gets no score, so ``depth`` bounds
-    what can surface (Cormack et al. fused full runs of depth 1000).
+    ``fuse(rankings, k)`` (default ``rrf_fuse`` with ``rrf_k``; a fused registry spec passes its
+    own); a text outside every component's list gets no score, so ``depth`` bounds what can
+    surface (Cormack et al. fused full runs of depth 1000).
     """
 
-    def __init__(self, retrievers: Sequence, depth: int = 100, rrf_k: float = 60.0) -> None:
+    def __init__(self, retrievers: Sequence, depth: int = RECORD_DEPTH, rrf_k: float = 60.0,
+                 fuse: Callable[[Sequence[np.ndarray], int], tuple[np.ndarray, np.ndarray]] | None = None) -> None:
         if len(retrievers) == 0:
             raise ValueError("HybridRetriever needs at least one retriever")
         if depth < 1:
@@ -127,6 +131,7 @@ class HybridRetriever:
             raise ValueError(f"rrf_k must be >= 0, got {rrf_k}")
         self.retrievers = list(retrievers)
         self.depth, self.rrf_k = int(depth), float(rrf_k)
+        self.fuse = fuse if fuse is not None else (lambda rankings, k: rrf_fuse(rankings, k=k, rrf_k=self.rrf_k))
         self.n_docs = 0
 
     def fit(self, texts: Sequence[str]) -> "HybridRetriever":
@@ -150,4 +155,4 @@ class HybridRetriever:
         width = min(int(k), self.n_docs)
         if len(queries) == 0:
             return np.empty((0, width), dtype=np.int64), np.empty((0, width), dtype=np.float64)
-        return rrf_fuse(rankings, k=width, rrf_k=self.rrf_k)
+        return self.fuse(rankings, width)

@@ -23,12 +23,12 @@ version are recorded as provenance and checked by ``make verify-runs``, which re
 seeded sample of cells from scratch and requires identical ids and order and scores within
 1e-6 (:func:`chunklab_core.reports.run_recording.verify`).
 
-Depth: :data:`RECORD_DEPTH` chunks per question (100, the component depth of
-``hybrid.HybridRetriever``), or more when a caller asks for more. A top-k list is a prefix of
+Depth: :data:`RECORD_DEPTH` chunks per question (declared once in ``registry``: 100, also the
+component depth of a fused retriever), or more when a caller asks for more. A top-k list is a prefix of
 any deeper top-k list under the series' total tie rule (``topk.top_k_rows``), so one deep
-record serves every shallower k exactly. Hybrid cells are never stored: they are fused
-(``hybrid.rrf_fuse``, exactly as ``HybridRetriever.search`` fuses) from the stored BM25 and
-dense records.
+record serves every shallower k exactly. Fused cells (hybrid) are never stored: they are fused
+(by the spec's own ``fuse``, exactly as its built retriever fuses) from the stored records of
+their parts.
 
 Layout: ``data/runs/<corpus sample>/<strategy>/<retriever>[@<model>].npz`` (``numpy.savez_compressed``:
 ``ids`` as uint16 when the cell has fewer than 65,535 texts, else uint32, padding = the dtype's
@@ -61,11 +61,10 @@ import numpy as np
 from chunklab_core.core import paths
 from chunklab_core.core.atomic_files import atomic_write
 from chunklab_core.core.hashing import texts_sha256  # noqa: F401  (re-exported: the run store names its inputs by it)
-from chunklab_core.retrieval.registry import spec
+from chunklab_core.retrieval.registry import RECORD_DEPTH, spec  # noqa: F401  (RECORD_DEPTH: re-exported)
 
 MODE_ENV = "CHUNKLAB_RUNS"
 MODES = ("live", "record", "replay")
-RECORD_DEPTH = 100
 SCORE_DEPTH = 10
 RECORD_COMMAND = "make runs"
 LIVE_CORPORA = {"own"}  # your documents are never recorded into the repository

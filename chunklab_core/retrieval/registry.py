@@ -6,12 +6,14 @@ by the lower index), and :data:`RETRIEVER_SPECS`, the registry of the series' re
 what a caller needs to know without naming one: how to build it (``factory``), the version its
 recorded rankings carry (``version``: bump it when its scoring changes, every record of it
 becomes stale), whether it needs an embedding model, whether its rankings are recorded as they
-are (``stored``) or fused from other recorded rankings (``fused_from``), and its display name.
-A new retriever is one :func:`register_retriever` call (see the README's Architecture section).
+are (``stored``) or fused from other recorded rankings (``fused_from``, with its own ``fuse``),
+and its display name; and :data:`RECORD_DEPTH`, the one depth rankings are recorded and fused to.
+A new retriever is one module in ``retrieval/retrievers/`` calling :func:`register_retriever`
+(or an entry point of group ``chunklab.retrievers``; see docs/extending.md).
 Modules outside the retrieval stage ask the registry (:func:`needs_model`, :func:`display_name`,
 :func:`model_column`, :data:`BASELINE`, :data:`EMBEDDER`) instead of naming retrievers.
 
-Not handled: building a retriever from a spec (``run.make_retriever``), recording runs
+Not handled: the members themselves (``retrieval/retrievers/``), building one by name (``run.make_retriever``), recording runs
 (``recorded_runs``), fusing rankings (``hybrid``, ``cell_search``).
 """
 
@@ -21,6 +23,8 @@ from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
+
+from chunklab_core.core.members import Registry
 
 NO_MODEL = "—"  # the model column of a retriever that uses no embedding model
 
@@ -34,68 +38,57 @@ class Retriever(Protocol):
     def search(self, queries: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]: ...
 
 
+RECORD_DEPTH = 100
+"""The one record depth: every stored ranking is recorded to this many chunks per question, and a
+fused retriever searches each part to it (Cormack et al. fused full runs; 100 is the series' depth)."""
+
+
 @dataclass(frozen=True)
 class RetrieverSpec:
     """One registered retriever.
 
     ``factory``: for a stored retriever, ``factory(**options) -> Retriever`` (a retriever that
-    needs a model gets ``model=`` among the options); for a fused one, ``factory(parts)`` fuses
-    the built retrievers of ``fused_from``, in that order. ``version``: what ``recorded_runs``
-    stores with each ranking of a stored retriever (``None`` for a fused one: its parts carry it).
+    needs a model gets ``model=`` among the options). A fused one has no factory: ``fuse(rankings,
+    k) -> (ids, scores)`` fuses the rankings of its parts (``fused_from``, in that order):
+    ``run.make_retriever`` wraps the built parts in a ``hybrid.HybridRetriever`` that fuses with
+    it, and ``cell_search`` fuses the parts' recorded rankings with the same ``fuse``. ``version``:
+    what ``recorded_runs`` stores with each ranking of a stored retriever (``None`` for a fused
+    one: its parts carry it).
     """
 
     name: str
     display: str
     needs_model: bool
-    factory: Callable[..., Retriever]
+    factory: Callable[..., Retriever] | None = None
     version: int | None = 1
     fused_from: tuple[str, ...] = ()  # empty: its rankings are recorded as they are
+    fuse: Callable[[Sequence[np.ndarray], int], tuple[np.ndarray, np.ndarray]] | None = None
 
     @property
     def stored(self) -> bool:
         return not self.fused_from
 
 
-def _bm25(**options) -> Retriever:
-    from chunklab_core.retrieval.bm25 import BM25Index
-
-    return BM25Index(**options)
-
-
-def _dense(**options) -> Retriever:
-    from chunklab_core.retrieval.dense import DenseRetriever
-
-    return DenseRetriever(**options)
-
-
-def _rrf(parts: Sequence[Retriever]) -> Retriever:
-    from chunklab_core.retrieval.hybrid import HybridRetriever
-
-    return HybridRetriever(list(parts))
-
-
-RETRIEVER_SPECS: dict[str, RetrieverSpec] = {}
+RETRIEVER_SPECS: Registry[RetrieverSpec] = Registry("retriever")
+"""Every registered retriever, in registration order; the modules of ``retrieval/retrievers/``
+(and the entry points of group ``chunklab.retrievers``) fill it when ``chunklab_core.retrieval``
+is imported."""
 
 
 def register_retriever(new: RetrieverSpec) -> RetrieverSpec:
-    """Add ``new`` to :data:`RETRIEVER_SPECS`; a taken name, or a fused one whose parts are not
-    registered stored retrievers, is a ``ValueError``."""
-    if new.name in RETRIEVER_SPECS:
-        raise ValueError(f"retriever {new.name!r} is already registered")
-    if new.stored and new.version is None:
-        raise ValueError(f"stored retriever {new.name!r} needs a version")
+    """Add ``new`` to :data:`RETRIEVER_SPECS`; a taken name, a stored one without a version or a
+    factory, or a fused one without ``fuse`` or whose parts are not registered stored retrievers, is
+    a ``ValueError``."""
+    if new.stored and (new.version is None or not callable(new.factory)):
+        raise ValueError(f"stored retriever {new.name!r} needs a version and a factory")
+    if not new.stored and not callable(new.fuse):
+        raise ValueError(f"fused retriever {new.name!r} needs its fuse(rankings, k)")
     bad = [part for part in new.fused_from if part not in RETRIEVER_SPECS or not RETRIEVER_SPECS[part].stored]
     if bad:
         raise ValueError(f"retriever {new.name!r} is fused from unregistered or fused retrievers {bad}")
-    RETRIEVER_SPECS[new.name] = new
-    return new
+    return RETRIEVER_SPECS.add(new.name, new)
 
 
-register_retriever(RetrieverSpec("bm25", "BM25", needs_model=False, factory=_bm25, version=1))
-register_retriever(RetrieverSpec("dense", "Dense", needs_model=True, factory=_dense, version=1))
-register_retriever(RetrieverSpec("hybrid", "Hybrid (RRF)", needs_model=True, factory=_rrf, version=None,
-                                 fused_from=("bm25", "dense")))
-RETRIEVERS = tuple(RETRIEVER_SPECS)  # the series' retrievers (registered later ones: registered())
 BASELINE = "bm25"  # the model-free retriever every other one is compared with
 EMBEDDER = "dense"  # the retriever whose model embeds texts for chunkers that cut by embedding
 

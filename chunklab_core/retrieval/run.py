@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from chunklab_core.core.corpus import Chunk, Corpus
-from chunklab_core.retrieval.registry import RETRIEVERS, spec  # noqa: F401  (RETRIEVERS: re-exported)
+from chunklab_core.retrieval.hybrid import HybridRetriever
+from chunklab_core.retrieval.registry import RECORD_DEPTH, spec
 
 
 def make_retriever(name: str, built: dict | None = None, **options):
@@ -25,7 +26,7 @@ def make_retriever(name: str, built: dict | None = None, **options):
 
     ``options`` go to the factory of a stored retriever (``BM25Index`` for bm25,
     ``DenseRetriever`` for dense); a fused retriever (hybrid) passes them to its parts that need
-    a model and builds the others with their defaults. ``built``: already built retrievers by
+    a model and builds the others with their defaults, and fuses them with its spec's ``fuse``. ``built``: already built retrievers by
     name (one model shared by many cells, its embeddings cached once), used instead of new
     ones: ``built={"dense": d}`` makes ``dense`` return ``d`` and ``hybrid`` fuse a fresh BM25
     with it. An unknown name is a ``ValueError`` listing the registered ones.
@@ -39,8 +40,8 @@ def make_retriever(name: str, built: dict | None = None, **options):
                                  f"{sorted(options)}")
             return built[name]
         return wanted.factory(**options)
-    return wanted.factory([make_retriever(part, built, **(options if spec(part).needs_model else {}))
-                           for part in wanted.fused_from])
+    parts = [make_retriever(part, built, **(options if spec(part).needs_model else {})) for part in wanted.fused_from]
+    return HybridRetriever(parts, depth=RECORD_DEPTH, fuse=wanted.fuse)  # searched as cell_search fuses it
 
 
 class LazyDense:

@@ -22,12 +22,17 @@ counts, slot recall, span overlap) say so with ``None``. Slot ``recall`` is not 
 ``recall_k`` (relevant documents found / relevant documents): a slot is a piece of the answer,
 not a document.
 
-A registry entry is callable: ``MEASURES[name](run, ks, **context)`` is the per-question table
-of that measure (one row per question of ``run``, in order, with its ``<name>@<k>`` columns;
-``context`` is what ``run_matrix`` passes every measure, ``threshold`` and ``pool_grades``, for
-the functions that use them). The function is bound by the module that defines it:
-``@computes("span_recall", ...)`` above ``span_metrics.span_scores`` (one function may compute
-several measures); a new measure is one :func:`register_measure` call beside its function.
+A measure is a value with declared parameters (``params``: a relevance ``threshold`` of the
+slot measures; :meth:`Measure.with_params` sets them) and a cut-off (``measure @ 10`` is a
+:class:`Cut`, column ``<name>@10``, as ir_measures writes ``AP@10``). A registry entry is
+callable: ``MEASURES[name](run, ks, **context)`` is the per-question table of that measure (one
+row per question of ``run``, in order, with its ``<name>@<k>`` columns; ``context`` is what
+``run_matrix`` passes every measure, ``threshold`` and ``pool_grades``, for the functions that
+use them). Each measure is one module of this folder (``evaluation/measures/<name>.py``, as
+ir_measures keeps one file per measure) registering itself with its function (one function may
+compute several measures: the slot and span tables); the folder is imported with this package,
+then any module a user dropped here, then the entry points of group ``chunklab.measures``, so
+a new measure is one module (docs/extending.md).
 
 Not handled: the formulas (``ranking_metrics``, ``slot_metrics``, ``span_metrics``,
 ``token_metrics``), display labels and prose ("MRR@10", "R@5", the posts' own
@@ -37,10 +42,13 @@ wording), columns that are not per-question measures (budgets, rerank deltas).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
+
+from chunklab_core.core.members import Registry, discover
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,12 +75,29 @@ class Measure:
     ranx: str | None = None  # ranx metric name, "{k}" for the cut-off; None: ranx has none
     compute: Callable[..., "pd.DataFrame"] | None = None
     matrix: bool = True
+    params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
 
     def __call__(self, run, ks: Sequence[int], **context) -> "pd.DataFrame":
-        """The per-question table of this measure on ``run`` (``ValueError`` if no function is bound)."""
+        """The per-question table of this measure on ``run`` (``ValueError`` if no function is bound);
+        its declared ``params`` fill what ``context`` does not give."""
         if self.compute is None:
             raise ValueError(f"measure {self.name!r} has no function: the module that defines it is not imported")
-        return self.compute(run, ks, **context)
+        return self.compute(run, ks, **{**self.params, **context})
+
+    def __matmul__(self, k: int) -> "Cut":
+        """The measure at cut-off ``k`` (``AP @ 10``, as ir_measures writes ``AP@10``)."""
+        return Cut(self, _check_k(k))
+
+    def with_params(self, **values: Any) -> "Measure":
+        """This measure with declared parameters set (``recall.with_params(threshold=0.8)``); an
+        undeclared one is a ``ValueError`` naming the declared ones."""
+        unknown = sorted(set(values) - set(self.params))
+        if unknown:
+            raise ValueError(f"measure {self.name!r} has no parameter(s) {unknown}; declared: {sorted(self.params) or 'none'}")
+        return replace(self, params={**self.params, **values})
 
     def trec_eval_name(self, k: int) -> str:
         """The trec_eval measure equal to this measure at ``k``; ``ValueError`` when there is none."""
@@ -87,60 +112,35 @@ class Measure:
         return self.ranx.format(k=_check_k(k))
 
 
-_MEASURES = (
-    Measure("recall", "slot recall: share of the question's gold slots filled by the top k", EVERY_K,
-            "defined in this series (slot_metrics); equals hit@k for one slot"),
-    Measure("complete", "every gold slot filled by the top k (0/1)", EVERY_K,
-            "defined in this series (slot_metrics)"),
-    Measure("hit", "some context in the top k is relevant (0/1); the chunking literature's recall@k", EVERY_K,
-            "trec_eval success measure (m_success.c); called recall@k by chunking benchmarks", "success_{k}",
-            "hit_rate@{k}"),
-    Measure("p", "precision: relevant contexts in the top k, divided by k", EVERY_K,
-            "trec_eval P (m_P.c); Manning, Raghavan & Schütze, Introduction to IR (2008), ch. 8", "P_{k}",
-            "precision@{k}"),
-    Measure("rr", "reciprocal rank of the first relevant context within the depth (MRR is its mean)", DEPTH,
-            "trec_eval recip_rank (m_recip_rank.c); Voorhees, The TREC-8 Question Answering Track Report (1999)",
-            "recip_rank", "mrr@{k}"),
-    Measure("ndcg", "normalised discounted cumulative gain at the depth, linear gains, log2 discount", DEPTH,
-            "Järvelin & Kekäläinen, Cumulated gain-based evaluation of IR techniques, ACM TOIS 20(4), 2002; "
-            "trec_eval ndcg_cut (m_ndcg_cut.c)", "ndcg_cut_{k}", "ndcg@{k}"),
-    Measure("tokens", "cl100k_base tokens of the top k returned contexts", EVERY_K,
-            "defined in this series (tiktoken cl100k_base counts)"),
-    Measure("context_efficiency", "tokens of the found gold / tokens of the top k", EVERY_K,
-            "defined in this series (slot_metrics)"),
-    Measure("span_recall", "evidence characters covered by the top k / evidence characters", EVERY_K,
-            "Smith & Troynikov, Evaluating Chunking Strategies for Retrieval, Chroma technical report (2024)"),
-    Measure("span_precision", "evidence characters covered by the top k / characters returned", EVERY_K,
-            "Smith & Troynikov, Evaluating Chunking Strategies for Retrieval, Chroma technical report (2024)"),
-    Measure("span_iou", "intersection over union of returned and evidence characters", EVERY_K,
-            "Smith & Troynikov, Evaluating Chunking Strategies for Retrieval, Chroma technical report (2024)"),
-    Measure("complete_evidence", "every evidence span lies inside the top k (0/1)", EVERY_K,
-            "defined in this series (span_metrics)"),
-    Measure("token_recall", "gold word tokens inside the top k / gold word tokens", EVERY_K,
-            "defined in this series (span recall with tokens for characters)",
-            matrix=False),  # read by post 02 on long gold, not scored in every cell
-)
-MEASURES: dict[str, Measure] = {m.name: m for m in _MEASURES}
+@dataclass(frozen=True)
+class Cut:
+    """A measure at one cut-off: ``measure @ k``; its table column is ``<name>@<k>``."""
+
+    measure: Measure
+    k: int
+
+    @property
+    def column(self) -> str:
+        return f"{self.measure.name}@{self.k}"
+
+    def __str__(self) -> str:
+        return self.column
+
+
+MEASURES: Registry[Measure] = Registry("measure")
+"""Every registered measure, in registration order; the modules of ``evaluation/measures/`` (and the
+entry points of group ``chunklab.measures``) fill it when this package is imported."""
 
 
 def register_measure(new: Measure) -> Measure:
     """Add a measure with its function to :data:`MEASURES` (its column then parses, ``run_matrix``
-    scores it unless ``matrix`` is False); a taken name or a missing function is a ``ValueError``."""
-    if new.name in MEASURES:
-        raise ValueError(f"measure {new.name!r} is already registered")
+    scores it unless ``matrix`` is False); a taken name, a missing function or a name that is not
+    a column stem (lower-case letters and ``_``) is a ``ValueError``."""
     if not callable(new.compute):
         raise ValueError(f"measure {new.name!r} needs its function (compute=)")
-    MEASURES[new.name] = new
-    return new
-
-
-def computes(*names: str) -> Callable:
-    """Decorator binding a function to the declared measures ``names`` (its module is where it is defined)."""
-    def bind(func: Callable[..., "pd.DataFrame"]) -> Callable[..., "pd.DataFrame"]:
-        for name in names:
-            MEASURES[name] = replace(measure(name), compute=func)
-        return func
-    return bind
+    if not re.fullmatch(r"[a-z_]+", new.name):
+        raise ValueError(f"measure name {new.name!r} must be lower-case letters and _ (it is a column stem)")
+    return MEASURES.add(new.name, new)
 
 
 def matrix_functions() -> list[tuple[Callable[..., "pd.DataFrame"], list[str]]]:
@@ -217,9 +217,11 @@ def interval_columns(metric_column: str) -> tuple[str, str]:
     return tuple(metric_column + suffix for suffix in _INTERVAL_SUFFIXES)
 
 
-def depth_columns(k_max: int) -> list[str]:
-    """The measures reported once at the run's depth (``rr``, ``ndcg``), at ``k_max``."""
-    return [column(m.name, k_max) for m in _MEASURES if m.cutoff == DEPTH]
+def depth_columns(k_max: int, names: Iterable[str] | None = None) -> list[str]:
+    """The measures reported once at the run's depth (``rr``, ``ndcg``, any registered later), at
+    ``k_max``; among ``names`` (a summary's measures) when given, else among every registered one."""
+    chosen = [measure(n) for n in names] if names is not None else list(MEASURES.values())
+    return [column(m.name, k_max) for m in chosen if m.cutoff == DEPTH]
 
 
 def largest_k(names: Iterable[str]) -> int:
@@ -238,3 +240,8 @@ def require_columns(available: Iterable[str], wanted: Sequence[str], what: str =
         raise ValueError(f"{what} lacks the metric columns {missing}; it has "
                          f"{sorted(c for c in present if is_metric_column(c))}")
     return list(wanted)
+
+
+BUILTIN = ("recall", "complete", "hit", "p", "rr", "ndcg", "tokens", "context_efficiency", "span_recall",
+           "span_precision", "span_iou", "complete_evidence", "token_recall")  # the series' measures, the tables' order
+discover(__name__, __path__, BUILTIN, "measures")
