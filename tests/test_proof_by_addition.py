@@ -1,53 +1,169 @@
-"""Issue 36, proof by addition: a new retriever, strategy and measure, each added through the
-public registries from this file alone, run through ``run_matrix``, recorded, replayed and scored.
-
-The retriever is a tiny TF-IDF one (cosine on raw term frequency x smoothed idf) written here;
-the strategy cuts every text into pieces of a fixed number of words; the measure is the
-share of the top k returned contexts that hold a gold slot (a made-up one, to show the route).
+"""Issues 36 and 47, proof by addition: a retriever, a fused retriever with its own fusion, a
+chunking strategy and a measure, each added the way a user adds one: a module dropped into the
+member folder of a copy of the package (``retrieval/retrievers/``, ``chunking/strategies/``), and
+a measure from an outside distribution's entry point (group ``chunklab.measures``). A fresh
+Python process imports the copy and runs them through ``run_matrix`` (recorded, replayed),
+the own-documents config and the strategy listing. The added files are ``tests/additions/``.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
-from collections import Counter
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 
 from chunklab_core import chunking
+
+ROOT = Path(__file__).resolve().parents[1]
+ADDITIONS = Path(__file__).with_name("additions")
+
+SCRIPT = r"""
+import json, sys
+import numpy as np, pandas as pd
 from chunklab_core.core.corpus import Corpus, Document, Question
-from chunklab_core.evaluation import measures
 from chunklab_core.evaluation.matrix import run_matrix
-from chunklab_core.retrieval import registry
-from chunklab_core.retrieval.recorded_runs import RunStore
+from chunklab_core.evaluation.measures import MEASURES
+from chunklab_core.own.config import parse_config, strategy_table
+from chunklab_core.retrieval.cell_search import search_cell
+from chunklab_core.retrieval.recorded_runs import RunStore, corpus_sample_label
+from chunklab_core.retrieval.registry import registered
+
+WORDS = ["river", "bank", "money", "loan", "water", "fish", "bread", "cold", "stone", "green", "light", "tower"]
+rng = np.random.default_rng(7)
+text = " ".join(" ".join(rng.choice(WORDS, 5)).capitalize() + f" item{i}." for i in range(120))
+questions = [Question(f"q{i}", f"which item{i} {WORDS[i % 12]}", "d0", ((f"item{i}",),)) for i in range(0, 120, 12)]
+corpora = {"tiny": Corpus("tiny", [Document("d0", text)], questions)}
+tmp = sys.argv[1]
+args = dict(corpora=corpora, strategies=["fixed_500", "sentence_pack_300"],
+            retrievers=["bm25", "tfidf", "bm25_tfidf_first"], ks=(1, 3), progress=False)
+live = run_matrix(**args, store=RunStore(tmp + "/live", "live"))
+recorded = run_matrix(**args, store=RunStore(tmp + "/runs", "record"))
+replayed = run_matrix(**args, store=RunStore(tmp + "/runs", "replay"))
+pd.testing.assert_frame_equal(replayed.per_question, recorded.per_question)
+pd.testing.assert_frame_equal(live.per_question, recorded.per_question)
+table = replayed.per_question
+run = replayed.runs[("tiny", "all-MiniLM-L6-v2", "sentence_pack_300", "bm25_tfidf_first")]
+texts = [c.text(text) for c in replayed.chunks[("tiny", "sentence_pack_300")]]
+queries = [q.text for q in questions]
+label = corpus_sample_label(corpora["tiny"])
+parts = [search_cell(label, "sentence_pack_300", name, texts, queries, 100, store=RunStore(tmp + "/runs", "replay")).ids
+         for name in ("bm25", "tfidf")]
+from chunklab_core.retrieval.hybrid import rrf_fuse
+from chunklab_core.retrieval.retrievers.bm25_tfidf_first import tfidf_then_bm25
+fused = search_cell(label, "sentence_pack_300", "bm25_tfidf_first", texts, queries, 10,
+                    store=RunStore(tmp + "/runs", "replay")).ids
+config = parse_config({"strategies": ["sentence_pack_300"], "retrievers": ["tfidf"]})
+print(json.dumps({
+    "retrievers": sorted(set(table["retriever"])), "strategies": sorted(set(table["strategy"])),
+    "columns": list(table.columns), "registered": list(registered()), "measures": list(MEASURES),
+    "stored": sorted(str(p.relative_to(tmp + "/runs/" + label)) for p in __import__("pathlib").Path(tmp + "/runs").rglob("*.npz")),
+    "tfidf_recall_1": float(table[(table.strategy == "sentence_pack_300") & (table.retriever == "tfidf")]["recall@1"].mean()),
+    "ap_1": float(table[(table.strategy == "sentence_pack_300") & (table.retriever == "tfidf")]["ap@1"].mean()),
+    "fused_is_its_fuse": bool((fused == tfidf_then_bm25(parts, 10)[0]).all()),
+    "fused_is_rrf": bool((fused == rrf_fuse(parts, k=10)[0]).all()),
+    "own_config": [config.strategies, config.retrievers],
+    "listed": [name for name, _ in strategy_table() if name == "sentence_pack_300"],
+}))
+"""
 
 
-class TinyTfidf:
-    """TF-IDF cosine retrieval; ties broken by the lower index."""
+@pytest.fixture(scope="module")
+def added(tmp_path_factory):
+    """A copy of the package with three modules dropped into its folders, and a tiny installed
+    distribution whose entry point (group ``chunklab.measures``) adds AP@k."""
+    root = tmp_path_factory.mktemp("clone")
+    shutil.copytree(ROOT / "chunklab_core", root / "chunklab_core", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ADDITIONS / "tfidf.py", root / "chunklab_core/retrieval/retrievers/tfidf.py")
+    shutil.copy(ADDITIONS / "bm25_tfidf_first.py", root / "chunklab_core/retrieval/retrievers/bm25_tfidf_first.py")
+    shutil.copy(ADDITIONS / "sentence_packing.py", root / "chunklab_core/chunking/strategies/sentence_packing.py")
+    plugin = tmp_path_factory.mktemp("plugin")
+    shutil.copy(ADDITIONS / "chunklab_ap_plugin.py", plugin / "chunklab_ap_plugin.py")
+    info = plugin / "chunklab_ap_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: chunklab-ap-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[chunklab.measures]\nap = chunklab_ap_plugin\n")
+    return root, plugin
 
-    def fit(self, texts):
-        self.docs = [Counter(re.findall(r"\w+", t.lower())) for t in texts]
-        df = Counter(term for doc in self.docs for term in doc)
-        self.idf = {t: np.log((1 + len(self.docs)) / (1 + n)) + 1 for t, n in df.items()}
-        self.vectors = [self._vector(doc) for doc in self.docs]
-        return self
 
-    def _vector(self, counts):
-        v = {t: c * self.idf.get(t, 0.0) for t, c in counts.items()}
-        norm = np.sqrt(sum(x * x for x in v.values())) or 1.0
-        return {t: x / norm for t, x in v.items()}
+def run_in(root: Path, plugin: Path, code: str, *argv: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(plugin)])}
+    return subprocess.run([sys.executable, "-c", code, *argv], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=600)
 
-    def search(self, queries, k):
-        k = min(k, len(self.docs))
-        ids, scores = [], []
-        for q in queries:
-            qv = self._vector(Counter(re.findall(r"\w+", q.lower())))
-            s = np.array([sum(w * d.get(t, 0.0) for t, w in qv.items()) for d in self.vectors])
-            order = np.lexsort((np.arange(len(s)), -s))[:k]
-            ids.append(order)
-            scores.append(s[order])
-        return np.array(ids, dtype=np.int64), np.array(scores)
+
+def test_dropped_modules_and_an_entry_point_run_through_the_matrix_record_replay_and_config(added, tmp_path):
+    root, plugin = added
+    done = run_in(root, plugin, SCRIPT, str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert {"tfidf", "bm25_tfidf_first"} <= set(found["registered"]) and "ap" in found["measures"]
+    assert found["retrievers"] == ["bm25", "bm25_tfidf_first", "tfidf"]
+    assert found["strategies"] == ["fixed_500", "sentence_pack_300"]
+    assert {"ap@1", "ap@3", "recall@1", "hit@3"} <= set(found["columns"])
+    # stored under the new retriever's name; the fused one is never stored, but fused from its parts
+    assert {"sentence_pack_300/tfidf.npz", "sentence_pack_300/bm25.npz"} <= set(found["stored"])
+    assert not any("bm25_tfidf_first" in name for name in found["stored"])
+    assert found["fused_is_its_fuse"] and not found["fused_is_rrf"], "the matrix fuses with the spec's own fuse"
+    # every question's gold token is in one sentence, which TF-IDF ranks first: recall@1 = AP@1 = 1
+    assert found["tfidf_recall_1"] == 1.0 and found["ap_1"] == 1.0
+    assert found["own_config"] == [["sentence_pack_300"], ["tfidf"]] and found["listed"] == ["sentence_pack_300"]
+
+
+@pytest.mark.parametrize("first", ["chunklab_core.evaluation.slot_metrics", "chunklab_core.evaluation.measures.rr",
+                                   "chunklab_core.chunking.strategies.fixed_tokens",
+                                   "chunklab_core.retrieval.retrievers.hybrid", "chunklab_core.retrieval.cell_search"])
+def test_importing_any_module_first_completes_every_registry(added, first):
+    root, plugin = added
+    code = (f"import {first}\n"
+            "from chunklab_core.chunking import STRATEGIES\n"
+            "from chunklab_core.evaluation.measures import MEASURES\n"
+            "from chunklab_core.retrieval.registry import RETRIEVER_SPECS\n"
+            "print(('sentence_pack_300' in STRATEGIES, 'tfidf' in RETRIEVER_SPECS,"
+            " 'ap' in MEASURES, all(m.compute for m in MEASURES.values())))")
+    done = run_in(root, plugin, code)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "(True, True, True, True)"
+
+
+def test_a_broken_dropped_module_is_an_error_naming_it(added, tmp_path):
+    root, plugin = added
+    broken = tmp_path / "clone"
+    shutil.copytree(root / "chunklab_core", broken / "chunklab_core")
+    (broken / "chunklab_core/retrieval/retrievers/broken.py").write_text("import no_such_module_b47\n")
+    done = run_in(broken, plugin, "import chunklab_core.retrieval")
+    assert done.returncode != 0
+    assert "the retrievers module chunklab_core.retrieval.retrievers.broken failed to import" in done.stderr
+
+
+def test_the_scoped_registries_undo_a_registration_and_a_taken_name_is_an_error():
+    from chunklab_core.retrieval import registry
+
+    with registry.RETRIEVER_SPECS.scoped():
+        registry.register_retriever(registry.RetrieverSpec("scoped_b47", "x", needs_model=False,
+                                                           factory=lambda **o: None, version=1))
+        assert "scoped_b47" in registry.registered()
+        with pytest.raises(ValueError, match="already registered"):
+            registry.register_retriever(registry.RETRIEVER_SPECS["scoped_b47"])
+    assert "scoped_b47" not in registry.registered()
+    with pytest.raises(ValueError, match="needs its fuse"):
+        registry.register_retriever(registry.RetrieverSpec("fused_b47", "x", needs_model=False, version=None,
+                                                           fused_from=("bm25",)))
+
+
+def test_a_measure_is_a_parameterised_value():
+    from chunklab_core.evaluation.measures import MEASURES
+
+    recall = MEASURES["recall"]
+    assert (recall @ 10).column == "recall@10" and str(MEASURES["ndcg"] @ 5) == "ndcg@5"
+    assert recall.with_params(threshold=0.8).params == {"threshold": 0.8} and recall.params == {"threshold": 0.90}
+    with pytest.raises(ValueError, match="no parameter"):
+        recall.with_params(rel=2)
 
 
 def words_of(text, size=6):
@@ -56,96 +172,15 @@ def words_of(text, size=6):
     return [(bounds[i][0], bounds[min(i + size, len(bounds)) - 1][1]) * 2 for i in range(0, len(bounds), size)]
 
 
-def slot_share(run, ks, **context):
-    """Per question: share of the top k contexts holding a gold alternative (lower-cased)."""
-    rows = {measures.column("slot_share", k): np.full(len(run.corpus.questions), np.nan) for k in ks}
-    for row, q in enumerate(run.corpus.questions):
-        golds = [alt.lower() for slot in q.gold_slots for alt in slot]
-        for k in ks:
-            top = [i for i in run.ranked[row, :k] if i >= 0]
-            rows[measures.column("slot_share", k)][row] = np.mean(
-                [any(g in run.context_text(i).lower() for g in golds) for i in top]) if top else 0.0
-    return pd.DataFrame(rows)
-
-
-@pytest.fixture
-def added():
-    registry.register_retriever(registry.RetrieverSpec("tfidf", "TF-IDF", needs_model=False,
-                                                       factory=lambda **options: TinyTfidf(), version=1))
-    registry.register_retriever(registry.RetrieverSpec("bm25_tfidf", "BM25 + TF-IDF (RRF)", needs_model=False,
-                                                       factory=registry.RETRIEVER_SPECS["hybrid"].factory,
-                                                       version=None, fused_from=("bm25", "tfidf")))
-    chunking.register_strategy("words_6", words_of, {"size": 6}, "Six words", tiles=False)
-    measures.register_measure(measures.Measure("slot_share", "share of the top k holding a gold slot",
-                                               measures.EVERY_K, "this test", compute=slot_share))
-    try:
-        yield
-    finally:
-        for name in ("tfidf", "bm25_tfidf"):
-            registry.RETRIEVER_SPECS.pop(name)
-        chunking._REGISTRY.pop("words_6")
-        measures.MEASURES.pop("slot_share")
-
-
-WORDS = ["river", "bank", "money", "loan", "water", "fish", "bread", "cold", "stone", "green", "light", "tower"]
-
-
-def tiny_corpus():
-    rng = np.random.default_rng(7)
-    text = " ".join(" ".join(rng.choice(WORDS, 5)) + f" item{i}." for i in range(40))
-    questions = [Question(f"q{i}", f"which item{i} {WORDS[i % 12]}", "d0", ((f"item{i}",),)) for i in range(0, 40, 4)]
-    return {"tiny": Corpus("tiny", [Document("d0", text)], questions)}
-
-
-def test_a_new_retriever_strategy_and_measure_run_through_the_matrix_record_and_replay(added, tmp_path, monkeypatch):
-    corpora = {**tiny_corpus()}
-    retrievers = ["bm25", "tfidf", "bm25_tfidf"]
-    args = dict(corpora=corpora, strategies=["fixed_500", "words_6"], retrievers=retrievers, ks=(1, 3),
-                progress=False)
-    live = run_matrix(**args, store=RunStore(tmp_path / "live", "live"))
-    recorded = run_matrix(**args, store=RunStore(tmp_path / "runs", "record"))
-    names = sorted(p.name for p in (tmp_path / "runs").rglob("*.npz"))
-    assert names == ["bm25.npz", "bm25.npz", "tfidf.npz", "tfidf.npz"], "stored under its name; fused not stored"
-
-    monkeypatch.setitem(registry.RETRIEVER_SPECS, "tfidf", registry.RetrieverSpec(
-        "tfidf", "TF-IDF", needs_model=False, factory=lambda **o: pytest.fail("a replay builds no retriever"), version=1))
-    replayed = run_matrix(**args, store=RunStore(tmp_path / "runs", "replay"))
-    pd.testing.assert_frame_equal(replayed.per_question, recorded.per_question)
-    pd.testing.assert_frame_equal(live.per_question, recorded.per_question)
-
-    table = replayed.per_question
-    assert set(table["retriever"]) == set(retrievers) and set(table["strategy"]) == {"fixed_500", "words_6"}
-    assert {"slot_share@1", "slot_share@3", "recall@3"} <= set(table.columns)
-    # scored: every question's gold token is unique to one six-word piece, which TF-IDF ranks first
-    words = table[(table["strategy"] == "words_6") & (table["retriever"] == "tfidf")]
-    assert words["recall@1"].mean() == 1.0 and words["slot_share@1"].mean() == 1.0
-
-    monkeypatch.setitem(registry.RETRIEVER_SPECS, "tfidf", registry.RetrieverSpec(
-        "tfidf", "TF-IDF", needs_model=False, factory=lambda **o: TinyTfidf(), version=2))
-    with pytest.raises(Exception, match="scoring version changed"):
-        run_matrix(**args, store=RunStore(tmp_path / "runs", "replay"))
-
-
-def test_an_unknown_retriever_is_an_error_naming_the_registered_ones(added):
-    from chunklab_core.retrieval.run import make_retriever
-
-    with pytest.raises(ValueError, match="known: bm25, dense, hybrid, tfidf, bm25_tfidf"):
-        make_retriever("splade")
-    assert isinstance(make_retriever("tfidf"), TinyTfidf)
-    with pytest.raises(ValueError, match="already registered"):
-        registry.register_retriever(registry.RETRIEVER_SPECS["tfidf"])
-
-
 def test_a_strategy_declares_whether_it_needs_an_embedding_model_and_its_variants_inherit_it():
     from chunklab_core.evaluation.matrix import needs_embedding
 
     assert chunking.STRATEGIES["semantic_embedding"].needs_embedding and needs_embedding("semantic_no_floor")
     assert not needs_embedding("fixed_500") and not chunking.STRATEGIES["semantic_tfidf"].needs_embedding
-    name = chunking.register_variant("semantic_floor_test_b36", "semantic_embedding", {"min_chars": 50}, "test")
-    try:
+    with chunking.STRATEGIES.scoped():
+        name = chunking.register_variant("semantic_floor_test_b36", "semantic_embedding", {"min_chars": 50}, "test")
         assert needs_embedding(name)
-    finally:
-        chunking._REGISTRY.pop(name)
+    assert name not in chunking.STRATEGIES, "the scoped registry undid the variant"
 
 
 def sentence_pieces(text, sentences=3):
@@ -159,16 +194,11 @@ def sentence_pieces(text, sentences=3):
 @pytest.fixture
 def sized_strategy():
     """A strategy declaring a sizeable parameter (in sentences) and the config kind it answers to."""
-    from chunklab_core import chunking
-
-    saved = dict(chunking._REGISTRY)
     chunking.register_strategy("sentence_pieces_3", sentence_pieces, {"sentences": 3}, "Three sentences",
                                sizes={"sentences": "sentences"},
                                sizing=chunking.Sizing("pieces", {"size": "sentences"}, "pieces_{size}",
                                                       "Pieces of {size} sentences"))
-    yield
-    chunking._REGISTRY.clear()
-    chunking._REGISTRY.update(saved)
+    yield  # (the autouse registries_scoped fixture removes it afterwards)
 
 
 def test_a_strategy_with_a_declared_sizeable_parameter_is_sizeable_in_the_own_documents_config(sized_strategy):
