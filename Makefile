@@ -231,7 +231,8 @@ bench: env ## Speed benchmarks (ratios against named alternatives, printed)
 
 # ---- reading the series (issue 17): JupyterLab and the static website
 SITE_DIR  ?= site
-POSTS      = $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+# the executed posts that chunklab_core/reports/posts.py registers (SITE_POSTS, in $(POSTS_MK)); never a wildcard
+POSTS      = $(SITE_POSTS)
 
 LAB_ARGS  ?=
 SITE_ARGS ?=

@@ -70,3 +70,44 @@ def test_no_module_keeps_its_own_list_of_posts():
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
                 found.append(f"{path.relative_to(PROJ_ROOT)}:{node.lineno}: {node.value!r}")
     assert found == []
+
+
+def test_make_site_publishes_the_registered_posts_and_a_new_post_09_is_one_line_here(tmp_path):
+    """In a scratch copy: a post 09 registered by one ``Post`` line (with its notebook) is published
+    by `make site`; an executed notebook no post registers (``10_stray``) is not."""
+    import shutil
+
+    (tmp_path / "chunklab_core/reports").mkdir(parents=True)
+    (tmp_path / "notebooks/src").mkdir(parents=True)
+    shutil.copy(PROJ_ROOT / "Makefile", tmp_path)
+    source = (PROJ_ROOT / "chunklab_core/reports/posts.py").read_text(encoding="utf-8")
+    line = '    Post("09", "09_new_post", "chunklab_core.reports.post09", "A new post", "what it adds"),\n'
+    source = source.replace('    Post("00", "00_findings"', line + '    Post("00", "00_findings"', 1)
+    (tmp_path / "chunklab_core/reports/posts.py").write_text(source, encoding="utf-8")
+    for name in ("notebooks/01_chunking.ipynb", "notebooks/09_new_post.ipynb", "notebooks/src/09_new_post.ipynb",
+                 "notebooks/10_stray.ipynb"):
+        (tmp_path / name).write_text("{}")
+    (tmp_path / "deps.mk").write_text("")
+    dry = subprocess.run(["make", "-n", "-o", ".venv/.installed", "-o", "env", "-o", "deps.mk", "NOTEBOOK_DEPS=deps.mk",
+                          "site"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert dry.returncode == 0, dry.stderr
+    published = next(line for line in dry.stdout.splitlines() if "reports.website" in line).split()
+    assert "notebooks/09_new_post.ipynb" in published and "notebooks/01_chunking.ipynb" in published
+    assert "notebooks/10_stray.ipynb" not in published
+
+
+def test_a_posts_parameters_are_declared_once_and_read_by_its_notebook_the_pool_and_the_lab():
+    import json
+
+    from chunklab_core.reports import lab, pool
+
+    p02 = posts.post("02")
+    assert pool.SERIES is p02.strategies and lab.LabConfig().budget_strategies is p02.strategies
+    assert p02.parameters(None, None) == (list(p02.strategies), list(p02.ks))
+    assert p02.parameters(["fixed_500"], [5]) == (["fixed_500"], [5])  # papermill's value wins
+    for number in ("01", "02"):
+        cells = json.loads((PROJ_ROOT / posts.post(number).source).read_text(encoding="utf-8"))["cells"]
+        parameters = next("".join(c["source"]) for c in cells if "parameters" in c["metadata"].get("tags", []))
+        assert re.search(r"^STRATEGIES = None\b", parameters, re.M) and re.search(r"^KS = None\b", parameters, re.M)
+        code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        assert f'STRATEGIES, KS = post("{number}").parameters(STRATEGIES, KS)' in code

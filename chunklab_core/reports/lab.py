@@ -45,6 +45,7 @@ from typing import Sequence
 
 import numpy as np
 
+from chunklab_core.reports.posts import post
 from chunklab_core.retrieval.registry import BASELINE, model_column, registered
 
 SEED = 20260729
@@ -72,10 +73,7 @@ class LabConfig:
     text_chars: int = 200
     # budget panel: post 02's corpora, strategies and retrievers, its first model
     budget_corpora: Sequence[str] = ("squad", "nq")
-    budget_strategies: Sequence[str] = (
-        "fixed_500", "fixed_500_o125", "recursive_500", "sentence_window_2", "parent_doc_250_1000",
-        "semantic_tfidf", "fixed_1000", "fixed_tokens_256", "structure_aware", "semantic_embedding",
-        "semantic_no_floor")
+    budget_strategies: Sequence[str] = post("02").strategies  # declared once in reports/posts.py
     budget_retrievers: Sequence[str] = registered()  # the series' retrievers
     budget_model: str = "all-MiniLM-L6-v2"
     post_budgets: Sequence[int] = (500, 1000, 2000, 4000)

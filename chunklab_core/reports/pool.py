@@ -53,6 +53,7 @@ from chunklab_core.core import numbers
 from chunklab_core.core.tokens import ENCODING_NAME
 from chunklab_core.evaluation.budget import MATCHED_BUDGETS, recall_at_budget
 from chunklab_core.reports import samples
+from chunklab_core.reports.posts import post
 from chunklab_core.reports.templates import Templates
 from chunklab_core.reports.verdict_tables import (DIGITS, clears_zero, design_of, identical_columns, paired_interval,
                                                   question_documents, robust_verdicts)
@@ -60,9 +61,7 @@ from chunklab_core.retrieval.registry import needs_model
 from chunklab_core.stats import claims
 from chunklab_core.stats.bootstrap import questions_for_power
 
-SERIES = ("fixed_500", "fixed_500_o125", "recursive_500", "sentence_window_2", "parent_doc_250_1000",
-          "semantic_tfidf", "fixed_1000", "fixed_tokens_256", "structure_aware", "semantic_embedding",
-          "semantic_no_floor")
+SERIES = post("02").strategies  # post 02's strategies, declared once in reports/posts.py
 DOCUMENTED_DEFAULT = "documented default"
 LIBRARY: Mapping[str, str] = {
     "lc_recursive_default": DOCUMENTED_DEFAULT,

@@ -6,8 +6,10 @@ prerequisites), and what is derived from it: :func:`recorded_posts` (``make runs
 ``run_recording.POSTS``), :func:`reading_order` (post 00's ``READING_ORDER``),
 :func:`findings_tables` (the tables post 00 reads, with the post that writes each) and
 :func:`make_fragment`, the Makefile fragment (``.cache/posts.mk``: ``NOTEBOOKS``,
-``FINDINGS_TABLES`` and each post's prerequisites; the Makefile's one pattern rule executes
-them). A new post is one :class:`Post` line here (and its notebook source and report package).
+``SITE_POSTS`` (what `make site` publishes), ``FINDINGS_TABLES`` and each post's prerequisites;
+the Makefile's one pattern rule executes them); and each post's parameters (strategies, cut-offs,
+depth), read by its notebook, the lab and the pool. A new post is one :class:`Post` line here
+(and its notebook source and report package).
 
 Standard library only: the Makefile runs this file as a script with the system Python
 (``python3.11 chunklab_core/reports/posts.py --out .cache/posts.mk``), before the virtualenv exists.
@@ -49,6 +51,13 @@ class Post:
     only_if: str = ""
     after: tuple[str, ...] = ()
     make_args: str = ""
+    strategies: tuple[str, ...] = ()
+    ks: tuple[int, ...] = ()
+    depth: int | None = None
+
+    def parameters(self, strategies=None, ks=None) -> tuple[list[str], list[int]]:
+        """A notebook's ``STRATEGIES`` and ``KS``: the values papermill gave, or (``None``) the declared ones."""
+        return (list(self.strategies if strategies is None else strategies), list(self.ks if ks is None else ks))
 
     @property
     def notebook(self) -> str:
@@ -62,12 +71,17 @@ class Post:
 POSTS: tuple[Post, ...] = (
     Post("01", "01_chunking", "chunklab_core.reports.post01", "Which chunking strategy finds the answer?",
          "one retriever, one clean corpus: recall@k and its token cost",
-         tables=("01_full_set_verdicts.csv",), records_runs=2, reading=1),
+         tables=("01_full_set_verdicts.csv",), records_runs=2, reading=1,
+         strategies=("fixed_500", "fixed_500_o50", "fixed_500_o125", "recursive_500", "sentence_window_2",
+                     "parent_doc_250_1000", "semantic_tfidf", "fixed_1000"), ks=(1, 3, 5, 10)),
     Post("02", "02_retrievers", "chunklab_core.reports.post02", "Retrievers, embedding models, other documents",
          "whether post 01's answer survives other retrievers, models and corpora",
          tables=("02_recall_verdicts.csv", "02_pool.csv", "02_pool_guide.csv", "02_chunk_health.csv", "02_stability.csv", "02_balanced_verdicts.csv",
                  "02_matrix.csv", "02_paired_retrievers.csv", "02_models.csv"),
-         records_runs=1, reading=3, make_args="$(OWN_DOCS)"),
+         records_runs=1, reading=3, make_args="$(OWN_DOCS)",
+         strategies=("fixed_500", "fixed_500_o125", "recursive_500", "sentence_window_2", "parent_doc_250_1000",
+                     "semantic_tfidf", "fixed_1000", "fixed_tokens_256", "structure_aware", "semantic_embedding",
+                     "semantic_no_floor"), ks=(1, 3, 5, 10)),
     Post("03", "03_uncertainty", "chunklab_core.reports.post03", "How far can N questions be trusted?",
          "post 01's ranking with paired intervals, the verdict rule, calibration, clustering",
          tables=("03_paired_vs_leader.csv", "03_clustered.csv", "03_calibration.csv"), records_runs=3, reading=2,
@@ -121,10 +135,13 @@ def findings_tables() -> dict[str, str]:
 
 
 def make_fragment() -> str:
-    """The Makefile fragment: ``NOTEBOOKS``, ``FINDINGS_TABLES`` and each post's prerequisites."""
+    """The Makefile fragment: ``NOTEBOOKS``, ``SITE_POSTS`` (the registered posts' executed
+    notebooks that exist: what `make site` publishes, never a wildcard of the folder),
+    ``FINDINGS_TABLES`` and each post's prerequisites."""
     lines = ["# Generated from chunklab_core/reports/posts.py (the one list of posts): do not edit.",
              "NOTEBOOKS := " + " ".join(f"$(if {p.only_if},{p.notebook},)" if p.only_if else p.notebook
                                         for p in POSTS),
+             "SITE_POSTS := $(wildcard " + " ".join(sorted(p.notebook for p in POSTS)) + ")",
              "FINDINGS_TABLES := " + " ".join(f"data/{t}" for t in findings_tables())]
     for p in POSTS:
         after = [f"$(filter-out {p.notebook},$(NOTEBOOKS))"] if "*" in p.after else [
