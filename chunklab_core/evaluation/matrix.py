@@ -24,13 +24,13 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from chunklab_core.chunking import STRATEGIES, chunk_corpus, strategy_label
+from chunklab_core.chunking import STRATEGIES, StrategySpec, chunk_corpus, strategy_label
 from chunklab_core.core.corpus import Chunk, Corpus
 from chunklab_core.data.corpora import CORPUS_LABELS
 from chunklab_core.evaluation.scoring import run_cell
 from chunklab_core.evaluation.measures import KS, matrix_functions, metric_columns, parse
 from chunklab_core.retrieval.recorded_runs import Cell, corpus_sample_label, default_store
-from chunklab_core.retrieval.registry import EMBEDDER, model_column, needs_model, registered
+from chunklab_core.retrieval.registry import EMBEDDER, RetrieverSpec, model_column, registered, spec
 from chunklab_core.retrieval.run import LazyDense, RetrievalRun, make_retriever
 
 
@@ -62,7 +62,8 @@ class MatrixResult:
     truncated: pd.DataFrame = field(default=None)
 
 
-def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers: Sequence[str] | None = None,
+def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str | StrategySpec],
+               retrievers: Sequence[str | RetrieverSpec] | None = None,
                models: Sequence[str] = ("all-MiniLM-L6-v2",), model_corpora: dict[str, Sequence[str]] | None = None,
                ks: Sequence[int] = KS, threshold: float = 0.90, progress: bool = True,
                model_strategies: dict[str, Sequence[str]] | None = None, backend: str = "torch",
@@ -79,23 +80,29 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
     built only when something must be encoded (``processes``/``device`` as ``DenseRetriever``).
     ``chunk_options``: per strategy, options its chunker needs that are not data (the recorded
     model's ``complete`` of ``llm_semantic``); a strategy that needs one and lacks it fails.
-    ``retrievers``: registered names (default every registered retriever); the embedding model
-    is shared by every retriever that needs one through the registry's ``EMBEDDER``.
+    ``strategies`` / ``retrievers``: registered names or their specs (default every registered
+    retriever), resolved once here: below, the retrievers' specs are passed on (``run_cell``,
+    ``cell_search``); the strategies' names key the chunks, the run store and the judgments. The
+    embedding model is built once per model and injected into every retriever that needs one
+    (the registry's ``EMBEDDER``).
     """
     from tqdm import tqdm
 
     from chunklab_core.evaluation.slot_metrics import pool_judgments
 
-    unknown = [s for s in strategies if s not in STRATEGIES]
+    unknown = [s for s in strategies if not isinstance(s, StrategySpec) and s not in STRATEGIES]
     if unknown:
         raise ValueError(f"unknown strategies {unknown}; known: {sorted(STRATEGIES)}")
+    strategy_specs = [s if isinstance(s, StrategySpec) else STRATEGIES[s] for s in strategies]
+    strategies = [s.name for s in strategy_specs]
     stray = sorted(set(chunk_options or {}) - set(strategies))
     if stray:
         raise ValueError(f"chunk_options name strategies that are not run: {stray}")
     retrievers = registered() if retrievers is None else retrievers
-    bad = [r for r in retrievers if r not in registered()]
+    bad = [r for r in retrievers if not isinstance(r, RetrieverSpec) and r not in registered()]
     if bad:
         raise ValueError(f"unknown retrievers {bad}; known: {', '.join(registered())}")
+    retrievers = [spec(r) for r in retrievers]  # resolved once: the specs travel below
     if not corpora or not strategies or not retrievers or not models:
         raise ValueError("corpora, strategies, retrievers and models must all be non-empty")
     k_max = max(ks)
@@ -119,10 +126,10 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
     chunk_sets: dict[tuple[str, str], list] = {}
     frames, truncation = [], []
     counted: set[tuple[str, str, str]] = set()
-    cells = [(c, s) for c in corpora for s in strategies]
-    for corpus_name, strategy in tqdm(cells, desc="corpus x strategy", disable=not bar):
-        corpus = corpora[corpus_name]
-        chunks = _chunks(corpus, strategy, first_model, dense_model, store, (chunk_options or {}).get(strategy))
+    cells = [(c, s) for c in corpora for s in strategy_specs]
+    for corpus_name, strategy_spec in tqdm(cells, desc="corpus x strategy", disable=not bar):
+        corpus, strategy = corpora[corpus_name], strategy_spec.name
+        chunks = _chunks(corpus, strategy_spec, first_model, dense_model, store, (chunk_options or {}).get(strategy))
         chunk_sets[(corpus_name, strategy)] = chunks
         cell_runs = []
         for model in models:
@@ -131,14 +138,14 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
             if model_strategies and model in model_strategies and strategy not in model_strategies[model]:
                 continue
             for retriever in retrievers:
-                if not needs_model(retriever) and model != first_model:
+                if not retriever.needs_model and model != first_model:
                     continue
                 run = run_cell(corpus, strategy, retriever, k_max=k_max, chunks=chunks,
-                               model=model if needs_model(retriever) else None,
+                               model=model if retriever.needs_model else None,
                                built={EMBEDDER: LazyDense(lambda m=model: dense_model(m), model)}, store=store)
-                runs[(corpus_name, model, strategy, retriever)] = run
+                runs[(corpus_name, model, strategy, retriever.name)] = run
                 cell_runs.append((model, retriever, run))
-                if needs_model(retriever) and run.truncated is not None and (corpus_name, model, strategy) not in counted:
+                if retriever.needs_model and run.truncated is not None and (corpus_name, model, strategy) not in counted:
                     counted.add((corpus_name, model, strategy))  # one row per (corpus, model, strategy)
                     mask = run.truncated
                     truncation.append({"corpus": corpus_name, "model": model, "strategy": strategy,
@@ -161,13 +168,16 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str], retrievers
     return MatrixResult(per_question, runs, chunk_sets, pd.DataFrame(truncation))
 
 
-def needs_embedding(strategy: str) -> bool:
+def needs_embedding(strategy: str | StrategySpec) -> bool:
     """True for a strategy that cuts with an embedding model (its chunks are recorded)."""
-    return STRATEGIES[strategy].needs_embedding  # declared by its spec (variants inherit it)
+    found = strategy if isinstance(strategy, StrategySpec) else STRATEGIES[strategy]
+    return found.needs_embedding  # declared by its spec (variants inherit it)
 
 
-def _chunks(corpus: Corpus, strategy: str, model: str, dense_model, store, options: dict | None = None) -> list:
-    if not needs_embedding(strategy):
+def _chunks(corpus: Corpus, strategy_spec: StrategySpec, model: str, dense_model, store,
+            options: dict | None = None) -> list:
+    strategy = strategy_spec.name
+    if not strategy_spec.needs_embedding:
         return chunk_corpus(corpus.documents, strategy, **(options or {}))
     index = {doc.doc_id: i for i, doc in enumerate(corpus.documents)}
 

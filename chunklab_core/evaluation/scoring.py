@@ -32,7 +32,7 @@ from chunklab_core.core.corpus import Chunk, Corpus
 from chunklab_core.core.text import normalize
 from chunklab_core.retrieval.cell_search import search_cell
 from chunklab_core.retrieval.recorded_runs import RECORD_DEPTH, corpus_sample_label
-from chunklab_core.retrieval.registry import BASELINE, needs_model, spec
+from chunklab_core.retrieval.registry import BASELINE, RetrieverSpec, spec
 from chunklab_core.retrieval.run import RetrievalRun, collapse_to_contexts, make_retriever
 from chunklab_core.core.tokens import count_tokens_many
 
@@ -118,7 +118,7 @@ class LazyRelevance(abc.Sequence):
 def run_cell(
     corpus: Corpus,
     strategy: str,
-    retriever: str = BASELINE,
+    retriever: str | RetrieverSpec = BASELINE,
     k_max: int = 10,
     retriever_options: dict | None = None,
     strategy_options: dict | None = None,
@@ -142,7 +142,9 @@ def run_cell(
     ``RetrievalRun.ranked_deep`` for token budgets (default the recorded depth, 100).
     ``engine``: any object with ``fit``/``search`` to use instead (computed live, never
     recorded: for retrievers outside the registry); ``retriever`` is then only its name.
+    ``retriever``: a registered name, or its spec (``run_matrix`` resolves names once and passes specs).
     """
+    name = retriever.name if isinstance(retriever, RetrieverSpec) else retriever
     if k_max < 1:
         raise ValueError(f"k must be >= 1, got {k_max}")
     if not corpus.questions:
@@ -167,7 +169,8 @@ def run_cell(
         model = model or getattr(engine, "label", None)
     else:
         built = built or {}
-        if needs_model(retriever):
+        retriever = spec(retriever)
+        if retriever.needs_model:
             labels = (getattr(b, "label", None) for b in built.values())
             model = model or next((label for label in labels if label), None) or DEFAULT_MODEL
         else:
@@ -193,7 +196,7 @@ def run_cell(
     return RetrievalRun(
         corpus=corpus,
         strategy=strategy,
-        retriever=retriever,
+        retriever=name,
         chunks=chunks,
         contexts=unique_contexts,
         ranked=ranked,
@@ -206,21 +209,21 @@ def run_cell(
     )
 
 
-def _engines(retriever: str, model: str | None, built: dict, options: dict) -> dict:
+def _engines(retriever: RetrieverSpec, model: str | None, built: dict, options: dict) -> dict:
     """Factories of the stored retrievers a cell searches: the built ones, or new ones with options.
 
     A stored retriever gets ``options``; a fused one passes them to its parts that need a model
     (as ``run.make_retriever``). A part neither built nor given options is left to the default.
     """
-    wanted = spec(retriever)
+    wanted = retriever
     engines = {}
-    for part in (retriever,) if wanted.stored else wanted.fused_from:
-        part_options = options if wanted.stored or spec(part).needs_model else {}
-        if part in built:
-            engines[part] = lambda b=built[part]: b
+    for part in (wanted,) if wanted.stored else [spec(name) for name in wanted.fused_from]:
+        part_options = options if wanted.stored or part.needs_model else {}
+        if part.name in built:
+            engines[part.name] = lambda b=built[part.name]: b
         elif part_options:
-            extra = {"model": model} if spec(part).needs_model else {}
-            engines[part] = lambda p=part, o={**extra, **part_options}: make_retriever(p, **o)
+            extra = {"model": model} if part.needs_model else {}
+            engines[part.name] = lambda p=part, o={**extra, **part_options}: make_retriever(p, **o)
     return engines
 
 

@@ -20,7 +20,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from chunklab_core.retrieval.recorded_runs import Cell, RunStore, default_store
-from chunklab_core.retrieval.registry import RECORD_DEPTH, Retriever, spec
+from chunklab_core.retrieval.registry import RECORD_DEPTH, Retriever, RetrieverSpec, spec
 from chunklab_core.retrieval.run import make_retriever
 
 @dataclass
@@ -30,7 +30,7 @@ class CellResult:
     truncated: np.ndarray | None  # per text, for dense and hybrid cells
 
 
-def search_cell(corpus_label: str, strategy: str, retriever: str, texts: Sequence[str], queries: Sequence[str],
+def search_cell(corpus_label: str, strategy: str, retriever: str | RetrieverSpec, texts: Sequence[str], queries: Sequence[str],
                 depth: int, *, model: str | None = None,
                 engines: Mapping[str, Callable[[], Retriever]] | None = None, store: RunStore | None = None,
                 corpus_source: dict | None = None, strategy_options: dict | None = None) -> CellResult:
@@ -42,22 +42,22 @@ def search_cell(corpus_label: str, strategy: str, retriever: str, texts: Sequenc
     embedding model of the cells that need one (its label, e.g. ``all-MiniLM-L6-v2``). Every
     stored ranking is recorded under its retriever's registered name.
     """
-    retriever_spec = spec(retriever)
+    retriever_spec = spec(retriever)  # a spec object passes through: resolved once, by the caller
     store = store if store is not None else default_store()
     if retriever_spec.needs_model and not model:
-        raise ValueError(f"retriever {retriever!r} needs an embedding model name")
+        raise ValueError(f"retriever {retriever_spec.name!r} needs an embedding model name")
     texts, queries = list(texts), list(queries)
     engines = engines or {}
 
-    def component(name: str, asked: int) -> CellResult:
-        part = spec(name)
+    def component(part: RetrieverSpec, asked: int) -> CellResult:
+        name = part.name
         built: dict = {}
 
         def engine():
             if "engine" not in built:
                 factory = engines.get(name)
                 built["engine"] = factory() if factory is not None else make_retriever(
-                    name, **({"model": model} if part.needs_model else {}))
+                    part, **({"model": model} if part.needs_model else {}))
             return built["engine"]
 
         def compute(d: int):
@@ -82,9 +82,9 @@ def search_cell(corpus_label: str, strategy: str, retriever: str, texts: Sequenc
         return CellResult(ids, scores, mask)
 
     if retriever_spec.stored:
-        return component(retriever, depth)
+        return component(retriever_spec, depth)
     asked = max(RECORD_DEPTH, int(depth))
-    parts = [component(name, asked) for name in retriever_spec.fused_from]
+    parts = [component(spec(name), asked) for name in retriever_spec.fused_from]
     width = min(int(depth), len(texts))
     if len(queries) == 0:
         return CellResult(np.empty((0, width), np.int64), np.empty((0, width)), parts[-1].truncated)

@@ -98,8 +98,13 @@ def registered() -> tuple[str, ...]:
     return tuple(RETRIEVER_SPECS)
 
 
-def spec(name: str) -> RetrieverSpec:
-    """The registered spec of ``name``; an unknown name is a ``ValueError`` listing the known ones."""
+def spec(name: "str | RetrieverSpec") -> RetrieverSpec:
+    """The registered spec of ``name``; an unknown name is a ``ValueError`` listing the known ones.
+
+    A spec object is returned as it is: names are resolved once, at the edge (a config, a
+    notebook parameter, ``run_matrix``), and the stages below pass the spec on."""
+    if isinstance(name, RetrieverSpec):
+        return name
     try:
         return RETRIEVER_SPECS[name]
     except KeyError:

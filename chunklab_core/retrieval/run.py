@@ -18,10 +18,10 @@ import numpy as np
 
 from chunklab_core.core.corpus import Chunk, Corpus
 from chunklab_core.retrieval.hybrid import HybridRetriever
-from chunklab_core.retrieval.registry import RECORD_DEPTH, spec
+from chunklab_core.retrieval.registry import RECORD_DEPTH, RetrieverSpec, spec
 
 
-def make_retriever(name: str, built: dict | None = None, **options):
+def make_retriever(name: "str | RetrieverSpec", built: dict | None = None, **options):
     """A fresh retriever by registered name, built by its spec's factory (``registry``).
 
     ``options`` go to the factory of a stored retriever (``BM25Index`` for bm25,
@@ -34,11 +34,11 @@ def make_retriever(name: str, built: dict | None = None, **options):
     wanted = spec(name)
     built = built or {}
     if wanted.stored:
-        if name in built:
+        if wanted.name in built:
             if options:
-                raise ValueError(f"give either a built {name} retriever or options for a new one, not both: "
+                raise ValueError(f"give either a built {wanted.name} retriever or options for a new one, not both: "
                                  f"{sorted(options)}")
-            return built[name]
+            return built[wanted.name]
         return wanted.factory(**options)
     parts = [make_retriever(part, built, **(options if spec(part).needs_model else {})) for part in wanted.fused_from]
     return HybridRetriever(parts, depth=RECORD_DEPTH, fuse=wanted.fuse)  # searched as cell_search fuses it
