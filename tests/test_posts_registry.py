@@ -109,5 +109,5 @@ def test_a_posts_parameters_are_declared_once_and_read_by_its_notebook_the_pool_
         cells = json.loads((PROJ_ROOT / posts.post(number).source).read_text(encoding="utf-8"))["cells"]
         parameters = next("".join(c["source"]) for c in cells if "parameters" in c["metadata"].get("tags", []))
         assert re.search(r"^STRATEGIES = None\b", parameters, re.M) and re.search(r"^KS = None\b", parameters, re.M)
-        code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-        assert f'STRATEGIES, KS = post("{number}").parameters(STRATEGIES, KS)' in code
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        assert re.search(rf'^STRATEGIES, KS = (posts\.)?post\("{number}"\)\.parameters\(STRATEGIES, KS\)$', code, re.M)
