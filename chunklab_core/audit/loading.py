@@ -44,6 +44,7 @@ from chunklab_core.audit.topup import wave_strata
 from chunklab_core.core.paths import PROJ_ROOT
 from chunklab_core.core.csv_cells import restored_frame
 from chunklab_core.audit.sheets import (DEFAULT_JUDGE_COLUMNS, GRADE_COLUMNS, import_grades, read_key, read_sheet, write_sheet_rows)
+from chunklab_core.core.cli_errors import command_edge
 
 YESNO_COLUMNS = ("judge_qwen15_yesno",)
 REQUIRED_POPULATION = ("item_id", "question", "reference", "answer")
@@ -291,6 +292,7 @@ def write_blank_copy(sheet_path, out_path) -> Path:
     return out_path
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     """``chunklab-blank-sheet SHEET OUT``: a blank copy of a grading sheet for another grader."""
     parser = argparse.ArgumentParser(

@@ -30,6 +30,7 @@ from chunklab_core.audit.sheets import write_key, write_sheet
 from chunklab_core.core.paths import AUDIT_PILOT
 from chunklab_core.core import paths
 from chunklab_core.core.csv_cells import neutral_frame
+from chunklab_core.core.cli_errors import command_edge
 
 SYNTHETIC_KIND = "model:synthetic"  # the grades are filled in by this script, not by a person
 TRUE_GRADES = GRADE_LABELS
@@ -125,6 +126,7 @@ def write_synthetic_audit(folder, n_items: int = 400, n_sample: int = 90, seed: 
     return files, population
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Write a synthetic, graded audit (known truth).")
     parser.add_argument("folder", type=Path)

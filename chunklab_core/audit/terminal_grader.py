@@ -64,6 +64,7 @@ from typing import TextIO
 from chunklab_core.audit.sheet_file import (SheetChanged, SheetFile, SheetLock, SheetLocked, SheetUnreadable,
                                             keep_aside, sheet_access_problem)
 from chunklab_core.audit.sheets import GRADE_COLUMNS, LETTERS, normalize_label, sheet_problems
+from chunklab_core.core.cli_errors import command_edge
 
 try:
     import termios
@@ -375,6 +376,7 @@ def _exit_on_signal(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)  # unwinds through the finally that restores the terminal
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="chunklab-grade", epilog=KEYS_HELP,

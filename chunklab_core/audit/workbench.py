@@ -79,6 +79,7 @@ from chunklab_core.audit.sheet_file import (SheetChanged, SheetFile, SheetLock, 
                                             sheet_access_problem)
 from chunklab_core.audit.sheets import GRADE_COLUMNS, HUMAN_KIND, LETTERS, grader_kind_problem, normalize_label, sheet_problems
 from chunklab_core.audit.workbench_page import PAGE
+from chunklab_core.core.cli_errors import command_edge
 
 CLAIM_TTL_S = 15.0
 MAX_BODY = 64 * 1024  # bytes: a note of a few pages; anything longer is refused unread (413)
@@ -431,6 +432,7 @@ def finish(bench: Workbench, sheet_path: str | Path, out) -> int:
     return 5 if bench.save_failed else 4 if bench.stopped else 0
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="chunklab-workbench",
                                      description="Grade an audit sheet in the browser, one key per item.")

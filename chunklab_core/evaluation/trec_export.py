@@ -40,6 +40,7 @@ from urllib.parse import quote
 from chunklab_core.core.atomic_files import atomic_write
 from chunklab_core.retrieval.run import RetrievalRun
 from chunklab_core.retrieval.registry import BASELINE, needs_model, registered, uses_no_model
+from chunklab_core.core.cli_errors import command_edge
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -111,6 +112,7 @@ def export_runs(runs: Mapping | Iterable[RetrievalRun], folder: str | Path) -> l
     return written
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Write retrieval runs as TREC run and qrels files.")
     parser.add_argument("--out", type=Path, required=True, help="folder for the .run and .qrels files")

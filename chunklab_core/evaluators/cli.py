@@ -31,6 +31,7 @@ from chunklab_core.evaluators.records import RecordsError, read_chunks, read_doc
 from chunklab_core.core.output_dirs import output_folder_problem
 from chunklab_core.evaluators.report_files import MARKER, write_scorecard
 from chunklab_core.evaluators.scorecard import Options, build_scorecard, compare
+from chunklab_core.core.cli_errors import command_edge
 
 
 def _say(message: str) -> None:
@@ -85,6 +86,7 @@ def _score(path, args, chunks, documents, vectors, query_vectors, trec, options)
                            progress=lambda s: _say(f"intervals: {s}"))
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.records is None and not (args.trec_run and args.qrels):

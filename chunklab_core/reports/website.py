@@ -57,6 +57,7 @@ from chunklab_core.core.html_safety import attr, escape_markdown_html, strip_act
 from chunklab_core.core.paths import PROJ_ROOT
 from chunklab_core.reports.posts import POSTS
 from chunklab_core.reports.site_tables import tidy_tables
+from chunklab_core.core.cli_errors import command_edge
 
 IMAGE_DIR = "img"
 # Headings of a post's closing section (the first that matches), shown first as its key findings.
@@ -352,6 +353,7 @@ def build_site(out: Path, notebooks: list[Path] | None = None, lab_data: dict | 
     return [out / "index.html", *pages]
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Render the executed posts to a static website.")
     parser.add_argument("notebooks", nargs="*", type=Path,
