@@ -28,7 +28,9 @@ from chunklab_core.answers.verdicts import CORRECT, GRADE_LABELS, PARTIAL, THREE
 from chunklab_core.audit.sample import draw_audit_sample
 from chunklab_core.audit.sheets import write_key, write_sheet
 from chunklab_core.core.paths import AUDIT_PILOT
-from chunklab_core.core import paths
+from chunklab_core.core import output_dirs, paths
+from chunklab_core.core.atomic_files import replace_folder
+from chunklab_core.core.output_dirs import require_output_folder
 from chunklab_core.core.csv_cells import neutral_frame
 from chunklab_core.core.cli_errors import command_edge
 
@@ -50,6 +52,8 @@ JUDGE_BEHAVIOUR = {
                           (0.01, 0.04, 0.95, 0.00))),
 }
 
+
+MARKER = ".chunklab-synthetic-audit"  # lists an earlier audit's files: only such a FOLDER is replaced
 
 def simulate_population(n_items: int = 400, seed: int = 6) -> pd.DataFrame:
     """Post-05-shaped table of ``n_items`` answers with a hidden ``true_grade`` column."""
@@ -137,8 +141,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--second-grader", default=None,
                         help=f"also write {AUDIT_PILOT}_sheet_2.csv graded by this second synthetic grader")
     args = parser.parse_args(argv)
-    files, population = write_synthetic_audit(args.folder, args.items, args.sample, args.seed,
-                                              args.ungraded, second_grader=args.second_grader)
+    require_output_folder(args.folder, MARKER, option="FOLDER")
+
+    def fill(work: Path):
+        written, population = write_synthetic_audit(work, args.items, args.sample, args.seed, args.ungraded,
+                                                    second_grader=args.second_grader)
+        output_dirs.write_marker(work, MARKER, "chunklab-synthetic-audit")
+        return {name: args.folder / path.name for name, path in written.items()}, population
+
+    files, population = replace_folder(args.folder, fill)  # all files or none; never a folder of yours
     share = (population["true_grade"] == CORRECT).mean()
     print(f"wrote {', '.join(str(p) for p in files.values())}; true share correct {share:.3f}")
     return 0

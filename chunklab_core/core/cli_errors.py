@@ -7,7 +7,8 @@ calls; ``tests/test_cli_edges`` checks that every one is wrapped). Two kinds of 
 
 - the exception types the command names (each stage names its own: a bad records line, a
   missing records folder, a sheet that cannot be imported, a backend that is not installed),
-  whose message already names the file and the fix;
+  and an output folder refused by the guard (``core.output_dirs.OutputFolderRefused``), whose
+  message already names the file and the fix;
 - the errors of a user's file, for every command alike (:func:`file_error_message`): an
   ``OSError`` (missing, unreadable, a folder where a file is expected, a file where a folder
   is, a full or read-only disk), a decoding or encoding error, and the parsers' errors (JSON,
@@ -154,7 +155,9 @@ def user_errors(*types: type[BaseException]) -> Callable[[Callable[..., int]], C
             try:
                 return main(*args, **kwargs)
             except Exception as err:
-                if types and isinstance(err, types):
+                from chunklab_core.core.output_dirs import OutputFolderRefused
+
+                if isinstance(err, (OutputFolderRefused, *types)):
                     message = str(err)
                 elif is_file_error(err):
                     message = file_error_message(err)

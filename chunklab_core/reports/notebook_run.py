@@ -271,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
             check_parameters(args.source, papermill_parameter_names(papermill_args))
             print(f"{args.source}: parameter names ok")
             return 0
+        if args.keep_failed and os.path.lexists(args.keep_failed):  # never moved over a file of yours
+            parser.error(f"--keep-failed {args.keep_failed}: already exists; give a new path")
         return run_notebook(args.source, args.output, papermill_args, args.kernel, args.keep_failed)
     except ParameterError as err:
         print(err, file=sys.stderr)
