@@ -28,7 +28,7 @@ import pandas as pd
 
 from chunklab_core.core.cli_errors import user_errors
 from chunklab_core.core.output_dirs import tracked_files
-from chunklab_core.core.csv_cells import neutral_frame
+from chunklab_core.core.csv_cells import frame_csv
 from chunklab_core.data.registry import DataError
 from chunklab_core.llm.records import user_error_types
 from chunklab_core.audit.loading import audit_error_types
@@ -184,8 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     sheet, key = draw_audit_sample(population, n, seed=args.seed, scale="pass/fail")
     args.out.mkdir(parents=True, exist_ok=True)
     # the passages are dataset text: only the sampled ones (in the sheet) are committed
-    neutral_frame(population.drop(columns="passage")).to_csv(args.out / f"{args.name}_population.csv",
-                                              index=False, lineterminator="\n")
+    (args.out / f"{args.name}_population.csv").write_text(frame_csv(population.drop(columns="passage"), index=False),
+                                                          encoding="utf-8", newline="")
     write_key(key, args.out / f"{args.name}_key.csv")
     write_sheet(sheet, sheet_path)
     per_corpus = population["corpus"].value_counts().to_dict()

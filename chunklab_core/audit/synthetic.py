@@ -31,7 +31,7 @@ from chunklab_core.core.paths import AUDIT_PILOT
 from chunklab_core.core import output_dirs, paths
 from chunklab_core.core.atomic_files import replace_folder
 from chunklab_core.core.output_dirs import require_output_folder
-from chunklab_core.core.csv_cells import neutral_frame
+from chunklab_core.core.csv_cells import frame_csv
 from chunklab_core.core.cli_errors import command_edge
 
 SYNTHETIC_KIND = "model:synthetic"  # the grades are filled in by this script, not by a person
@@ -111,8 +111,8 @@ def write_synthetic_audit(folder, n_items: int = 400, n_sample: int = 90, seed: 
     sheet["graded_at"] = [f"2026-08-{d:02d}T10:00:00+00:00" if g else "" for d, g in zip(days, graded)]
     sheet["note"] = np.where(graded & (truth == PARTIAL), "synthetic: half of the answer", "")
     files = {name: folder / f"{AUDIT_PILOT}_{name}.csv" for name in ("sheet", "key", "population")}
-    neutral_frame(population.drop(columns="true_grade")).to_csv(files["population"], index=False,
-                                                 lineterminator="\n")
+    files["population"].write_text(frame_csv(population.drop(columns="true_grade"), index=False),
+                                   encoding="utf-8", newline="")
     write_key(key, files["key"])
     write_sheet(sheet, files["sheet"])
     if second_grader:
