@@ -12,7 +12,7 @@ calls; ``tests/test_cli_edges`` checks that every one is wrapped). Two kinds of 
 - the errors of a user's file, for every command alike (:func:`file_error_message`): an
   ``OSError`` (missing, unreadable, a folder where a file is expected, a file where a folder
   is, a full or read-only disk), a decoding or encoding error, and the parsers' errors (JSON,
-  CSV, YAML, a torn ``.npz``/zip archive). The message names the file -- the ``OSError``'s own
+  CSV, YAML, a notebook that is not JSON, a torn ``.npz``/zip archive). The message names the file -- the ``OSError``'s own
   file name, else the innermost frame of the traceback that holds the path of an existing
   file (the reader that failed) -- and says what to do.
 
@@ -30,6 +30,7 @@ import errno
 import functools
 import os
 import sys
+from pathlib import Path
 from typing import Callable
 
 USER_ERROR_STATUS = 2
@@ -46,6 +47,9 @@ def _parser_error_types() -> tuple[type[BaseException], ...]:
     yaml = sys.modules.get("yaml")
     if yaml is not None:
         found.append(yaml.YAMLError)
+    nbformat_reader = sys.modules.get("nbformat.reader")
+    if nbformat_reader is not None:
+        found.append(nbformat_reader.NotJSONError)
     pandas_errors = sys.modules.get("pandas.errors")
     if pandas_errors is not None:
         found += [pandas_errors.ParserError, pandas_errors.EmptyDataError]
@@ -94,11 +98,27 @@ OS_FIXES = {
     errno.EPERM: "operation not permitted; check its permissions, or choose another path",
     errno.EISDIR: "is a folder where a file is expected; give the path of a file",
     errno.ENOTDIR: "a part of this path is a file where a folder is expected; point it at a folder (or a new path)",
-    errno.EEXIST: "already exists; remove it or choose another path",
+    errno.EEXIST: "already exists (where this command makes a new file or folder); move it, or choose another path",
     errno.ENOSPC: "the disk is full; free some space and run again",
     errno.EROFS: "is on a read-only file system; choose a writable location",
     errno.ENAMETOOLONG: "the path is too long; choose a shorter one",
 }
+
+
+def _cache_hint(name) -> str:
+    """For a path inside the cache folder: which setting chose it and how to change it."""
+    if name is None:
+        return ""
+    from chunklab_core.core import paths
+
+    cache, path = paths.CACHE_DIR, Path(os.path.abspath(os.fsdecode(name)))
+    if path != cache and cache not in path.parents:
+        return ""
+    chosen = f"CHUNKLAB_CACHE={os.environ['CHUNKLAB_CACHE']}" if os.environ.get("CHUNKLAB_CACHE") else "the default .cache/"
+    blocked = next((p for p in (cache, *cache.parents) if p.exists() and not p.is_dir()), None)
+    state = f"{blocked} is a file, not a folder" if blocked is not None else "it is inside the cache folder"
+    return (f" ({state}: the cache folder comes from {chosen}; point CHUNKLAB_CACHE at a writable folder, "
+            "or unset it to use .cache/ in the repository)")
 
 
 def file_error_message(err: BaseException) -> str:
@@ -110,11 +130,15 @@ def file_error_message(err: BaseException) -> str:
         also = f" (and {os.fsdecode(err.filename2)})" if getattr(err, "filename2", None) else ""
         if err.filename is None and name is None and err.strerror is None:
             return f"{err.__class__.__name__}: {err}"
-        return f"{where}{fix}{also}"
+        return f"{where}{fix}{also}{_cache_hint(name)}"
     name = file_in_traceback(err)
     where = f"{name}: " if name else "a file given to this command (not named by the reader): "
     import json
 
+    nbformat_reader = sys.modules.get("nbformat.reader")
+    if nbformat_reader is not None and isinstance(err, nbformat_reader.NotJSONError):
+        return (f"{where}not a notebook (not valid JSON: {str(err)[:120]}); a torn or edited file: restore it "
+                "(git checkout) or execute it again")
     if isinstance(err, json.JSONDecodeError):
         return (f"{where}not valid JSON ({err.msg} at line {err.lineno} column {err.colno}); a torn or edited "
                 "file: restore it, or rebuild it with the command that wrote it")
