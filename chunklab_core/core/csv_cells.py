@@ -103,3 +103,27 @@ def frame_csv(frame: pd.DataFrame, lineterminator: str = "\n", **to_csv) -> str:
     text = neutral_frame(frame).to_csv(lineterminator="\r\n", **to_csv)  # CRLF: pandas quotes both then
     rows = csv.reader(io.StringIO(text, newline=""))
     return "".join(csv_line(row, lineterminator) for row in rows)
+
+
+def torn_table_problem(path, expected_rows: int | None = None, counted_by: str = "") -> str | None:
+    """Why the CSV file ``path`` the project wrote is not a whole table, or None: a row wider or
+    narrower than the header (a file cut mid-row, an edit that shifted cells), another number of
+    rows than ``expected_rows`` (``counted_by`` names who counted them), a file that is not UTF-8
+    CSV. Never read half a file as if it were whole. (Sheets a person edits may drop trailing
+    empty cells: check those with the sheet reader instead.)"""
+    from pathlib import Path
+
+    path = Path(path)
+    try:
+        rows = [row for row in csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig"), newline="")) if row]
+    except (UnicodeDecodeError, csv.Error) as err:
+        return f"{path}: not a readable UTF-8 CSV table ({err})"
+    if not rows:
+        return f"{path}: empty (no header)"
+    width = len(rows[0])
+    uneven = next((n for n, row in enumerate(rows[1:], start=2) if len(row) != width), None)
+    if uneven is not None:
+        return f"{path}: row {uneven} has {len(rows[uneven - 1])} fields, the header {width}"
+    if isinstance(expected_rows, int) and len(rows) - 1 != expected_rows:
+        return f"{path}: {len(rows) - 1} rows, but {counted_by or 'its manifest'} {expected_rows}"
+    return None

@@ -39,7 +39,7 @@ from pathlib import Path
 import pandas as pd
 
 from chunklab_core.core.atomic_files import atomic_write_text
-from chunklab_core.core.csv_cells import frame_csv, restored_frame
+from chunklab_core.core.csv_cells import frame_csv, restored_frame, torn_table_problem
 
 AUDIT_FOLDER = "audit"
 DEFAULT_HALF_WIDTH = 0.10
@@ -73,33 +73,11 @@ def read_answers(answers_dir: str | Path) -> tuple[pd.DataFrame, dict]:
         raise OwnAuditError(f"{manifest_path}: not readable JSON ({err}); {rebuild}") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("judge_columns"), list):
         raise OwnAuditError(f"{manifest_path}: not the manifest of chunklab-own answers (no judge_columns); {rebuild}")
-    problem = torn_table_problem(table_path, manifest.get("answers"))
+    problem = torn_table_problem(table_path, manifest.get("answers"), "answers.json records")
     if problem:
         raise OwnAuditError(f"{problem}; {rebuild}")
     table = restored_frame(pd.read_csv(table_path, dtype=str, keep_default_na=False))
     return table, manifest
-
-
-def torn_table_problem(path: Path, expected_rows) -> str | None:
-    """Why ``path`` is not a whole table (a row wider or narrower than its header, another row count
-    than ``expected_rows``, a file that is not UTF-8 CSV), or None: never draw from half a file."""
-    import csv
-    import io
-
-    try:
-        rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
-    except (UnicodeDecodeError, csv.Error) as err:
-        return f"{path}: not a readable UTF-8 CSV table ({err})"
-    rows = [row for row in rows if row]
-    if not rows:
-        return f"{path}: empty (no header)"
-    width = len(rows[0])
-    short = next((n for n, row in enumerate(rows[1:], start=2) if len(row) != width), None)
-    if short is not None:
-        return f"{path}: row {short} has {len(rows[short - 1])} fields, the header {width}"
-    if isinstance(expected_rows, int) and len(rows) - 1 != expected_rows:
-        return f"{path}: {len(rows) - 1} rows, but answers.json records {expected_rows} answers"
-    return None
 
 
 def draw(answers_dir: str | Path, half_width: float = DEFAULT_HALF_WIDTH, min_n: int = DEFAULT_MIN_N,
