@@ -120,3 +120,18 @@ def test_a_torn_file_of_the_drawn_audit_is_named_by_the_report(answers, name, cu
     said = capsys.readouterr()
     assert status != 0 and path.name in said.err and "Traceback" not in said.err, said.err
     assert not audit_paths(answers)["report"].exists()
+
+
+@pytest.mark.parametrize("name", ["key", "population"])
+def test_the_judge_retest_names_a_torn_audit_file(name, tmp_path, capsys):
+    from chunklab_core.audit import retest
+    from chunklab_core.core.paths import AUDIT_DIR, AUDIT_SAMPLE
+
+    files = {part: tmp_path / f"{part}.csv" for part in ("key", "population")}
+    for part, path in files.items():
+        path.write_bytes((AUDIT_DIR / f"{AUDIT_SAMPLE}_{part}.csv").read_bytes())
+    data = files[name].read_bytes()
+    files[name].write_bytes(data[: len(data) // 2])
+    status = retest.main(["--key", str(files["key"]), "--population", str(files["population"]), "--mode", "replay"])
+    err = capsys.readouterr().err
+    assert status == 2 and str(files[name]) in err and "fields, the header" in err and "Traceback" not in err, err
