@@ -69,3 +69,14 @@ def test_the_closing_line_counts_what_the_file_holds(served, monkeypatch):
     out = io.StringIO()
     workbench.finish(bench, sheet, out)
     assert "could not be read back" in out.getvalue() and "saved in the sheet" not in out.getvalue()
+
+
+def test_the_terminal_grader_refuses_such_a_note_and_keeps_grading(tmp_path):
+    """The same text from a terminal (bytes it could not decode arrive as lone surrogates)."""
+    from test_faults_grader import make_sheet, run
+
+    sheet = make_sheet(tmp_path / "sheet.csv")
+    status, out = run(sheet, "c\nn\nbad \udcff byte\nw\nq\n")
+    assert status == 0 and "note not saved" in out and "surrogate" in out
+    rows = SheetFile.read(sheet).rows
+    assert [r["grade"] for r in rows][:2] == ["correct", "wrong"] and all(r["note"] == "" for r in rows)

@@ -65,6 +65,7 @@ from chunklab_core.audit.sheet_file import (SheetChanged, SheetFile, SheetLock, 
                                             keep_aside, sheet_access_problem)
 from chunklab_core.audit.sheets import GRADE_COLUMNS, LETTERS, normalize_label, sheet_problems
 from chunklab_core.core.cli_errors import command_edge
+from chunklab_core.core.text import unwritable_text
 
 try:
     import termios
@@ -219,6 +220,10 @@ class Session:
                               "- clears): ")
         if not text:
             self.say("note unchanged")
+            return
+        problem = unwritable_text(text)
+        if problem:  # bytes the terminal could not decode: a sheet cannot store them, the note is refused
+            self.say(f"note not saved: it holds {problem}, which no UTF-8 sheet can store; type it again")
             return
         self.rows[i]["note"] = "" if text == "-" else text
         self.save()

@@ -80,6 +80,7 @@ from chunklab_core.audit.sheet_file import (SheetChanged, SheetFile, SheetLock, 
 from chunklab_core.audit.sheets import GRADE_COLUMNS, HUMAN_KIND, LETTERS, grader_kind_problem, normalize_label, sheet_problems
 from chunklab_core.audit.workbench_page import PAGE
 from chunklab_core.core.cli_errors import command_edge
+from chunklab_core.core.text import unwritable_text
 
 CLAIM_TTL_S = 15.0
 MAX_BODY = 64 * 1024  # bytes: a note of a few pages; anything longer is refused unread (413)
@@ -103,22 +104,13 @@ def body_problem(body) -> str | None:
         if name in body and (not isinstance(body[name], kind) or isinstance(body[name], bool)):
             return f"field {name!r} has the wrong type ({type(body[name]).__name__})"
     for name, value in body.items():
-        problem = unwritable_text(value)
-        if isinstance(value, str) and problem:
+        problem = unwritable_text(value) if isinstance(value, str) else None
+        if problem:
             return (f"field {name!r} holds {problem}, which no UTF-8 sheet can store; nothing was saved: remove "
                     "that character (retype the emoji or symbol) and save again")
     return None
 
 
-def unwritable_text(value: str) -> str | None:
-    """What in ``value`` cannot be written as UTF-8 (a lone surrogate such as ``\\ud83d``), or None."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as err:
-        return f"a lone surrogate character ({value[err.start]!r} at position {err.start})"
-    except AttributeError:
-        return None
-    return None
 REQUIRED = ("item_id", "question", "reference", "answer")
 
 

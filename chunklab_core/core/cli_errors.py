@@ -102,6 +102,8 @@ OS_FIXES = {
     errno.ENOSPC: "the disk is full; free some space and run again",
     errno.EROFS: "is on a read-only file system; choose a writable location",
     errno.ENAMETOOLONG: "the path is too long; choose a shorter one",
+    errno.EPIPE: "the output was closed before the command finished (a pipe ended early); run it again without it",
+    errno.ECONNREFUSED: "connection refused; is the server running at that address? check the address and start it",
 }
 
 
