@@ -66,6 +66,16 @@ class SheetUnreadable(ValueError):
     """A sheet that cannot be graded safely (missing, read-only, not UTF-8, a column named twice)."""
 
 
+def unwritable_text(value: str) -> str | None:
+    """What in ``value`` no UTF-8 sheet can store (a lone surrogate such as ``\\ud83d``: half an emoji
+    from a browser, or bytes a terminal could not decode), or None."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as err:
+        return f"a lone surrogate character ({value[err.start]!r} at position {err.start})"
+    return None
+
+
 def sheet_access_problem(path: str | os.PathLike) -> str | None:
     """Why grades cannot be saved into ``path`` (message naming the file and the fix), or None.
 

@@ -62,10 +62,9 @@ from pathlib import Path
 from typing import TextIO
 
 from chunklab_core.audit.sheet_file import (SheetChanged, SheetFile, SheetLock, SheetLocked, SheetUnreadable,
-                                            keep_aside, sheet_access_problem)
+                                            keep_aside, sheet_access_problem, unwritable_text)
 from chunklab_core.audit.sheets import GRADE_COLUMNS, LETTERS, normalize_label, sheet_problems
 from chunklab_core.core.cli_errors import command_edge
-from chunklab_core.core.text import unwritable_text
 
 try:
     import termios

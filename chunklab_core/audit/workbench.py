@@ -76,11 +76,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from chunklab_core.audit.sheet_file import (SheetChanged, SheetFile, SheetLock, SheetLocked, keep_aside,
-                                            sheet_access_problem)
+                                            sheet_access_problem, unwritable_text)
 from chunklab_core.audit.sheets import GRADE_COLUMNS, HUMAN_KIND, LETTERS, grader_kind_problem, normalize_label, sheet_problems
 from chunklab_core.audit.workbench_page import PAGE
 from chunklab_core.core.cli_errors import command_edge
-from chunklab_core.core.text import unwritable_text
 
 CLAIM_TTL_S = 15.0
 MAX_BODY = 64 * 1024  # bytes: a note of a few pages; anything longer is refused unread (413)

@@ -15,7 +15,7 @@ import unicodedata
 
 from chunklab_core.core.sentence_split import sentence_spans
 
-__all__ = ["normalize", "sentence_spans", "unwritable_text"]
+__all__ = ["normalize", "sentence_spans"]
 
 _WS = re.compile(r"\s+")
 
@@ -26,13 +26,3 @@ def normalize(text: str) -> str:
     if not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
     return _WS.sub(" ", text).strip().lower()
-
-
-def unwritable_text(value: str) -> str | None:
-    """What in ``value`` no UTF-8 file can store (a lone surrogate such as ``\\ud83d``: half an emoji
-    from a browser, or bytes a terminal could not decode), or None."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as err:
-        return f"a lone surrogate character ({value[err.start]!r} at position {err.start})"
-    return None
