@@ -54,7 +54,7 @@ import nbformat
 
 from chunklab_core.core.html_safety import attr, escape_markdown_html, strip_active_content, text, url
 
-from chunklab_core.core.output_dirs import require_output_folder, write_marker
+from chunklab_core.core.output_dirs import OutputFolderRefused, require_output_folder, write_marker
 from chunklab_core.core.paths import PROJ_ROOT
 from chunklab_core.reports.posts import POSTS
 from chunklab_core.reports.site_tables import tidy_tables
@@ -326,7 +326,7 @@ def build_site(out: Path, notebooks: list[Path] | None = None, lab_data: dict | 
     sources = [Path(p) for p in notebooks] if notebooks else discover_posts()
     if not sources:
         raise ValueError("no executed post notebooks/NN_*.ipynb to render (run `make notebooks` first)")
-    require_output_folder(out, SITE_MARKER, inputs=sources, option="--out (make site SITE_DIR=...)")
+    require_output_folder(out, SITE_MARKER, inputs=sources)
     read = [read_post(path) for path in sorted(sources, key=lambda p: p.name)]
     posts = [post for post, _ in read]
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -374,8 +374,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lab-resamples", type=int, metavar="N",
                         help="bootstrap resamples of the lab's budget intervals (default: the posts' 10,000)")
     args = parser.parse_args(argv)
-    require_output_folder(args.out, SITE_MARKER, inputs=args.notebooks or discover_posts(),
-                          option="--out (make site SITE_DIR=...)")  # before the lab's minutes of work
+    try:  # before the lab's minutes of work
+        require_output_folder(args.out, SITE_MARKER, inputs=args.notebooks or discover_posts())
+    except OutputFolderRefused as err:
+        raise OutputFolderRefused(f"{err} (with make: make site SITE_DIR=another_folder)") from None
     lab_data = None
     if not args.no_lab:
         import dataclasses
