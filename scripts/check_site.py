@@ -138,12 +138,26 @@ def check_site(folder: Path, chromium: str, screenshots: Path | None = None) -> 
     return problems
 
 
+SCREENSHOTS_MARKER = ".chunklab-screenshots"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, nargs="?", default=Path("site"), help="the site folder (default site/)")
     parser.add_argument("--chromium", default=None, help="chromium executable (default: $CHROMIUM or chromium)")
     parser.add_argument("--screenshots", type=Path, default=None, help="also write a PNG of every page here")
     args = parser.parse_args(argv)
+    if args.screenshots is not None:  # a new folder, or one this check wrote: never a folder of yours
+        from chunklab_core.core.output_dirs import OutputFolderRefused, require_output_folder, write_marker
+
+        try:
+            require_output_folder(args.screenshots, SCREENSHOTS_MARKER, inputs=[args.folder],
+                                  option="--screenshots", append_only=True)
+        except OutputFolderRefused as err:
+            print(f"check_site: {err}", file=sys.stderr)
+            return 2
+        args.screenshots.mkdir(parents=True, exist_ok=True)
+        write_marker(args.screenshots, SCREENSHOTS_MARKER, "scripts/check_site.py --screenshots")
     problems = check_site(args.folder, find_chromium(args.chromium), args.screenshots)
     for problem in problems:
         print("problem:", problem, file=sys.stderr)

@@ -27,7 +27,8 @@ from pathlib import Path
 import pandas as pd
 
 from chunklab_core.core.cli_errors import user_errors
-from chunklab_core.core.csv_cells import neutral_frame
+from chunklab_core.core.output_dirs import tracked_files
+from chunklab_core.core.csv_cells import frame_csv
 from chunklab_core.data.registry import DataError
 from chunklab_core.llm.records import user_error_types
 from chunklab_core.audit.loading import audit_error_types
@@ -95,6 +96,22 @@ def _pilot_variances(out: Path, pilot: str) -> dict[bool, float] | None:
                               grades["stratum"].to_numpy(), grades["disagreement"].to_numpy())
 
 
+def draw_output_problem(out: Path, name: str, sheet_exists: bool) -> str | None:
+    """Why a draw must not write ``name``'s files into ``out`` (``core.output_dirs``' rules for a
+    folder the draw adds files to), or None: a folder of tracked files other than the audit's own,
+    a file where the folder should be, or a key or population without its sheet (another draw's)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        return f"{out}: exists and is not a folder; choose another --out"
+    if out.resolve() != AUDIT_DIR.resolve() and tracked_files(out):
+        return f"{out}: holds files tracked by git; draw into {AUDIT_DIR} (the series' audit) or a folder of your own"
+    others = [out / f"{name}_{part}.csv" for part in ("key", "population")]
+    if not sheet_exists and any(p.exists() for p in others):
+        found = ", ".join(str(p) for p in others if p.exists())
+        return f"{found}: already there without {name}_sheet.csv (another draw's files); move them, or choose another --name"
+    return None
+
+
 @user_errors(DataError, *user_error_types(), *audit_error_types())
 def main(argv: list[str] | None = None) -> int:
     from chunklab_core.answers.study import DEFAULT_STRATEGIES, load_study
@@ -140,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
         if graded or not args.force:
             raise SystemExit(f"{sheet_path} exists ({graded} graded rows); it is never overwritten "
                              "with grades in it, and an ungraded one only with --force")
+    problem = draw_output_problem(args.out, args.name, sheet_path.exists())
+    if problem:
+        raise SystemExit(f"chunklab-audit-draw: {problem}")
     # the population is every item post 05 has recorded now (load_study stops a corpus at its
     # first question without records), so the sample follows the records at draw time
     corpora = {"squad": (load_corpus("squad", seed=args.study_seed), args.squad_questions),
@@ -164,8 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     sheet, key = draw_audit_sample(population, n, seed=args.seed, scale="pass/fail")
     args.out.mkdir(parents=True, exist_ok=True)
     # the passages are dataset text: only the sampled ones (in the sheet) are committed
-    neutral_frame(population.drop(columns="passage")).to_csv(args.out / f"{args.name}_population.csv",
-                                              index=False, lineterminator="\n")
+    (args.out / f"{args.name}_population.csv").write_text(frame_csv(population.drop(columns="passage"), index=False),
+                                                          encoding="utf-8", newline="")
     write_key(key, args.out / f"{args.name}_key.csv")
     write_sheet(sheet, sheet_path)
     per_corpus = population["corpus"].value_counts().to_dict()

@@ -31,6 +31,7 @@ from pathlib import Path
 from chunklab_core.audit.sheet_file import (SheetChanged, SheetFile, SheetLock, SheetLocked, SheetUnreadable,
                                             sheet_access_problem)
 from chunklab_core.audit.sheets import (GRADE_COLUMNS, SheetError, grader_kind_problem, normalize_label, read_sheet, sheet_problems)
+from chunklab_core.core.cli_errors import command_edge
 
 
 def apply_grades(sheet_path: str | os.PathLike, batch: list[dict[str, str]], grader: str,
@@ -91,6 +92,7 @@ def _apply_locked(sheet_path, batch, grader, grader_kind, now) -> int:
     return len(batch)
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Write a batch of grades (item_id, grade, note) "
                                                  "into a grading sheet.")

@@ -42,8 +42,9 @@ import pandas as pd
 from chunklab_core.answers.verdicts import scale_of
 from chunklab_core.audit.topup import wave_strata
 from chunklab_core.core.paths import PROJ_ROOT
-from chunklab_core.core.csv_cells import restored_frame
+from chunklab_core.core.csv_cells import restored_frame, torn_table_problem
 from chunklab_core.audit.sheets import (DEFAULT_JUDGE_COLUMNS, GRADE_COLUMNS, import_grades, read_key, read_sheet, write_sheet_rows)
+from chunklab_core.core.cli_errors import command_edge
 
 YESNO_COLUMNS = ("judge_qwen15_yesno",)
 REQUIRED_POPULATION = ("item_id", "question", "reference", "answer")
@@ -189,6 +190,10 @@ def load_audit(sheet_path, key_path, population_path, grader: str | None = None,
     for name, path in [*paths.items(), *(("sheet", p) for p in sheet_paths)]:
         if not path.is_file():
             raise FileNotFoundError(f"audit {name} file {path} not found")
+    torn = [torn_table_problem(paths[name]) for name in ("key", "population")]  # never half a file
+    if any(torn):
+        raise AuditError([f"{problem}; a torn or edited file: restore it (git checkout for the series' audit) "
+                          "or draw the sample again" for problem in torn if problem])
     judge_columns, yesno_columns = tuple(judge_columns), tuple(yesno_columns)
     frames = []
     for path in sheet_paths:
@@ -203,7 +208,7 @@ def load_audit(sheet_path, key_path, population_path, grader: str | None = None,
     problems = []
     for path, frame in zip(sheet_paths, frames):
         found = _problems(population, key, frame, judge_columns, yesno_columns)
-        problems += [f"{path.name}: {p}" if len(frames) > 1 else p for p in found]
+        problems += [f"{path.name}: {p}" for p in found]  # the file named, one sheet or several
     long = pd.concat([f[f["graded"]] for f in frames], ignore_index=True)
     if long["item_id"].nunique() < 2 and not problems:
         raise AuditError([f"only {long['item_id'].nunique()} of {len(key)} sheet items are "
@@ -291,6 +296,7 @@ def write_blank_copy(sheet_path, out_path) -> Path:
     return out_path
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     """``chunklab-blank-sheet SHEET OUT``: a blank copy of a grading sheet for another grader."""
     parser = argparse.ArgumentParser(

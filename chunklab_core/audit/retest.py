@@ -32,12 +32,12 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.core.cli_errors import user_errors
-from chunklab_core.core.csv_cells import restored_frame
+from chunklab_core.core.csv_cells import restored_frame, torn_table_problem
 from chunklab_core.data.registry import DataError
 from chunklab_core.llm.records import user_error_types
 from chunklab_core.audit.loading import audit_error_types
 from chunklab_core.answers.verdicts import UNPARSED, binary_labels
-from chunklab_core.audit.loading import resolve_path
+from chunklab_core.audit.loading import AuditError, resolve_path
 from chunklab_core.audit.topup import WAVE
 from chunklab_core.core.paths import AUDIT_DIR, AUDIT_SAMPLE, RECORDS_DIR
 
@@ -170,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", default="replay_or_record",
                         choices=("replay", "replay_or_record", "record"))
     args = parser.parse_args(argv)
+    torn = [torn_table_problem(resolve_path(path)) for path in (args.key, args.population)]
+    if any(torn):  # never retest from half a file
+        raise AuditError([f"{problem}; restore it (git checkout) or draw the sample again" for problem in torn if problem])
     key = read_key(resolve_path(args.key))
     population = restored_frame(pd.read_csv(resolve_path(args.population), dtype=str, keep_default_na=False))
     items = retest_items(key, population, args.items, args.seed)

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Sequence
 
 from chunklab_core.core.atomic_files import atomic_write
-from chunklab_core.core.csv_cells import neutral_row, restored_cell
+from chunklab_core.core.csv_cells import csv_line, neutral_row, restored_cell
 
 
 class SheetChanged(RuntimeError):
@@ -64,6 +64,16 @@ class SheetLocked(RuntimeError):
 
 class SheetUnreadable(ValueError):
     """A sheet that cannot be graded safely (missing, read-only, not UTF-8, a column named twice)."""
+
+
+def unwritable_text(value: str) -> str | None:
+    """What in ``value`` no UTF-8 sheet can store (a lone surrogate such as ``\\ud83d``: half an emoji
+    from a browser, or bytes a terminal could not decode), or None."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as err:
+        return f"a lone surrogate character ({value[err.start]!r} at position {err.start})"
+    return None
 
 
 def sheet_access_problem(path: str | os.PathLike) -> str | None:
@@ -193,9 +203,7 @@ class SheetFile:
 
     def render(self) -> bytes:
         """The sheet's bytes: header, then each row's named cells and its extra cells."""
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator=self.newline)
-        writer.writerow(self.fieldnames)
+        lines = [csv_line(self.fieldnames, self.newline)]  # RFC 4180: a lone CR in a cell is quoted too
         for i, row in enumerate(self.rows):
             cells = neutral_row(row.get(name, "") for name in self.fieldnames)  # no cell starts a formula
             extra = self.extras[i] if i < len(self.extras) else []
@@ -203,8 +211,8 @@ class SheetFile:
                 width = self.widths[i]
                 while len(cells) > width and cells[-1] == "":
                     cells.pop()
-            writer.writerow(cells + list(extra))
-        return (codecs.BOM_UTF8 if self.bom else b"") + buffer.getvalue().encode("utf-8")
+            lines.append(csv_line(cells + list(extra), self.newline))
+        return (codecs.BOM_UTF8 if self.bom else b"") + "".join(lines).encode("utf-8")
 
     def changed_on_disk(self) -> str | None:
         """Why the file on disk differs from what was read (or last saved), or None."""

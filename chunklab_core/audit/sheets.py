@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from chunklab_core.answers.verdicts import GRADE_LABELS
 from chunklab_core.audit.sheet_file import SheetUnreadable, decode_sheet, duplicate_columns_problem
 from chunklab_core.core.atomic_files import atomic_write_text  # noqa: F401  (re-exported: the grader saves with it)
-from chunklab_core.core.csv_cells import neutral_cell, neutral_frame, restored_cell, restored_frame
+from chunklab_core.core.csv_cells import csv_rows, frame_csv, restored_cell, restored_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -123,12 +123,8 @@ def read_sheet(path: str | os.PathLike) -> tuple[list[str], list[dict[str, str]]
 def write_sheet_rows(path: str | os.PathLike, fieldnames: Sequence[str],
                      rows: Iterable[dict[str, str]]) -> None:
     """Write rows (dicts of strings) as a sheet CSV, atomically (:func:`atomic_write_text`)."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(fieldnames), lineterminator="\n",
-                            extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows({name: neutral_cell(value) for name, value in row.items()} for row in rows)
-    atomic_write_text(path, buffer.getvalue())
+    names = list(fieldnames)
+    atomic_write_text(path, csv_rows([names, *([row.get(name, "") for name in names] for row in rows)]))
 
 
 def sheet_problems(rows: Sequence[dict[str, str]], known_ids: set[str] | None = None,
@@ -198,7 +194,7 @@ def write_key(key_df: pd.DataFrame, path: str | os.PathLike) -> None:
     """Write the key (sheet id -> source ids, verdicts, stratum, weight) as CSV, atomically."""
     if "item_id" not in key_df.columns or key_df["item_id"].duplicated().any():
         raise ValueError("key needs an item_id column with unique values")
-    atomic_write_text(path, neutral_frame(key_df).to_csv(index=False, lineterminator="\n"))
+    atomic_write_text(path, frame_csv(key_df, index=False))
 
 
 def read_key(path: str | os.PathLike) -> pd.DataFrame:

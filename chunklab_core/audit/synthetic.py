@@ -28,8 +28,11 @@ from chunklab_core.answers.verdicts import CORRECT, GRADE_LABELS, PARTIAL, THREE
 from chunklab_core.audit.sample import draw_audit_sample
 from chunklab_core.audit.sheets import write_key, write_sheet
 from chunklab_core.core.paths import AUDIT_PILOT
-from chunklab_core.core import paths
-from chunklab_core.core.csv_cells import neutral_frame
+from chunklab_core.core import output_dirs, paths
+from chunklab_core.core.atomic_files import replace_folder
+from chunklab_core.core.output_dirs import require_output_folder
+from chunklab_core.core.csv_cells import frame_csv
+from chunklab_core.core.cli_errors import command_edge
 
 SYNTHETIC_KIND = "model:synthetic"  # the grades are filled in by this script, not by a person
 TRUE_GRADES = GRADE_LABELS
@@ -49,6 +52,8 @@ JUDGE_BEHAVIOUR = {
                           (0.01, 0.04, 0.95, 0.00))),
 }
 
+
+MARKER = ".chunklab-synthetic-audit"  # lists an earlier audit's files: only such a FOLDER is replaced
 
 def simulate_population(n_items: int = 400, seed: int = 6) -> pd.DataFrame:
     """Post-05-shaped table of ``n_items`` answers with a hidden ``true_grade`` column."""
@@ -106,8 +111,8 @@ def write_synthetic_audit(folder, n_items: int = 400, n_sample: int = 90, seed: 
     sheet["graded_at"] = [f"2026-08-{d:02d}T10:00:00+00:00" if g else "" for d, g in zip(days, graded)]
     sheet["note"] = np.where(graded & (truth == PARTIAL), "synthetic: half of the answer", "")
     files = {name: folder / f"{AUDIT_PILOT}_{name}.csv" for name in ("sheet", "key", "population")}
-    neutral_frame(population.drop(columns="true_grade")).to_csv(files["population"], index=False,
-                                                 lineterminator="\n")
+    files["population"].write_text(frame_csv(population.drop(columns="true_grade"), index=False),
+                                   encoding="utf-8", newline="")
     write_key(key, files["key"])
     write_sheet(sheet, files["sheet"])
     if second_grader:
@@ -125,6 +130,7 @@ def write_synthetic_audit(folder, n_items: int = 400, n_sample: int = 90, seed: 
     return files, population
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Write a synthetic, graded audit (known truth).")
     parser.add_argument("folder", type=Path)
@@ -135,8 +141,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--second-grader", default=None,
                         help=f"also write {AUDIT_PILOT}_sheet_2.csv graded by this second synthetic grader")
     args = parser.parse_args(argv)
-    files, population = write_synthetic_audit(args.folder, args.items, args.sample, args.seed,
-                                              args.ungraded, second_grader=args.second_grader)
+    require_output_folder(args.folder, MARKER, option="FOLDER")
+
+    def fill(work: Path):
+        written, population = write_synthetic_audit(work, args.items, args.sample, args.seed, args.ungraded,
+                                                    second_grader=args.second_grader)
+        output_dirs.write_marker(work, MARKER, "chunklab-synthetic-audit")
+        return {name: args.folder / path.name for name, path in written.items()}, population
+
+    files, population = replace_folder(args.folder, fill)  # all files or none; never a folder of yours
     share = (population["true_grade"] == CORRECT).mean()
     print(f"wrote {', '.join(str(p) for p in files.values())}; true share correct {share:.3f}")
     return 0

@@ -62,8 +62,9 @@ from pathlib import Path
 from typing import TextIO
 
 from chunklab_core.audit.sheet_file import (SheetChanged, SheetFile, SheetLock, SheetLocked, SheetUnreadable,
-                                            keep_aside, sheet_access_problem)
+                                            keep_aside, sheet_access_problem, unwritable_text)
 from chunklab_core.audit.sheets import GRADE_COLUMNS, LETTERS, normalize_label, sheet_problems
+from chunklab_core.core.cli_errors import command_edge
 
 try:
     import termios
@@ -218,6 +219,10 @@ class Session:
                               "- clears): ")
         if not text:
             self.say("note unchanged")
+            return
+        problem = unwritable_text(text)
+        if problem:  # bytes the terminal could not decode: a sheet cannot store them, the note is refused
+            self.say(f"note not saved: it holds {problem}, which no UTF-8 sheet can store; type it again")
             return
         self.rows[i]["note"] = "" if text == "-" else text
         self.save()
@@ -375,6 +380,7 @@ def _exit_on_signal(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)  # unwinds through the finally that restores the terminal
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="chunklab-grade", epilog=KEYS_HELP,

@@ -27,7 +27,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from chunklab_core.core.csv_cells import neutral_frame, restored_frame
+from chunklab_core.core.csv_cells import frame_csv, restored_frame
 from chunklab_core.audit.sample import draw_audit_sample, verdict_patterns
 from chunklab_core.audit.sheets import (DEFAULT_JUDGE_COLUMNS, GRADE_COLUMNS, atomic_write_text, read_key, read_sheet, write_key, write_sheet_rows)
 
@@ -76,7 +76,7 @@ def top_up(out: Path, name: str, current: pd.DataFrame, seed: int, census_max: i
     population = pd.concat([old.assign(**{WAVE: old.get(WAVE, "1")}),
                             new.drop(columns="passage", errors="ignore").assign(**{WAVE: str(wave)})],
                            ignore_index=True)
-    atomic_write_text(paths["population"], neutral_frame(population).to_csv(index=False, lineterminator="\n"))
+    atomic_write_text(paths["population"], frame_csv(population, index=False))
     write_key(pd.concat([key, key_new], ignore_index=True), paths["key"])
     added = [{c: ("" if c in GRADE_COLUMNS else str(row.get(c, ""))) for c in fieldnames}
              for row in sheet_new.to_dict("records")]

@@ -76,9 +76,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from chunklab_core.audit.sheet_file import (SheetChanged, SheetFile, SheetLock, SheetLocked, keep_aside,
-                                            sheet_access_problem)
+                                            sheet_access_problem, unwritable_text)
 from chunklab_core.audit.sheets import GRADE_COLUMNS, HUMAN_KIND, LETTERS, grader_kind_problem, normalize_label, sheet_problems
 from chunklab_core.audit.workbench_page import PAGE
+from chunklab_core.core.cli_errors import command_edge
 
 CLAIM_TTL_S = 15.0
 MAX_BODY = 64 * 1024  # bytes: a note of a few pages; anything longer is refused unread (413)
@@ -90,6 +91,10 @@ class SaveFailed(RuntimeError):
     """A save the disk refused (full, read-only): grading stops, the rows are kept aside."""
 
 
+class Unwritable(ValueError):
+    """A change whose text no UTF-8 sheet can hold: refused (400), the row as it was, grading goes on."""
+
+
 def body_problem(body) -> str | None:
     """Why a parsed request body is refused (not an object, a field of the wrong type), or None."""
     if not isinstance(body, dict):
@@ -97,7 +102,14 @@ def body_problem(body) -> str | None:
     for name, kind in FIELD_TYPES.items():
         if name in body and (not isinstance(body[name], kind) or isinstance(body[name], bool)):
             return f"field {name!r} has the wrong type ({type(body[name]).__name__})"
+    for name, value in body.items():
+        problem = unwritable_text(value) if isinstance(value, str) else None
+        if problem:
+            return (f"field {name!r} holds {problem}, which no UTF-8 sheet can store; nothing was saved: remove "
+                    "that character (retype the emoji or symbol) and save again")
     return None
+
+
 REQUIRED = ("item_id", "question", "reference", "answer")
 
 
@@ -199,6 +211,8 @@ class Workbench:
     def _save(self) -> None:
         try:
             self.sheet.save()
+        except UnicodeError as err:  # a value no UTF-8 file can hold: nothing was written, nothing kept
+            raise Unwritable(f"the sheet cannot store this text ({err}); nothing was saved") from None
         except SheetChanged as err:
             aside = self.sheet.save_aside()
             self.stopped = (f"{err}. This session's grades and notes are kept in {aside}; restart the workbench "
@@ -217,16 +231,26 @@ class Workbench:
         row = self.sheet.rows[i]
         if normalize_label(row.get("grade")) != label:
             stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            row.update(grade=label, grader=self.grader, grader_kind=self.grader_kind, graded_at=stamp)
-            self._save()
+            self._change(row, grade=label, grader=self.grader, grader_kind=self.grader_kind, graded_at=stamp)
         if seconds is not None and 0 < seconds < 3600:
             self.seconds.append(float(seconds))
         return self.state()
 
     def note(self, i: int, text: str) -> dict:
-        self.sheet.rows[i]["note"] = text
-        self._save()
+        self._change(self.sheet.rows[i], note=text)
         return self.state()
+
+    def _change(self, row: dict, **cells: str) -> None:
+        """Set ``cells`` of ``row`` and save; a save refused for its text (:class:`Unwritable`) puts the
+        row back as it was, so the next request saves the sheet as before (every earlier grade kept)."""
+        before = dict(row)
+        row.update(cells)
+        try:
+            self._save()
+        except Unwritable:
+            row.clear()
+            row.update(before)
+            raise
 
 
 PAGE_HEAD = """<!doctype html><html lang="en"><head><meta charset="utf-8">
@@ -340,6 +364,8 @@ class Handler(BaseHTTPRequestHandler):
                     return self._json(HTTPStatus.OK, bench.note(index, str(body.get("note") or "")))
             except (SheetChanged, SaveFailed):
                 return self._json(HTTPStatus.CONFLICT, {"error": bench.stopped, **bench.state()})
+            except Unwritable as err:
+                return self._json(HTTPStatus.BAD_REQUEST, {"error": str(err), **bench.state()})
         return self._json(HTTPStatus.NOT_FOUND, {"error": "not found"})
 
 
@@ -425,12 +451,21 @@ def serve(sheet_path: str | Path, grader: str | None = None, port: int = 0, open
 def finish(bench: Workbench, sheet_path: str | Path, out) -> int:
     """The closing lines (grades the sheet received; why grading stopped) and the exit status."""
     state = bench.state()
-    print(f"graded {state['graded']}/{state['total']} (saved in the sheet) -> {sheet_path}", file=out)
+    try:
+        on_disk = sum(normalize_label(r.get("grade")) is not None for r in SheetFile.read(sheet_path).rows)
+    except (OSError, ValueError):
+        on_disk = None
+    if on_disk is None:
+        print(f"{sheet_path} could not be read back: how many grades it holds is unknown (the session counted "
+              f"{state['graded']}/{state['total']} saved)", file=out)
+    else:  # what the file holds, never what the session believes
+        print(f"graded {on_disk}/{state['total']} (saved in the sheet) -> {sheet_path}", file=out)
     if bench.stopped:
         print(f"grading stopped: {bench.stopped}", file=out)
     return 5 if bench.save_failed else 4 if bench.stopped else 0
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="chunklab-workbench",
                                      description="Grade an audit sheet in the browser, one key per item.")

@@ -13,6 +13,12 @@ names its marker file (``.chunklab-own``, ``.chunklab-evaluate``, ...); the fold
 - is non-empty and holds no marker, or holds files the marker does not list (files of yours).
 
 :func:`write_marker` writes the marker: a header line, then one written file per line.
+:func:`require_output_folder` raises :class:`OutputFolderRefused` with that problem (every
+command's edge, :func:`chunklab_core.core.cli_errors.user_errors`, prints it and exits 2). The
+commands that write a folder and their markers: ``chunklab-own run`` / ``answers``,
+``chunklab-evaluate``, ``chunklab-trec``, ``chunklab-synthetic-audit``, ``make site``
+(``reports.website``, the lab's data included) and ``scripts/check_site.py --screenshots``
+(``tests/test_faults_round4_outputs`` walks every one).
 
 Not handled: writing the folder (each command's own all-or-nothing swap), folders under a
 command's control only (caches).
@@ -26,6 +32,10 @@ from pathlib import Path
 from typing import Iterable
 
 from chunklab_core.core import paths
+
+
+class OutputFolderRefused(ValueError):
+    """An output folder a command will not write (the message names it, the reason and the fix)."""
 
 
 def tracked_files(folder: Path) -> list[str]:
@@ -110,3 +120,11 @@ def output_folder_problem(out: str | os.PathLike, marker: str, *, inputs: Iterab
             return (f"{given}: holds file(s) that no earlier run wrote ({shown}); a new run would replace the "
                     f"folder and delete them. Move them out, or {fix}")
     return None
+
+
+def require_output_folder(out: str | os.PathLike, marker: str, *, inputs: Iterable[str | os.PathLike | None] = (),
+                          option: str = "--out", append_only: bool = False) -> None:
+    """Raise :class:`OutputFolderRefused` when :func:`output_folder_problem` finds a problem with ``out``."""
+    problem = output_folder_problem(out, marker, inputs=inputs, option=option, append_only=append_only)
+    if problem:
+        raise OutputFolderRefused(problem)

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from chunklab_core.core import paths
 from chunklab_core.core.atomic_files import atomic_write
+from chunklab_core.core.cli_errors import command_edge
 
 MIRROR_ENV = "CHUNKLAB_DATA_MIRROR"
 
@@ -240,6 +241,7 @@ def open_text(key: str) -> str:
         return handle.read().decode("utf-8")
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     """``chunklab-data [KEY ...]`` (``make data``): fetch and verify every registered file, or ``KEY``s."""
     parser = argparse.ArgumentParser(

@@ -37,12 +37,16 @@ from pathlib import Path
 from typing import Iterable, Mapping
 from urllib.parse import quote
 
-from chunklab_core.core.atomic_files import atomic_write
+from chunklab_core.core.atomic_files import atomic_write, replace_folder
+from chunklab_core.core.output_dirs import require_output_folder, write_marker
 from chunklab_core.retrieval.run import RetrievalRun
 from chunklab_core.retrieval.registry import BASELINE, needs_model, registered, uses_no_model
+from chunklab_core.core.cli_errors import command_edge
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
+
+MARKER = ".chunklab-trec"  # lists an earlier export's files: only such a --out folder is replaced
 
 def context_id(doc_id: str, start: int, end: int) -> str:
     """The TREC document id of a returned context: ``<doc_id percent-encoded>:<start>-<end>``."""
@@ -111,6 +115,7 @@ def export_runs(runs: Mapping | Iterable[RetrievalRun], folder: str | Path) -> l
     return written
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Write retrieval runs as TREC run and qrels files.")
     parser.add_argument("--out", type=Path, required=True, help="folder for the .run and .qrels files")
@@ -128,14 +133,22 @@ def main(argv: list[str] | None = None) -> int:
     from chunklab_core.evaluation.scoring import run_cell
     from chunklab_core.data.corpora import load_corpus
 
+    require_output_folder(args.out, MARKER, inputs=[args.docs or None, args.questions or None])
     corpus = load_corpus(args.corpus, squad_articles=args.squad_articles, squad_questions=args.squad_questions,
                          docs=args.docs, questions=args.questions)
-    for strategy in args.strategies.split(","):
-        for retriever in args.retrievers.split(","):
-            options = {"model": args.model} if needs_model(retriever) else {}
-            run = run_cell(corpus, strategy, retriever, k_max=args.k, retriever_options=options)
-            run_path, qrels_path = write_trec(run, args.out, model=args.model if needs_model(retriever) else None)
-            print(f"{run_path}  {qrels_path}")
+
+    def fill(work: Path) -> list[str]:
+        lines = []
+        for strategy in args.strategies.split(","):
+            for retriever in args.retrievers.split(","):
+                options = {"model": args.model} if needs_model(retriever) else {}
+                run = run_cell(corpus, strategy, retriever, k_max=args.k, retriever_options=options)
+                run_path, qrels_path = write_trec(run, work, model=args.model if needs_model(retriever) else None)
+                lines.append(f"{args.out / run_path.name}  {args.out / qrels_path.name}")
+        write_marker(work, MARKER, "chunklab-trec")
+        return lines
+
+    print("\n".join(replace_folder(args.out, fill)))  # all pairs or none; only a new or earlier --out replaced
     return 0
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,7 @@ from chunklab_core.evaluators.records import RecordsError, read_chunks, read_doc
 from chunklab_core.core.output_dirs import output_folder_problem
 from chunklab_core.evaluators.report_files import MARKER, write_scorecard
 from chunklab_core.evaluators.scorecard import Options, build_scorecard, compare
+from chunklab_core.core.cli_errors import command_edge
 
 
 def _say(message: str) -> None:
@@ -42,8 +44,15 @@ def _vectors(path: str | None, what: str) -> np.ndarray | None:
         return None
     try:
         m = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as err:
-        raise RecordsError(f"{path}: cannot read {what} as a .npy array ({err})") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        raise RecordsError(f"{path}: cannot read {what} as a .npy array ({err}); give a whole .npy file "
+                           "(numpy.save), one row per line") from None
+    if not isinstance(m, np.ndarray):  # an .npz archive: which of its arrays is meant is not ours to guess
+        names = list(getattr(m, "files", []))
+        getattr(m, "close", lambda: None)()
+        raise RecordsError(f"{path}: an .npz archive of {len(names)} array(s) ({', '.join(names[:5])}), not one .npy "
+                           f"array; save the {what} alone: python -c \"import numpy as np; "
+                           f"np.save('vectors.npy', np.load('{path}')['{names[0] if names else 'NAME'}'])\"")
     if m.ndim != 2 or not np.issubdtype(m.dtype, np.number):
         raise RecordsError(f"{path}: {what} must be a 2-D numeric array (rows x dimensions), got {m.dtype} {m.shape}")
     bad = np.argwhere(~np.isfinite(m))
@@ -85,6 +94,7 @@ def _score(path, args, chunks, documents, vectors, query_vectors, trec, options)
                            progress=lambda s: _say(f"intervals: {s}"))
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.records is None and not (args.trec_run and args.qrels):

@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from chunklab_core.core.atomic_files import replace_folder
-from chunklab_core.core.csv_cells import neutral_frame
+from chunklab_core.core.csv_cells import frame_csv
 from chunklab_core.core.output_dirs import write_marker
 from chunklab_core.evaluators.scorecard import (STAGE_ORDER, STAGE_TITLES, Scorecard, biggest_loss, scorecard_dict,
                                                  unit_of)
@@ -241,16 +241,16 @@ def write_scorecard(card: Scorecard, out: str | Path, comparison: pd.DataFrame |
     out = Path(out)
 
     def fill(tmp: Path) -> None:
-        neutral_frame(card.table()).to_csv(tmp / "scorecard.csv", index=False)
+        (tmp / "scorecard.csv").write_text(frame_csv(card.table(), index=False), encoding="utf-8", newline="")
         (tmp / "scorecard.json").write_text(json.dumps(scorecard_dict(card), indent=1, allow_nan=False), encoding="utf-8")
         for stage, result in card.stages.items():
             if result.qids and result.values:
-                neutral_frame(result.per_query()).to_csv(tmp / f"per_query_{stage}.csv", index=False)
+                (tmp / f"per_query_{stage}.csv").write_text(frame_csv(result.per_query(), index=False), encoding="utf-8", newline="")
         if comparison is not None:
-            neutral_frame(comparison).to_csv(tmp / "comparison.csv", index=False)
+            (tmp / "comparison.csv").write_text(frame_csv(comparison, index=False), encoding="utf-8", newline="")
         png = None
         if card.funnel is not None and not card.funnel.empty:
-            neutral_frame(card.funnel).to_csv(tmp / "funnel.csv", index=False)
+            (tmp / "funnel.csv").write_text(frame_csv(card.funnel, index=False), encoding="utf-8", newline="")
             png = funnel_png(card.funnel)
             (tmp / "funnel.png").write_bytes(png)
         (tmp / "scorecard.html").write_text(scorecard_html(card, comparison, png=png), encoding="utf-8")

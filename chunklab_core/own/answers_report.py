@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.answers.verdicts import binary_scores, grader_name
-from chunklab_core.core.csv_cells import neutral_frame
+from chunklab_core.core.csv_cells import frame_csv
 from chunklab_core.stats.bootstrap import bootstrap_ci, paired_difference_ci
 from chunklab_core.stats.claims import pair_verdict
 
@@ -218,7 +218,7 @@ def write_answers(out, result, cells, corpus, args, k: int, seed: int, models: d
     out = Path(out)
     identities = model_identities(out / "records")
     sections, tables = answers_sections(result, cells, args.resamples, 0, identities, elapsed_s)
-    csv = lambda frame: neutral_frame(frame).to_csv(index=False, lineterminator="\n")  # noqa: E731  (formulas)
+    csv = lambda frame: frame_csv(frame, index=False)  # noqa: E731  (no formula cell, CR/LF quoted)
     atomic_write_text(out / "answers.csv", csv(result.table))
     atomic_write_text(out / "population.csv", csv(population(result)))
     for name, frame in tables.items():

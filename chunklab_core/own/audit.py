@@ -39,7 +39,7 @@ from pathlib import Path
 import pandas as pd
 
 from chunklab_core.core.atomic_files import atomic_write_text
-from chunklab_core.core.csv_cells import neutral_frame, restored_frame
+from chunklab_core.core.csv_cells import frame_csv, restored_frame, torn_table_problem
 
 AUDIT_FOLDER = "audit"
 DEFAULT_HALF_WIDTH = 0.10
@@ -66,7 +66,16 @@ def read_answers(answers_dir: str | Path) -> tuple[pd.DataFrame, dict]:
     for path in (manifest_path, table_path):
         if not path.is_file():
             raise OwnAuditError(f"{path}: not found; run `chunklab-own answers ... --out {folder}` first")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    rebuild = f"a torn or edited file: rebuild it with `chunklab-own answers ... --out {folder}`"
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise OwnAuditError(f"{manifest_path}: not readable JSON ({err}); {rebuild}") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("judge_columns"), list):
+        raise OwnAuditError(f"{manifest_path}: not the manifest of chunklab-own answers (no judge_columns); {rebuild}")
+    problem = torn_table_problem(table_path, manifest.get("answers"), "answers.json records")
+    if problem:
+        raise OwnAuditError(f"{problem}; {rebuild}")
     table = restored_frame(pd.read_csv(table_path, dtype=str, keep_default_na=False))
     return table, manifest
 
@@ -103,7 +112,7 @@ def draw(answers_dir: str | Path, half_width: float = DEFAULT_HALF_WIDTH, min_n:
         raise OwnAuditError(f"--n {n}: the population has {len(table)} items")
     sheet, key = draw_audit_sample(table, n, seed=seed, judge_columns=columns, scale="pass/fail")
     paths["folder"].mkdir(parents=True, exist_ok=True)
-    atomic_write_text(paths["population"], neutral_frame(table).to_csv(index=False, lineterminator="\n"))
+    atomic_write_text(paths["population"], frame_csv(table, index=False))
     write_key(key, paths["key"])
     write_sheet(sheet, paths["sheet"])
     return {"n": n, "population": len(table), "strata": len(strata), "planned_half_width": planned,
@@ -173,8 +182,8 @@ def report(answers_dir: str | Path, resamples: int = 10_000, seed: int = 0) -> d
                 ("Accuracy corrected by the grades (PPI)", accuracy_text, accuracy)]
     markdown, page = render_page("Can the judges of your answers be trusted? The audit", sections)
     paths = audit_paths(answers_dir)
-    atomic_write_text(paths["folder"] / "agreement.csv", neutral_frame(agreement).to_csv(index=False, lineterminator="\n"))
-    atomic_write_text(paths["folder"] / "accuracy.csv", neutral_frame(accuracy).to_csv(index=False, lineterminator="\n"))
+    atomic_write_text(paths["folder"] / "agreement.csv", frame_csv(agreement, index=False))
+    atomic_write_text(paths["folder"] / "accuracy.csv", frame_csv(accuracy, index=False))
     atomic_write_text(paths["report"], markdown + "\n")
     atomic_write_text(paths["folder"] / "report.html", page)
     return {"graders": who, "words": words, "agreement": agreement, "accuracy": accuracy, "markdown": markdown,

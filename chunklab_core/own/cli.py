@@ -44,6 +44,7 @@ from chunklab_core.stats import claims
 from chunklab_core.core import output_dirs, paths
 from chunklab_core.core.atomic_files import replace_folder
 from chunklab_core.core.signals import exit_status, signals_as_interrupt
+from chunklab_core.core.cli_errors import command_edge
 
 REPORT_SOURCE = paths.NOTEBOOKS_DIR / "src" / "own_documents.ipynb"
 DEFAULT_OUT = "own_results"
@@ -230,6 +231,7 @@ def _run_into(docs: Path, questions: Path, config: Path | None, out: Path, resam
     return replace_folder(out, fill)  # a failed or interrupted run leaves no partial folder
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="chunklab-own", description="Which chunking should I use on my documents?")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.chunking import strategy_label
-from chunklab_core.core.csv_cells import neutral_frame
+from chunklab_core.core.csv_cells import frame_csv
 from chunklab_core.evaluation.measures import column, interval_columns
 from chunklab_core.retrieval.registry import setting_name
 
@@ -199,7 +199,7 @@ def write_outputs(folder: str | Path, tables: dict[str, pd.DataFrame], record: d
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for name, table in tables.items():
-        neutral_frame(table).to_csv(folder / f"{name}.csv", index=not isinstance(table.index, pd.RangeIndex), float_format="%.5f")
+        (folder / f"{name}.csv").write_text(frame_csv(table, index=not isinstance(table.index, pd.RangeIndex), float_format="%.5f"), encoding="utf-8", newline="")
         written.append(f"{name}.csv")
     (folder / "recommendation.json").write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n",
                                                 encoding="utf-8")

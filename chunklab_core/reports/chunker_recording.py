@@ -19,6 +19,8 @@ import argparse
 import sys
 import time
 
+from chunklab_core.core.cli_errors import command_edge
+
 SLICE = ("chatlogs", "state_of_the_union", "wikitexts")
 
 
@@ -48,6 +50,7 @@ def record(corpora=SLICE, mode: str = "replay_or_record", n_threads: int | None 
     return rows
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     """Record the LLM chunker's calls on post 08's slice (resumable; kill any time)."""
     from chunklab_core.llm.records import user_error_types

@@ -54,6 +54,7 @@ from chunklab_core.core.atomic_files import file_mode_for
 from chunklab_core.core.paths import PROJ_ROOT
 from chunklab_core.core.signals import exit_status, run_child, signals_as_interrupt
 from chunklab_core.core.snapshot import compare, describe, snapshot
+from chunklab_core.core.cli_errors import command_edge
 
 _PAIR_OPTIONS = ("-p", "--parameters", "-r", "--parameters_raw")
 _YAML_OPTIONS = ("-y", "--parameters_yaml")
@@ -244,6 +245,7 @@ class RegeneratedOutputs:
             shutil.rmtree(self.backup, ignore_errors=True)
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m chunklab_core.reports.notebook_run", allow_abbrev=False,
@@ -269,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
             check_parameters(args.source, papermill_parameter_names(papermill_args))
             print(f"{args.source}: parameter names ok")
             return 0
+        if args.keep_failed and os.path.lexists(args.keep_failed):  # never moved over a file of yours
+            parser.error(f"--keep-failed {args.keep_failed}: already exists; give a new path")
         return run_notebook(args.source, args.output, papermill_args, args.kernel, args.keep_failed)
     except ParameterError as err:
         print(err, file=sys.stderr)

@@ -53,6 +53,7 @@ from chunklab_core.retrieval.recorded_runs import (SCORE_DEPTH, Cell, RunStore, 
                                                    pack_ids, provenance, texts_sha256)
 from chunklab_core.retrieval.registry import EMBEDDER
 from chunklab_core.retrieval.run_plan import PLAN_ENV, read_plan
+from chunklab_core.core.cli_errors import command_edge
 
 ENCODING_CPUS = 1  # CPUs a dense cell asks when the cluster has no GPU
 MAX_RETRIES = 2
@@ -428,6 +429,7 @@ def same_arrays(a: Path, b: Path) -> list[str]:
                 or x[n].shape != y[n].shape or x[n].tobytes() != y[n].tobytes()]
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     from chunklab_core.core.seeds import DEFAULT_SEED
 

@@ -43,6 +43,7 @@ from chunklab_core.retrieval.recorded_runs import (MODE_ENV, SCORE_DEPTH, Cell, 
                                                    texts_sha256)
 from chunklab_core.reports.posts import recorded_posts
 from chunklab_core.retrieval.registry import needs_model
+from chunklab_core.core.cli_errors import command_edge
 
 # The posts that retrieve, in the order `make runs` records them, and the parameters lowered
 # for the recording pass (statistics only: no ranking depends on them).
@@ -303,6 +304,7 @@ def summary(root: Path | None = None) -> list[dict]:
     return rows
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="chunklab-runs", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)

@@ -54,9 +54,11 @@ import nbformat
 
 from chunklab_core.core.html_safety import attr, escape_markdown_html, strip_active_content, text, url
 
+from chunklab_core.core.output_dirs import OutputFolderRefused, require_output_folder, write_marker
 from chunklab_core.core.paths import PROJ_ROOT
 from chunklab_core.reports.posts import POSTS
 from chunklab_core.reports.site_tables import tidy_tables
+from chunklab_core.core.cli_errors import command_edge
 
 IMAGE_DIR = "img"
 # Headings of a post's closing section (the first that matches), shown first as its key findings.
@@ -303,6 +305,8 @@ def _index_body(posts: list[Post], lab: bool = False) -> str:
             + f'<ul class="post-list">\n' + "\n".join(items) + "\n</ul>")
 
 
+SITE_MARKER = ".chunklab-site"  # lists an earlier build's files: only such a folder is replaced
+
 LAB_LINK = ('<p><a href="lab.html"><strong>The lab</strong></a>: the recorded rankings, budgets and index '
             "footprints of the series, to change and read again in your browser.</p>\n")
 
@@ -311,13 +315,18 @@ def build_site(out: Path, notebooks: list[Path] | None = None, lab_data: dict | 
     """Render ``notebooks`` (default: every executed post) into the folder ``out``; return the pages.
 
     The folder is replaced as a whole, atomically from the reader's side: built in a temporary
-    sibling, then swapped in. ``ValueError`` when there is no post to render. ``lab_data``
+    sibling, then swapped in; only a new or empty folder, or an earlier build (its
+    :data:`SITE_MARKER` lists its files, and nothing else is there), is replaced
+    (``core.output_dirs``: never a folder of your files, a tracked or an irreplaceable folder;
+    :class:`~chunklab_core.core.output_dirs.OutputFolderRefused` says why). ``ValueError`` when
+    there is no post to render. ``lab_data``
     (:func:`chunklab_core.reports.lab.build_lab_data`) adds the lab page.
     """
     out = Path(out)
     sources = [Path(p) for p in notebooks] if notebooks else discover_posts()
     if not sources:
         raise ValueError("no executed post notebooks/NN_*.ipynb to render (run `make notebooks` first)")
+    require_output_folder(out, SITE_MARKER, inputs=sources)
     read = [read_post(path) for path in sorted(sources, key=lambda p: p.name)]
     posts = [post for post, _ in read]
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -341,6 +350,7 @@ def build_site(out: Path, notebooks: list[Path] | None = None, lab_data: dict | 
             pages += [out / p.name for p in lab.write_lab(build, lab_data, _nav(posts, None))
                       if p.suffix == ".html"]
         (build / "index.html").write_text(index, encoding="utf-8")
+        write_marker(build, SITE_MARKER, "make site")  # the next build may replace this folder, nothing else
         os.chmod(build, 0o755)
         if out.exists():
             stale = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
@@ -352,6 +362,7 @@ def build_site(out: Path, notebooks: list[Path] | None = None, lab_data: dict | 
     return [out / "index.html", *pages]
 
 
+@command_edge
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Render the executed posts to a static website.")
     parser.add_argument("notebooks", nargs="*", type=Path,
@@ -363,6 +374,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lab-resamples", type=int, metavar="N",
                         help="bootstrap resamples of the lab's budget intervals (default: the posts' 10,000)")
     args = parser.parse_args(argv)
+    try:  # before the lab's minutes of work
+        require_output_folder(args.out, SITE_MARKER, inputs=args.notebooks or discover_posts())
+    except OutputFolderRefused as err:
+        raise OutputFolderRefused(f"{err} (with make: make site SITE_DIR=another_folder)") from None
     lab_data = None
     if not args.no_lab:
         import dataclasses

@@ -105,12 +105,23 @@ def _jsonl(rows) -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 
 
+MARKER = ".chunklab-example"
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default=str(HERE / "langchain_chroma"))
     p.add_argument("--articles", type=int, default=6)
     p.add_argument("--per-article", type=int, default=30)
     args = p.parse_args(argv)
+    from chunklab_core.core.output_dirs import output_folder_problem
+
+    # the committed example folder is this script's own output; any other --out goes through the guard
+    # (never a folder of yours, a tracked or an irreplaceable one; only an earlier output of this script)
+    if Path(args.out).resolve() != (HERE / "langchain_chroma").resolve():
+        problem = output_folder_problem(args.out, MARKER)
+        if problem:
+            raise SystemExit(f"langchain_chroma_pipeline: {problem}")
     from sentence_transformers import SentenceTransformer
 
     from chunklab_core.retrieval.model_assembly import resolve_model  # the shipped MiniLM's folder, no download
@@ -132,6 +143,10 @@ def main(argv: list[str] | None = None) -> None:
                                              encoding="utf-8")
         np.save(tmp / "chunk_vectors.npy", vectors)
         np.save(tmp / "query_vectors.npy", queries)
+        if out.resolve() != (HERE / "langchain_chroma").resolve():
+            from chunklab_core.core.output_dirs import write_marker
+
+            write_marker(tmp, MARKER, "examples/evaluate/langchain_chroma_pipeline.py")
         if out.exists():
             shutil.rmtree(out)
         tmp.rename(out)
