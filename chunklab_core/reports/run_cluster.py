@@ -48,6 +48,7 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
+from chunklab_core.core import bounds
 from chunklab_core.core import paths
 from chunklab_core.retrieval.recorded_runs import (SCORE_DEPTH, Cell, RunStore, RunStoreError,
                                                    pack_ids, provenance, texts_sha256)
@@ -443,11 +444,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", default=None, help="second-model: the corpus sample (folder name or prefix)")
     parser.add_argument("--strategies", nargs="*", default=[], help="second-model: the strategies")
     parser.add_argument("--posts", nargs="*", default=[], help="record: the posts (default: every post that records runs)")
-    parser.add_argument("--sample", type=int, default=2)
-    parser.add_argument("--max-texts", type=int, default=None)
+    parser.add_argument("--sample", type=bounds.int_in("sample"), default=2)
+    parser.add_argument("--max-texts", type=bounds.int_in("chars"), default=None)
     parser.add_argument("--model", default=None)
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    parser.add_argument("--workers", type=int, default=None, help="--address local: the local cluster's CPUs")
+    parser.add_argument("--seed", type=bounds.int_in("seed"), default=DEFAULT_SEED)
+    parser.add_argument("--workers", type=bounds.int_in("workers"), default=None, help="--address local: the local cluster's CPUs")
     parser.add_argument("--ray-temp", default=None, help="--address local: Ray's temporary folder")
     args = parser.parse_args(argv)
     if args.command == "record":

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from chunklab_core.core import bounds
 from chunklab_core.core import paths
 from chunklab_core.core.seeds import DEFAULT_SEED
 from chunklab_core.retrieval.recorded_runs import (MODE_ENV, SCORE_DEPTH, Cell, RunStore, RunStoreError,
@@ -310,9 +311,9 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("posts", nargs="*", default=list(POSTS), help=f"posts to record (default: {' '.join(POSTS)})")
     rec.add_argument("--yaml", default=None, help="papermill -y parameters for every post (a first, partial pass)")
     ver = sub.add_parser("verify", help="recompute a seeded sample of recorded cells from scratch")
-    ver.add_argument("--sample", type=int, default=3)
-    ver.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    ver.add_argument("--max-texts", type=int, default=None, help="only cells with at most this many texts")
+    ver.add_argument("--sample", type=bounds.int_in("sample"), default=3)
+    ver.add_argument("--seed", type=bounds.int_in("seed"), default=DEFAULT_SEED)
+    ver.add_argument("--max-texts", type=bounds.int_in("chars"), default=None, help="only cells with at most this many texts")
     ver.add_argument("--model", default=None, help="only BM25 cells and dense cells of this model")
     ver.add_argument("--cell", action="append", default=None,
                      help="verify this cell (path under data/runs, repeatable) instead of a sample")
