@@ -58,6 +58,9 @@ from chunklab_core.retrieval.run_plan import PLAN_ENV, read_plan
 ENCODING_CPUS = 1  # CPUs a dense cell asks when the cluster has no GPU
 MAX_RETRIES = 2
 CLAIM_TTL = 6 * 3600.0  # seconds after which another host's claim is taken over
+CLAIM_WAIT = 2 * 3600.0  # seconds a driver waits in all for cells another driver records
+CONNECT_TIMEOUT = 5.0  # seconds to reach a Ray cluster's address before ray.init is tried
+INIT_TIMEOUT = 30.0  # seconds ray.init may take to connect before the address is reported as not answering
 
 
 # ---- one cell: what a worker computes -----------------------------------------------------
@@ -145,74 +148,140 @@ def _spans_for(store: RunStore, spec: dict) -> np.ndarray | None:
 
 
 # ---- claims: two drivers never write one cell --------------------------------------------
+def boot_id() -> str:
+    """This machine's boot id (``/proc/sys/kernel/random/boot_id``; ``""`` where there is none)."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
+    except OSError:
+        return ""
+
+
+def process_start(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, ``/proc/<pid>/stat`` field 22), or None."""
+    try:
+        stat = Path(f"/proc/{int(pid)}/stat").read_text(encoding="ascii", errors="replace")
+        return stat.rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _since(claim: dict) -> str:
+    started = claim.get("started")
+    if not isinstance(started, (int, float)):
+        return "an unknown time"
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(started))
+
+
 class Claims:
-    """``<store>/.claims/<cell path>.claim`` files: who is recording which cell."""
+    """``<store>/.claims/<cell path>.claim`` files: who is recording which cell.
+
+    A claim is written whole (a temporary file linked into place, which fails when one exists),
+    so a claim that cannot be read (empty, torn, not a JSON object) is never one being written:
+    it is stale and taken over. A claim names its driver's identity: host, boot id, pid and the
+    pid's start time; on the same host it is alive only while that very process runs (a reused
+    pid or a reboot is not alive); another host's claim expires ``ttl`` seconds after it was made.
+    """
 
     def __init__(self, store: RunStore, ttl: float = CLAIM_TTL) -> None:
         self.root = store.root / ".claims"
         self.store = store
         self.ttl = ttl
-        self.me = {"host": socket.gethostname(), "pid": os.getpid(), "driver": uuid.uuid4().hex}
+        self.me = {"host": socket.gethostname(), "boot": boot_id(), "pid": os.getpid(),
+                   "pid_start": process_start(os.getpid()), "driver": uuid.uuid4().hex}
 
     def path(self, cell: Cell) -> Path:
         return self.root / cell.relative_path().with_suffix(".claim")
 
-    def _read(self, path: Path) -> dict | None:
+    @staticmethod
+    def _parse(raw: bytes | None) -> dict | None:
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            claim = json.loads(raw.decode("utf-8")) if raw is not None else None
+        except (ValueError, UnicodeDecodeError):
             return None
+        return claim if isinstance(claim, dict) and isinstance(claim.get("driver"), str) else None
+
+    @staticmethod
+    def _raw(path: Path) -> bytes | None:
+        try:
+            return path.read_bytes()
+        except OSError:
+            return None
+
+    def _read(self, path: Path) -> dict | None:
+        return self._parse(self._raw(path))
 
     def _alive(self, claim: dict, path: Path) -> bool:
         if claim.get("host") == self.me["host"]:
+            if claim.get("boot") and self.me["boot"] and claim["boot"] != self.me["boot"]:
+                return False  # made before this machine's last boot
             try:
-                os.kill(int(claim["pid"]), 0)
+                pid = int(claim["pid"])
+                os.kill(pid, 0)
             except ProcessLookupError:
                 return False
-            except (PermissionError, ValueError, KeyError):
-                return True
-            return True
+            except (ValueError, KeyError, TypeError, OverflowError):
+                return False  # names no process
+            except PermissionError:
+                pass  # another user's process: its start time still tells
+            running = process_start(pid)
+            return not (claim.get("pid_start") and running is not None and running != claim["pid_start"])
         try:
             return time.time() - path.stat().st_mtime < self.ttl
         except OSError:
             return False
 
+    def _create(self, path: Path) -> bool:
+        """Write this driver's claim at ``path`` whole, only if none exists (False when one does)."""
+        tmp = path.with_name(f"{path.name}.{self.me['driver']}.tmp")
+        tmp.write_text(json.dumps(dict(self.me, started=time.time())), encoding="utf-8")
+        try:
+            os.link(tmp, path)
+            return True
+        except FileExistsError:
+            return False
+        finally:
+            tmp.unlink(missing_ok=True)
+
     def claim(self, cell: Cell) -> bool:
-        """True when this driver now holds the cell's claim (a dead holder's claim is taken over)."""
+        """True when this driver now holds the cell's claim (a dead holder's or an unreadable claim is taken over)."""
         path = self.path(cell)
         path.parent.mkdir(parents=True, exist_ok=True)
-        for _ in range(2):
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                held = self._read(path)
-                if held is None or held == self.me:
-                    return held == self.me
-                if self._alive(held, path):
-                    return False
-                grave = path.with_name(path.name + f".stale-{self.me['driver']}")
-                try:
-                    os.replace(path, grave)
-                except FileNotFoundError:
-                    continue
-                if self._read(grave) != held:  # another driver claimed it in between: give it back
-                    os.replace(grave, path)
-                    return False
-                grave.unlink(missing_ok=True)
+        for _ in range(3):
+            if self._create(path):
+                return True
+            raw = self._raw(path)
+            if raw is None:  # released in between: try again
                 continue
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(json.dumps(dict(self.me, started=time.time())))
-            return True
+            held = self._parse(raw)
+            if held is not None and held.get("driver") == self.me["driver"]:
+                return True
+            if held is not None and self._alive(held, path):
+                return False
+            grave = path.with_name(path.name + f".stale-{self.me['driver']}")
+            try:
+                os.replace(path, grave)
+            except FileNotFoundError:
+                continue
+            if self._raw(grave) != raw:  # another driver claimed it in between: give it back
+                os.replace(grave, path)
+                return False
+            grave.unlink(missing_ok=True)
         return False
 
     def holds(self, cell: Cell) -> bool:
         held = self._read(self.path(cell))
         return held is not None and held.get("driver") == self.me["driver"]
 
-    def claimed_by_other(self, cell: Cell) -> bool:
+    def holder(self, cell: Cell) -> dict | None:
+        """The claim of another live driver on ``cell`` (None: none, or a stale one)."""
         path = self.path(cell)
         held = self._read(path)
-        return held is not None and held.get("driver") != self.me["driver"] and self._alive(held, path)
+        if held is None or held.get("driver") == self.me["driver"] or not self._alive(held, path):
+            return None
+        return held
+
+    def claimed_by_other(self, cell: Cell) -> bool:
+        return self.holder(cell) is not None
 
     def release(self, cell: Cell) -> None:
         if self.holds(cell):
@@ -240,13 +309,70 @@ class InProcess:
                         yield index, error
 
 
+ADDRESS_FIX = ("start the cluster (`ray start --head` prints its address), give its address as "
+               "RUNS_CLUSTER=ray://host:10001 (or host:6379 on the head node), use RUNS_CLUSTER=local for a "
+               "cluster on this machine, or leave RUNS_CLUSTER unset to record in-process")
+
+
+def check_address(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
+    """``RunStoreError`` naming ``address`` and the fix unless it is ``auto``, ``local`` or a
+    ``[ray://]host:port`` that accepts a TCP connection within ``timeout`` seconds."""
+    import re
+
+    if address == "auto" and os.environ.get("RAY_ADDRESS") not in (None, "", "auto", "local"):
+        address = os.environ["RAY_ADDRESS"]  # what ray.init("auto") connects to
+    if address in ("auto", "local"):
+        return
+    found = re.fullmatch(r"(?:ray://)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})", address or "")
+    if not found or not 0 < int(found.group(2)) < 65536:
+        raise RunStoreError(f"RUNS_CLUSTER={address!r} is not a Ray address (auto, local, ray://host:port or "
+                            f"host:port); {ADDRESS_FIX}")
+    host, port = found.group(1).strip("[]"), int(found.group(2))
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as error:
+        reason = "no answer within {:.0f} s".format(timeout) if isinstance(error, TimeoutError) else \
+            (error.strerror or str(error))
+        raise RunStoreError(f"cannot reach the Ray cluster at RUNS_CLUSTER={address} ({host} port {port}: "
+                            f"{reason}); {ADDRESS_FIX}") from None
+
+
+def _bounded_init(ray, address: str, options: dict, timeout: float) -> None:
+    """``ray.init(address=address, **options)``, or ``RunStoreError`` naming the address and the fix
+    when it fails or has not connected within ``timeout`` seconds (Ray itself retries for about a
+    minute before its ``ConnectionError``; the thread left waiting ends with the command)."""
+    import threading
+
+    outcome: dict = {}
+
+    def connect() -> None:
+        try:
+            ray.init(address=address, **options)
+            outcome["ok"] = True
+        except BaseException as error:  # noqa: BLE001 - reported below, with the address
+            outcome["error"] = error
+
+    thread = threading.Thread(target=connect, name="ray-init", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        raise RunStoreError(f"no Ray cluster answered at RUNS_CLUSTER={address} within {timeout:.0f} s; {ADDRESS_FIX}")
+    error = outcome.get("error")
+    if error is not None:
+        raise RunStoreError(f"cannot connect to the Ray cluster at RUNS_CLUSTER={address} ({type(error).__name__}: "
+                            f"{' '.join(str(error).split())[:300]}); {ADDRESS_FIX}") from None
+
+
 class RayCluster:
     """One Ray task per cell on the cluster at ``address`` (``auto``, ``ray://host:port``, or ``local``)."""
 
     name = "ray"
 
     def __init__(self, address: str = "auto", max_retries: int = MAX_RETRIES, num_cpus: int | None = None,
-                 encoding_cpus: int = ENCODING_CPUS, temp_dir: str | None = None) -> None:
+                 encoding_cpus: int = ENCODING_CPUS, temp_dir: str | None = None,
+                 init_timeout: float = INIT_TIMEOUT) -> None:
+        check_address(address)  # a bad address is named in seconds, not a raw ConnectionError after a minute
         try:
             import ray
         except ImportError as error:
@@ -257,9 +383,8 @@ class RayCluster:
         if not ray.is_initialized():
             options = {"runtime_env": {"env_vars": env}, "log_to_driver": False}
             if address == "local":
-                ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, _temp_dir=temp_dir, **options)
-            else:
-                ray.init(address=address, **options)
+                options.update(num_cpus=num_cpus, include_dashboard=False, _temp_dir=temp_dir)
+            _bounded_init(ray, address, options, init_timeout)
         resources = ray.cluster_resources()
         self.gpus = float(resources.get("GPU", 0))
         self.cpus = float(resources.get("CPU", 0))
@@ -298,16 +423,54 @@ class RayCluster:
 
 
 # ---- the driver ------------------------------------------------------------------------------
+def _wait_for_claims(waiting: list[dict], claims: Claims, deadline: float, poll: float, report_every: float,
+                     log: Callable[[str], None], counts: dict, bar) -> list[dict]:
+    """Wait until no other live driver holds a claim of ``waiting``'s cells, printing who holds
+    which claim and since when every ``report_every`` seconds; at ``deadline`` (monotonic) the cells
+    still claimed are left to their holders (counted ``claimed elsewhere``). The cells to look at again."""
+    reported = None
+    while True:
+        held = [(spec, claims.holder(Cell(**spec["cell"]))) for spec in waiting]
+        held = [(spec, claim) for spec, claim in held if claim is not None]
+        if not held:
+            return waiting
+        now = time.monotonic()
+        if now >= deadline:
+            for spec, claim in held:
+                log(f"not recorded here: {Cell(**spec['cell']).describe()} is still claimed by {_who(claim)}; "
+                    "left to that driver (run make runs again once it is done)")
+                counts["claimed elsewhere"] += 1
+                bar.update(1)
+            kept = {id(spec) for spec, _ in held}
+            return [spec for spec in waiting if id(spec) not in kept]
+        if reported is None or now - reported >= report_every:
+            reported = now
+            lines = [f"  {Cell(**spec['cell']).describe()}: {_who(claim)}" for spec, claim in held[:10]]
+            more = f"\n  ... and {len(held) - 10} more" if len(held) > 10 else ""
+            log(f"waiting for {len(held)} cell(s) another driver is recording (at most "
+                f"{max(0.0, deadline - now):.0f} s more):\n" + "\n".join(lines) + more)
+        time.sleep(min(poll, max(0.0, deadline - now)))
+
+
+def _who(claim: dict) -> str:
+    return (f"host {claim.get('host')}, pid {claim.get('pid')}, driver {str(claim.get('driver'))[:8]}, "
+            f"since {_since(claim)}")
+
+
 def run_cells(specs: Iterable[dict], store: RunStore, executor, *, progress: bool = True,
-              claims: Claims | None = None, wait_poll: float = 2.0,
-              log: Callable[[str], None] | None = None) -> dict:
-    """Record the specs' cells through ``executor``; the driver writes each one. Counts by outcome."""
+              claims: Claims | None = None, wait_poll: float = 2.0, wait_limit: float = CLAIM_WAIT,
+              report_every: float = 60.0, log: Callable[[str], None] | None = None) -> dict:
+    """Record the specs' cells through ``executor``; the driver writes each one. Counts by outcome.
+
+    A cell another live driver has claimed is waited for, at most ``wait_limit`` seconds in all
+    (who holds which claim, and since when, printed every ``report_every`` seconds), then left to it."""
     from tqdm import tqdm
 
     log = log or store.log
     claims = claims or Claims(store)
     todo = list(specs)
     counts = {"recorded": 0, "current": 0, "failed": 0, "claimed elsewhere": 0}
+    deadline = None  # set when this driver first waits for another's claims: the wait is bounded
     bar = tqdm(total=len(todo), desc="cells", disable=not progress, file=sys.stderr)
     try:
         while todo:
@@ -350,10 +513,19 @@ def run_cells(specs: Iterable[dict], store: RunStore, executor, *, progress: boo
                     claims.release(cell)
                     bar.update(1)
             todo = []
-            if waiting:  # cells another driver records: wait for its claim to go, then look again
-                while any(claims.claimed_by_other(Cell(**s["cell"])) for s in waiting):
-                    time.sleep(wait_poll)
-                todo = waiting
+            if waiting:  # cells another driver records: wait (bounded) for its claim to go, then look again
+                deadline = deadline or time.monotonic() + wait_limit
+                todo = _wait_for_claims(waiting, claims, deadline, wait_poll, report_every, log, counts, bar)
+                if todo and not jobs:  # a round that recorded nothing: never a busy loop, and bounded
+                    if time.monotonic() >= deadline:
+                        for spec in todo:
+                            log(f"not recorded here: {Cell(**spec['cell']).describe()} could not be claimed "
+                                f"before the wait's bound ({wait_limit:.0f} s)")
+                            counts["claimed elsewhere"] += 1
+                            bar.update(1)
+                        todo = []
+                    else:
+                        time.sleep(wait_poll)
     finally:
         bar.close()
     return counts
@@ -364,6 +536,8 @@ def record_on_cluster(posts, address: str, yaml_parameters: str | None = None, e
     from chunklab_core.reports.run_recording import POSTS, record
 
     posts = list(posts) or list(POSTS)
+    if executor is None:  # connected before the planning pass's minutes: a bad address is named at once
+        executor = InProcess() if address == "in-process" else RayCluster(address)
     store = RunStore(mode="record")
     with tempfile.TemporaryDirectory(prefix="chunklab-plan-") as tmp:
         plan = Path(tmp) / "plan.jsonl"
@@ -381,7 +555,6 @@ def record_on_cluster(posts, address: str, yaml_parameters: str | None = None, e
         specs = read_plan(plan)
     print(f"== {len(specs)} cells to record on the cluster at {address}", file=sys.stderr, flush=True)
     if specs:
-        executor = executor or RayCluster(address)
         counts = run_cells(specs, store, executor)
         print(f"== cluster: {json.dumps(counts)}", file=sys.stderr, flush=True)
     print("== in-process pass (replays the cluster's cells, records what could not be planned)", file=sys.stderr)
@@ -451,6 +624,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=bounds.int_in("workers"), default=None, help="--address local: the local cluster's CPUs")
     parser.add_argument("--ray-temp", default=None, help="--address local: Ray's temporary folder")
     args = parser.parse_args(argv)
+    try:
+        return _command(args, parser)
+    except RunStoreError as error:  # a bad address, a damaged record: the message names it and the fix
+        print(f"run_cluster: {error}", file=sys.stderr)
+        return 1
+
+
+def _command(args, parser) -> int:
     if args.command == "record":
         return record_on_cluster(args.posts, args.address)
 
