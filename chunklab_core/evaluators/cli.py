@@ -31,7 +31,7 @@ from chunklab_core.evaluators.from_records import evaluate_records
 from chunklab_core.evaluators.records import RecordsError, read_chunks, read_documents, read_records, read_trec
 from chunklab_core.core.output_dirs import output_folder_problem
 from chunklab_core.evaluators.report_files import MARKER, write_scorecard
-from chunklab_core.evaluators.scorecard import Options, build_scorecard, compare
+from chunklab_core.evaluators.scorecard import Options, build_scorecard, compare, correct_without_gold
 
 
 def _say(message: str) -> None:
@@ -118,6 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     except (RecordsError, ValueError) as err:
         _say(f"chunklab-evaluate: {err}")
         return 2
+    flag = correct_without_gold(card.stages.get("funnel"))
+    if flag is not None:
+        _say(f"chunklab-evaluate: flag: {flag['n']} of {flag['of']} correct answers came from a context that holds "
+             f"no gold ({', '.join(flag['qids'])}); see the scorecard's funnel")
     _say(f"wrote {out}/scorecard.html, scorecard.csv, scorecard.json")
     return 0
 
