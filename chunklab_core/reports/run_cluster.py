@@ -19,10 +19,15 @@ Handles:
   the in-process pass.
 * Resuming and two drivers: a cell already current in the store is skipped, so a killed run
   resumes with the missing cells only. Before sending a cell the driver claims it
-  (:class:`Claims`: ``<store>/.claims/<cell>.claim`` created with ``O_EXCL``, naming host, pid
-  and time); a cell claimed by another live driver is left to it and waited for, a claim of a
-  dead process on this host or older than ``ttl`` on another host is taken over; the driver
-  checks its claim is still its own before writing.
+  (:class:`Claims`: ``<store>/.claims/<cell>.claim``, written whole and linked into place so it
+  exists only complete, naming host, boot id, pid, the pid's start time and the time); a cell
+  claimed by another live driver is left to it and waited for -- at most ``CLAIM_WAIT`` seconds,
+  saying every minute who holds which cell since when; a claim that cannot be read, of a process
+  that is gone (or a reused pid, or before a reboot) on this host, or older than ``ttl`` on another
+  host is taken over; the driver checks its claim is still its own before writing.
+* A bad ``RUNS_CLUSTER`` address (:func:`check_address`, :func:`_bounded_init`) is named with the
+  fix before the planning pass: malformed at once, unreachable within ``CONNECT_TIMEOUT`` seconds,
+  a Ray that does not connect within ``INIT_TIMEOUT`` seconds.
 * :class:`InProcess`: the same tasks run one after another in the driver (no Ray; tests, and
   the reference of ``scripts/bench_runs.py``).
 
