@@ -17,7 +17,7 @@ import types
 
 import pytest
 
-from chunklab_core.reports import run_cluster
+from chunklab_core.reports import cluster_claims, run_cluster
 from chunklab_core.retrieval.recorded_runs import Cell, RunStore, RunStoreError
 
 CELL = Cell("fixture-1d-1q-00000000", "fixed_500", "bm25")
@@ -139,7 +139,7 @@ def test_a_claim_is_written_whole(tmp_path, monkeypatch):
         seen.append(json.loads(open(source, encoding="utf-8").read()))
         return real_link(source, target)
 
-    monkeypatch.setattr(run_cluster.os, "link", link)
+    monkeypatch.setattr(cluster_claims.os, "link", link)
     claims = run_cluster.Claims(store)
     assert claims.claim(CELL)
     assert seen and seen[0]["driver"] == claims.me["driver"] and "started" in seen[0]
