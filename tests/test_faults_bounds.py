@@ -69,6 +69,14 @@ COMMANDS = [  # (module, argv): one bad number each, on every kind of command
     ("chunklab_core.llm.local_server", ["--n-ctx", "1"]),
     ("chunklab_core.audit.synthetic", ["--items", "1.5"]),
     ("chunklab_core.questions.generation", ["--concurrency", "100000"]),
+    ("chunklab_core.own.cli", ["answers", "d", "q", "--questions", "0"]),
+    ("chunklab_core.own.cli", ["answers", "d", "q", "--threads", "0"]),
+    ("chunklab_core.own.cli", ["check", "--resamples", "5"]),
+    ("chunklab_core.evaluators.cli", ["r.jsonl", "--out", "o", "--k", "0"]),
+    ("chunklab_core.evaluators.cli", ["r.jsonl", "--out", "o", "--seed", "99999999999"]),
+    ("chunklab_core.reports.run_recording", ["verify", "--max-texts", "0"]),  # make verify-runs VERIFY_MAX_TEXTS=0
+    ("chunklab_core.audit.terminal_grader", ["sheet.csv", "--start", "0"]),
+    ("chunklab_core.audit.workbench", ["sheet.csv", "--port", "-1"]),
 ]
 
 
@@ -126,6 +134,11 @@ def _config(tmp_path, text: str) -> Path:
     ("k: 0\n", "k must be an integer from 1 to 10,000, got 0"),
     ("k: true\n", "k must be an integer from 1 to 10,000, got True"),
     ("k: .nan\n", "k must be an integer from 1 to 10,000, got nan"),
+    ("k: '5'\n", "k must be an integer from 1 to 10,000, got '5'"),
+    ("resamples: 1000.0\n", "resamples must be an integer from 100 to 1,000,000, got 1000.0"),
+    ("seed: 1e3\n", "seed must be an integer from 0 to 4,294,967,295, got '1e3'"),
+    ("budgets: [500, true]\n", "budgets must be a non-empty list of positive integers (tokens, 1 to 10,000,000), got True"),
+    ("budgets: []\n", "budgets must be a non-empty list"),
     ("resamples: 0\n", "resamples must be an integer from 100 to 1,000,000, got 0"),
     ("resamples: 99999999999\n", "resamples must be an integer from 100 to 1,000,000"),
     ("seed: -1\n", "seed must be an integer from 0 to 4,294,967,295, got -1"),

@@ -268,3 +268,22 @@ def test_the_structure_check_itself_on_hand_made_arrays():
                                                               "pieces_")[0]
     assert "word pieces stored for ['abc']" in judgment_checks.structure_problems(
         meta, {**good, "pieces_abc": np.ones(3)}, "pieces_")[0]
+
+
+@pytest.mark.parametrize("spans, n, message", [
+    (np.array([[0, 0, 10, 0, 10]] * 3), 4, r"spans are \(3, 5\), not \(4 chunks, 5\)"),
+    (np.array([[0, 10, 5, 0, 10]] * 3), 3, "a span ends before it starts"),
+    (np.array([[0, 0, 10]] * 3), 3, r"spans are \(3, 3\)"),
+])
+def test_a_model_cut_chunks_file_whose_spans_disagree_is_refused(tmp_path, spans, n, message):
+    path = tmp_path / "c-1d-1q-0" / "semantic_embedding" / f"dense@{MODEL}.chunks.npz"
+    meta = {"format": 1, "cell": {"corpus": "c-1d-1q-0", "strategy": "semantic_embedding", "model": MODEL},
+            "documents_sha256": "x", "n_chunks": n}
+    RunStore(tmp_path, "record").write(path, meta, spans=spans)
+    with pytest.raises(RunStoreError, match=message):
+        RunStore(tmp_path, "replay").load(path)
+    moved = tmp_path / "c-1d-1q-0" / "fixed_500" / path.name
+    moved.parent.mkdir()
+    RunStore(tmp_path, "record").write(moved, {**meta, "n_chunks": len(spans)}, spans=spans)
+    with pytest.raises(RunStoreError, match="holds another cell"):
+        RunStore(tmp_path, "replay").load(moved)
