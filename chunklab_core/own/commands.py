@@ -24,6 +24,7 @@ import json
 import sys
 import time
 from pathlib import Path
+
 from chunklab_core.core import bounds
 
 COMMANDS = ("answers", "audit", "check")
