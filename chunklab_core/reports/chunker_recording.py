@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+
 from chunklab_core.core import bounds
 
 SLICE = ("chatlogs", "state_of_the_union", "wikitexts")
