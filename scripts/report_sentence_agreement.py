@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 import pysbd
 
+from chunklab_core.core import bounds
 from chunklab_core.core.seeds import DEFAULT_SEED
 from chunklab_core.core.sentence_split import sentence_spans
 from chunklab_core.data.squad import PARAGRAPH_SEPARATOR, load_squad_dev
@@ -57,8 +58,8 @@ def agreement(paragraphs: list[str], abbreviations: bool) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--paragraphs", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--paragraphs", type=bounds.int_in("questions"), default=1000)
+    parser.add_argument("--seed", type=bounds.int_in("seed"), default=DEFAULT_SEED)
     args = parser.parse_args()
     corpus = load_squad_dev()
     texts = [p for d in corpus.documents for p in d.text.split(PARAGRAPH_SEPARATOR) if p.strip()]

@@ -59,7 +59,7 @@ def test_validate_lists_every_problem_of_a_broken_copy_at_once(tmp_path):
     lines = [line.strip() for line in result.stderr.splitlines()]
     assert lines[0] == "5 problem(s); fix them all and run again:"
     assert any(line.startswith("config.yaml: retrievers must be") for line in lines)
-    assert any(line.startswith("config.yaml: k must be an integer >= 1") for line in lines)
+    assert any(line.startswith("config.yaml: k must be an integer from 1 to 10,000") for line in lines)
     assert any(line.startswith("empty.md:") for line in lines)
     assert any(line.startswith("questions.yaml: id lantern-height: duplicate id") for line in lines)
     assert ('questions.yaml: id lantern-height: gold snippet "36 metres above mean sea level" does not occur in '

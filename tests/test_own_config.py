@@ -74,7 +74,7 @@ def test_every_problem_is_listed_at_once(tmp_path):
         "bad.yaml: retrievers must be a non-empty list of bm25, dense, hybrid",
         "bad.yaml: model '/nonexistent/model' is neither a shipped model",
         "bad.yaml: backend must be auto, torch or onnx",
-        "bad.yaml: k must be an integer >= 1, got 0",
+        "bad.yaml: k must be an integer from 1 to 10,000, got 0",
         "bad.yaml: budgets must be a non-empty list of positive integers",
         "bad.yaml: recall_target must be a number in (0, 1], got 1.5",
     ]

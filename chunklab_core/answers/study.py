@@ -29,6 +29,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from chunklab_core.core import bounds
 from chunklab_core.core.cli_errors import user_errors
 from chunklab_core.data.registry import DataError
 from chunklab_core.llm.records import user_error_types
@@ -252,15 +253,15 @@ def _study_from(planned: dict, strategies: Sequence[str], models: dict, yes_no_j
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Record post 05's answers and verdicts (resumable).")
     parser.add_argument("--corpus", choices=("squad", "nq"), default="squad")
-    parser.add_argument("--questions", type=int, default=200)
-    parser.add_argument("--probes", type=int, default=None,
+    parser.add_argument("--questions", type=bounds.int_in("questions"), default=200)
+    parser.add_argument("--probes", type=bounds.int_in("questions"), default=None,
                         help="instead of answers: judge N probe questions (answers.probes)")
-    parser.add_argument("--articles", type=int, default=40)
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--articles", type=bounds.int_in("questions"), default=40)
+    parser.add_argument("--seed", type=bounds.int_in("seed"), default=DEFAULT_SEED)
     parser.add_argument("--strategies", nargs="+", default=list(DEFAULT_STRATEGIES))
-    parser.add_argument("--limit", type=int, default=None, help="process only the first N items")
-    parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--concurrency", type=int, default=1,
+    parser.add_argument("--limit", type=bounds.int_in("questions"), default=None, help="process only the first N items")
+    parser.add_argument("--threads", type=bounds.int_in("threads"), default=None)
+    parser.add_argument("--concurrency", type=bounds.int_in("concurrency"), default=1,
                         help="items in flight at once (useful with a server backend)")
     parser.add_argument("--backend", choices=BACKENDS, default="llamacpp")
     parser.add_argument("--host", default=None, help="Ollama host (default $OLLAMA_HOST)")

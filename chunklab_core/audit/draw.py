@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from chunklab_core.core import bounds
 from chunklab_core.core.cli_errors import user_errors
 from chunklab_core.core.output_dirs import tracked_files
 from chunklab_core.core.csv_cells import frame_csv
@@ -123,19 +124,19 @@ def main(argv: list[str] | None = None) -> int:
     from chunklab_core.audit.sheets import DEFAULT_JUDGE_COLUMNS, read_sheet, write_key, write_sheet
 
     parser = argparse.ArgumentParser(description="Draw post 06's blind grading sample.")
-    parser.add_argument("--n", type=int, default=None,
+    parser.add_argument("--n", type=bounds.int_in("questions"), default=None,
                         help="sample size; default: sized from --half-width (at least --min-n)")
-    parser.add_argument("--half-width", type=float, default=0.07,
+    parser.add_argument("--half-width", type=bounds.float_in("share", low=0.001, high=0.5), default=0.07,
                         help="precision target: planned 95%% half-width of the graded accuracy")
-    parser.add_argument("--min-n", type=int, default=120)
+    parser.add_argument("--min-n", type=bounds.int_in("questions"), default=120)
     parser.add_argument("--pilot", default=AUDIT_PILOT,
                         help="graded pilot sheet (name prefix in --out) for planning variances")
-    parser.add_argument("--seed", type=int, default=6)
+    parser.add_argument("--seed", type=bounds.int_in("seed"), default=6)
     parser.add_argument("--out", type=Path, default=AUDIT_DIR)
     parser.add_argument("--name", default=AUDIT_SAMPLE, help="file name prefix of the new sample")
-    parser.add_argument("--squad-questions", type=int, default=200)
-    parser.add_argument("--nq-questions", type=int, default=20)
-    parser.add_argument("--study-seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--squad-questions", type=bounds.int_in("questions"), default=200)
+    parser.add_argument("--nq-questions", type=bounds.int_in("questions"), default=20)
+    parser.add_argument("--study-seed", type=bounds.int_in("seed"), default=DEFAULT_SEED)
     parser.add_argument("--force", action="store_true", help="overwrite an ungraded sheet")
     parser.add_argument("--top-up", action="store_true",
                         help="append a sample of the items recorded since --name was drawn (a new wave)")

@@ -31,6 +31,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from chunklab_core.core import bounds
 from chunklab_core.core.cli_errors import user_errors
 from chunklab_core.core.csv_cells import restored_frame, torn_table_problem
 from chunklab_core.data.registry import DataError
@@ -162,11 +163,11 @@ def main(argv: list[str] | None = None) -> int:
                                                  "on a subset of the audit sample.")
     parser.add_argument("--key", default=str(AUDIT_DIR / f"{AUDIT_SAMPLE}_key.csv"))
     parser.add_argument("--population", default=str(AUDIT_DIR / f"{AUDIT_SAMPLE}_population.csv"))
-    parser.add_argument("--items", type=int, default=30)
-    parser.add_argument("--samples", type=int, default=3)
-    parser.add_argument("--temperature", type=float, default=DEFAULT_TEMPERATURE)
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--items", type=bounds.int_in("questions"), default=30)
+    parser.add_argument("--samples", type=bounds.int_in("sample"), default=3)
+    parser.add_argument("--temperature", type=bounds.float_in("temperature"), default=DEFAULT_TEMPERATURE)
+    parser.add_argument("--seed", type=bounds.int_in("seed"), default=13)
+    parser.add_argument("--threads", type=bounds.int_in("threads"), default=None)
     parser.add_argument("--mode", default="replay_or_record",
                         choices=("replay", "replay_or_record", "record"))
     args = parser.parse_args(argv)

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from chunklab_core.core import bounds
 from chunklab_core.answers.verdicts import CORRECT, GRADE_LABELS, PARTIAL, THREE_WAY, YES_NO
 from chunklab_core.audit.sample import draw_audit_sample
 from chunklab_core.audit.sheets import write_key, write_sheet
@@ -134,10 +135,10 @@ def write_synthetic_audit(folder, n_items: int = 400, n_sample: int = 90, seed: 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Write a synthetic, graded audit (known truth).")
     parser.add_argument("folder", type=Path)
-    parser.add_argument("--items", type=int, default=400)
-    parser.add_argument("--sample", type=int, default=90)
-    parser.add_argument("--seed", type=int, default=6)
-    parser.add_argument("--ungraded", type=int, default=0)
+    parser.add_argument("--items", type=bounds.int_in("questions"), default=400)
+    parser.add_argument("--sample", type=bounds.int_in("sample"), default=90)
+    parser.add_argument("--seed", type=bounds.int_in("seed"), default=6)
+    parser.add_argument("--ungraded", type=bounds.int_in("count"), default=0)
     parser.add_argument("--second-grader", default=None,
                         help=f"also write {AUDIT_PILOT}_sheet_2.csv graded by this second synthetic grader")
     args = parser.parse_args(argv)

@@ -61,6 +61,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
+from chunklab_core.core import bounds
 from chunklab_core.audit.sheet_file import (SheetChanged, SheetFile, SheetLock, SheetLocked, SheetUnreadable,
                                             keep_aside, sheet_access_problem, unwritable_text)
 from chunklab_core.audit.sheets import GRADE_COLUMNS, LETTERS, normalize_label, sheet_problems
@@ -388,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sheet", type=Path, help="the sheet CSV (written by sheets.write_sheet)")
     parser.add_argument("--grader", help="your name or initials, saved with each grade")
-    parser.add_argument("--start", type=int, metavar="N",
+    parser.add_argument("--start", type=bounds.int_in("count", low=1), metavar="N",
                         help="open item N (1-based) instead of the first ungraded one")
     args = parser.parse_args(argv)
     for name in ("SIGTERM", "SIGHUP"):

@@ -75,6 +75,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from chunklab_core.core import bounds
 from chunklab_core.audit.sheet_file import (SheetChanged, SheetFile, SheetLock, SheetLocked, keep_aside,
                                             sheet_access_problem, unwritable_text)
 from chunklab_core.audit.sheets import GRADE_COLUMNS, HUMAN_KIND, LETTERS, grader_kind_problem, normalize_label, sheet_problems
@@ -471,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Grade an audit sheet in the browser, one key per item.")
     parser.add_argument("sheet", type=Path, help="the sheet CSV")
     parser.add_argument("--grader", help="your name or initials, saved with each grade")
-    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--port", type=bounds.int_in("port"), default=0, help="port on 127.0.0.1 (default: a free one)")
     parser.add_argument("--no-browser", action="store_true", help="print the address only")
     parser.add_argument("--key", type=Path, default=None, help="show the key's verdicts (not blind)")
     parser.add_argument("--grader-kind", default=HUMAN_KIND,

@@ -10,7 +10,8 @@ their message alone, no traceback), ``signals`` (SIGTERM and SIGHUP handled like
 stopped the same way), ``html_safety`` (data shown as text on every page the project writes), ``numbers`` (the one way the series writes an
 estimate with its interval, a count, a range), ``output_dirs`` (the one guard of every output
 folder a command writes), ``csv_cells`` (CSV cells that cannot start a spreadsheet formula), ``members`` (the registries whose
-members find themselves: a folder scan and entry points, a scoped context for tests).
+members find themselves: a folder scan and entry points, a scoped context for tests),
+``bounds`` (the allowed range of every number a user gives: options, config keys, parameters).
 
 Holds nothing that knows about a data set, a chunker, a retriever, a metric or a report;
 imports no other stage.

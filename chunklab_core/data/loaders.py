@@ -64,13 +64,18 @@ from chunklab_core.core.textmatch import match_gold
 QUESTION_FIELDS = ("id", "query", "gold_snippets", "doc", "tags", "answers")
 
 
+MAX_PROBLEM_CHARS = 2_000  # one problem's characters in the message
+
+
 class ValidationError(ValueError):
     """Every problem found in a user's documents and questions; ``.problems`` lists them."""
 
     def __init__(self, problems: list[str], where: str = "", notes: list[str] = ()):
         self.problems, self.notes = list(problems), list(notes)
         count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
-        super().__init__(f"{count}{where}; fix them all and run again:\n" + "\n".join(problems)
+        shown = [p if len(p) <= MAX_PROBLEM_CHARS else f"{p[:MAX_PROBLEM_CHARS]}... ({len(p):,} characters)"
+                 for p in problems]  # a hostile value never makes a message of megabytes
+        super().__init__(f"{count}{where}; fix them all and run again:\n" + "\n".join(shown)
                          + "".join(f"\nnote: {n}" for n in notes))
 
 

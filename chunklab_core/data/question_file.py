@@ -94,6 +94,7 @@ class _StrictLoader(yaml.SafeLoader):
         super().__init__(stream)
         self.duplicates: list[str] = []
         self._depth = 0
+        self.max_nodes = MAX_EXPANDED_NODES
 
     def compose_node(self, parent, index):
         self._depth += 1
@@ -110,7 +111,7 @@ class _StrictLoader(yaml.SafeLoader):
         node = self.get_single_node()
         if node is None:
             return None
-        check_expansion(node)
+        check_expansion(node, self.max_nodes)
         return self.construct_document(node)
 
     def construct_mapping(self, node, deep=False):
@@ -143,9 +144,11 @@ class _StrictLoader(yaml.SafeLoader):
         return mapping
 
 
-def parse_yaml(text: str) -> tuple[Any, list[str]]:
-    """``(data, duplicate-key problems)`` of a YAML document; ``yaml.YAMLError`` if invalid."""
+def parse_yaml(text: str, max_nodes: int = MAX_EXPANDED_NODES) -> tuple[Any, list[str]]:
+    """``(data, duplicate-key problems)`` of a YAML document; ``yaml.YAMLError`` if invalid or if
+    its aliases expand to more than ``max_nodes`` values (a config needs far fewer than a questions file)."""
     loader = _StrictLoader(text)
+    loader.max_nodes = max_nodes
     try:
         data = loader.get_single_data()
     finally:

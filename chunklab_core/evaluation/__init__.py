@@ -5,7 +5,8 @@ the metric column names), ``ranking_metrics`` (hit, P, RR, nDCG, tokens@k), ``go
 ``slot_metrics`` and ``span_metrics`` (fuzzy gold slots and character-offset evidence for long
 documents), ``token_metrics`` (token span recall, for gold longer than a chunk), ``chroma_metrics`` (Chroma's report's recall, precision, precision_Ω and IoU, its
 overlap counting), ``budget`` (recall at a token budget), ``judgment_store`` (judgments and token counts
-stored beside the recorded rankings, read by a replay), ``scoring`` (a retrieval run judged and
+stored beside the recorded rankings, read by a replay), ``judgment_checks`` (their arrays
+checked on load, their counts recounted in a sample when used), ``scoring`` (a retrieval run judged and
 scored per question), ``matrix`` (corpus x strategy x retriever x model), ``trec_export``
 (TREC run and qrels files; ``chunklab-trec``).
 

@@ -17,6 +17,11 @@ two dots in the name, so ``RunStore.cells`` does not list it as a ranking), hold
   by the sha256 of the model folder's ``tokenizer.json`` and the ``tokenizers`` version
   (:func:`tokenizer_identity`), so another tokenizer is never read as this one.
 
+Checked before use (:mod:`chunklab_core.evaluation.judgment_checks`): on every load, the file's
+kind, its cell by its path and every array's length against the counts its provenance records
+(a file that fails is a ``RunStoreError`` naming it and ``make runs``, never used); when a cell's
+token counts or word pieces are read instead of counted, a seeded sample of them is counted again.
+
 Content-addressed: the provenance records the sha256 of the cell's context texts and chunk
 texts (``core.hashing.texts_sha256``), of the questions' ids and gold slots, the threshold, the
 tokenizer (name and tiktoken version) and :data:`SCORING_VERSION`. A part whose digests or
@@ -45,6 +50,7 @@ import numpy as np
 
 from chunklab_core.core import paths
 from chunklab_core.core.hashing import texts_sha256
+from chunklab_core.evaluation import judgment_checks
 
 #: Bump when what ``slot_metrics.judge_context`` returns changes (``gold_slots``, ``textmatch``,
 #: the partial-coverage rule): every stored judgment is then stale.
@@ -176,6 +182,7 @@ class JudgmentStore:
         self.root = Path(root) if root is not None else paths.RUNS_DIR
         self.mode = current_mode() if mode is None else mode
         self._loaded: dict[Path, CellJudgments | None] = {}
+        self._recounted: set[tuple[Path, str]] = set()  # (file, part) whose sampled recount agreed
         self.read = 0  # pairs whose judgment was read from a stored file
         self.counted_read = 0  # cells whose token counts were read
         self.pieces_read = 0  # cells whose word pieces were read
@@ -193,12 +200,17 @@ class JudgmentStore:
     def _load(self, path: Path) -> CellJudgments | None:
         if path in self._loaded:
             return self._loaded[path]
-        from chunklab_core.retrieval.recorded_runs import RunStore
+        from chunklab_core.retrieval.recorded_runs import RunStore, RunStoreError
 
-        record = RunStore(self.root, mode="replay").load(path)
+        record = RunStore(self.root, mode="replay").load(path)  # its sha256, its kind and cell by its path
         cell = None
-        if record is not None and record.meta.get("kind") == KIND:
+        if record is not None:
             a, meta = record.extra, record.meta
+            problems = ([f"it is not a judgments file (kind {meta.get('kind')!r})"] if meta.get("kind") != KIND
+                        else judgment_checks.structure_problems(meta, a, PIECES))
+            if problems:
+                raise RunStoreError(f"the stored judgments {path} are not usable: {'; '.join(problems)}; "
+                                    "delete the file and run `make runs` to judge and count the cell again")
             n_q, n_ctx = meta["questions"]["n"], meta["contexts"]["n"]
             judged = np.unpackbits(a["judged"], axis=1, count=n_ctx).astype(bool) if n_ctx else np.zeros((n_q, 0), bool)
             cell = CellJudgments(path, meta, judged, a["keys"].astype(np.int64), a["codes"].astype(np.int64),
@@ -208,6 +220,7 @@ class JudgmentStore:
                                  a["context_tokens"].astype(np.int64) if "context_tokens" in a else None,
                                  {name[len(PIECES):]: a[name].astype(np.int64) for name in a if name.startswith(PIECES)})
         self._loaded[path] = cell
+        self._recounted = {done for done in self._recounted if done[0] != path}
         return cell
 
     # ---- what is current --------------------------------------------------------------
@@ -248,8 +261,15 @@ class JudgmentStore:
             return None
         if self.tokens_stale(cell.meta, texts_sha256(texts), texts_sha256(context_texts)) is not None:
             return None
-        from chunklab_core.core.tokens import TOKEN_COUNTS
+        from chunklab_core.core.tokens import TOKEN_COUNTS, encoding
 
+        def count(some):  # encoded here, not through TOKEN_COUNTS: the memo is seeded from this file
+            return [len(encoding().encode_ordinary(text)) for text in some]
+
+        self._sampled(cell, "tokens", lambda: [judgment_checks.sampled_count_problems(
+            what, list(these), stored, count, str(cell.path))
+            for what, these, stored in (("chunk tokens", texts, cell.chunk_tokens),
+                                        ("context tokens", context_texts, cell.context_tokens))])
         self.counted_read += 1
         TOKEN_COUNTS.seed(list(texts), cell.chunk_tokens.tolist())  # chunk health, pool facts: read, not encoded
         return cell.chunk_tokens.copy(), cell.context_tokens.copy()
@@ -267,8 +287,27 @@ class JudgmentStore:
             return None
         if self.pieces_stale(cell.meta, key, tokenizer, texts_sha256(texts)) is not None:
             return None
+        from chunklab_core.retrieval.dense import word_pieces
+
+        self._sampled(cell, key, lambda: [judgment_checks.sampled_count_problems(
+            f"word pieces of {tokenizer['model']}", list(texts), cell.pieces[key],
+            lambda some: word_pieces(some, tokenizer["model"]), str(cell.path))])
         self.pieces_read += 1
         return cell.pieces[key].copy()
+
+    def _sampled(self, cell: CellJudgments, part: str, check) -> None:
+        """Raise ``RunStoreError`` naming ``cell``'s file when ``check()`` (sampled recounts) finds a
+        difference; a part found right is not counted again while the file is loaded."""
+        from chunklab_core.retrieval.recorded_runs import RunStoreError
+
+        if (cell.path, part) in self._recounted:
+            return
+        problems = [p for group in check() for p in group]
+        if not problems:
+            self._recounted.add((cell.path, part))
+        else:
+            raise RunStoreError(f"the stored counts of {cell.path} are not the texts' counts: {'; '.join(problems)}; "
+                                "delete the file and run `make runs` to count the cell again")
 
     @staticmethod
     def pieces_stale(meta: dict, key: str, tokenizer: dict, chunks_digest: str) -> str | None:
@@ -530,8 +569,14 @@ def stale_files(root: str | Path | None = None) -> list[str]:
     store = JudgmentStore(root, mode="replay")
     out = []
     current: dict[str, dict | None] = {}
+    from chunklab_core.retrieval.recorded_runs import RunStoreError
+
     for path in stored_files(store.root):
-        meta = store._load(path).meta
+        try:
+            meta = store._load(path).meta
+        except RunStoreError as error:  # named (with its rebuild) by make verify-runs' full pass
+            out.append(f"{path.relative_to(store.root)}: unusable ({error})")
+            continue
         if meta.get("format") != FORMAT_VERSION or meta.get("scoring_version") != SCORING_VERSION:
             out.append(f"{path.relative_to(store.root)}: scoring version {meta.get('scoring_version')} "
                        f"(current {SCORING_VERSION})")

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 from urllib.parse import quote
 
+from chunklab_core.core import bounds
 from chunklab_core.core.atomic_files import atomic_write, replace_folder
 from chunklab_core.core.output_dirs import require_output_folder, write_marker
 from chunklab_core.retrieval.run import RetrievalRun
@@ -123,11 +124,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strategies", default="fixed_500", help="comma-separated chunking strategies")
     parser.add_argument("--retrievers", default=BASELINE, help=f"comma-separated: {', '.join(registered())}")
     parser.add_argument("--model", default="all-MiniLM-L6-v2", help="embedding model of dense/hybrid")
-    parser.add_argument("--k", type=int, default=10, help="contexts per question (default 10)")
+    parser.add_argument("--k", type=bounds.int_in("k"), default=10, help="contexts per question (default 10)")
     parser.add_argument("--docs", default="", help="your documents (folder), with --corpus own")
     parser.add_argument("--questions", default="", help="your questions file, with --corpus own")
-    parser.add_argument("--squad-articles", type=int, default=40)
-    parser.add_argument("--squad-questions", type=int, default=800)
+    parser.add_argument("--squad-articles", type=bounds.int_in("questions"), default=40)
+    parser.add_argument("--squad-questions", type=bounds.int_in("questions"), default=800)
     args = parser.parse_args(argv)
 
     from chunklab_core.evaluation.scoring import run_cell

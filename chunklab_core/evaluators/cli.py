@@ -27,11 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
+from chunklab_core.core import bounds
 from chunklab_core.evaluators.from_records import evaluate_records
 from chunklab_core.evaluators.records import RecordsError, read_chunks, read_documents, read_records, read_trec
 from chunklab_core.core.output_dirs import output_folder_problem
 from chunklab_core.evaluators.report_files import MARKER, write_scorecard
-from chunklab_core.evaluators.scorecard import Options, build_scorecard, compare
+from chunklab_core.evaluators.scorecard import Options, build_scorecard, compare, correct_without_gold
 from chunklab_core.core.cli_errors import command_edge
 
 
@@ -73,12 +74,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--qrels", help="TREC qrels file (qid 0 docid relevance)")
     p.add_argument("--against", help="a second records file of the same queries (pipeline B)")
     p.add_argument("--names", nargs=2, default=["A", "B"], metavar=("A", "B"))
-    p.add_argument("--k", nargs="+", type=int, default=[1, 3, 5, 10])
-    p.add_argument("--rerank-k", type=int, default=5)
-    p.add_argument("--max-chars", type=int)
-    p.add_argument("--max-tokens", type=int)
-    p.add_argument("--resamples", type=int, default=2_000)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--k", nargs="+", type=bounds.int_in("k"), default=[1, 3, 5, 10])
+    p.add_argument("--rerank-k", type=bounds.int_in("k"), default=5)
+    p.add_argument("--max-chars", type=bounds.int_in("chars"))
+    p.add_argument("--max-tokens", type=bounds.int_in("budget"))
+    p.add_argument("--resamples", type=bounds.int_in("resamples"), default=2_000)
+    p.add_argument("--seed", type=bounds.int_in("seed"), default=0)
     return p
 
 
@@ -127,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     except (RecordsError, ValueError) as err:
         _say(f"chunklab-evaluate: {err}")
         return 2
+    flag = correct_without_gold(card.stages.get("funnel"))
+    if flag is not None:
+        _say(f"chunklab-evaluate: flag: {flag['n']} of {flag['of']} correct answers came from a context that holds "
+             f"no gold ({', '.join(flag['qids'])}); see the scorecard's funnel")
     _say(f"wrote {out}/scorecard.html, scorecard.csv, scorecard.json")
     return 0
 

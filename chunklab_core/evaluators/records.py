@@ -26,7 +26,10 @@ Handles
   gives them, are one slot: ``[["Denver Broncos", "Broncos"]]``. It is kept as a list of slots.
 
   A bad line raises :class:`RecordsError` naming the file, the line and the field; an unknown
-  field is an error too (a typo would otherwise silently measure nothing).
+  field is an error too (a typo would otherwise silently measure nothing). So is a record that
+  contradicts itself (:func:`contradictions`): a key given twice in one object (JSON readers keep
+  the last value silently), ids and texts (or spans) of one list of unequal length, a chunk id
+  listed twice in one ranking or context.
 * :func:`read_chunks`: JSON Lines ``{chunk_id, doc_id, start, end, text?, metadata?}``; and
   :func:`read_documents`: ``{doc_id, text}``.
 * :func:`read_trec`: a TREC run (``qid Q0 docid rank score tag``) and qrels (``qid 0 docid rel``);
@@ -167,6 +170,42 @@ FIELDS: dict[str, Callable] = {
 }
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """``json.loads``' object hook: an object whose key repeats is refused (at any depth)."""
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+#: Fields that describe the same list item by item: given together, they must be as long.
+PARALLEL = (("retrieved_ids", "retrieved_texts"), ("retrieved_ids", "retrieved_spans"),
+            ("retrieved_texts", "retrieved_spans"), ("context_ids", "context_texts"))
+
+
+def contradictions(record: dict, where: Callable[[str], str]) -> str | None:
+    """What in one validated record contradicts itself (the project's message), or None: lists of
+    ids and texts of one ranking or context of unequal length, an id listed twice in one ranking."""
+    for a, b in PARALLEL:
+        if a in record and b in record and len(record[a]) != len(record[b]):
+            return (f"{where(b)}: {len(record[b])} items, but {a} has {len(record[a])}; they describe the same "
+                    f"list item by item, so one of them is wrong (give both whole, or only one)")
+    for name in ("retrieved_ids", "reranked_ids", "context_ids"):
+        ids = record.get(name)
+        if ids is not None and len(set(ids)) != len(ids):
+            twice = next(i for i in ids if ids.count(i) > 1)
+            return f"{where(name)}: {twice!r} is listed twice; a ranking or a context holds each chunk once"
+    return None
+
+
 def _json_lines(path: Path) -> Iterator[tuple[int, dict]]:
     try:
         handle = path.open("rb")  # bytes: a line that is not UTF-8 is named with its number
@@ -182,9 +221,15 @@ def _json_lines(path: Path) -> Iterator[tuple[int, dict]]:
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = json.loads(line, object_pairs_hook=_unique_keys)
             except json.JSONDecodeError as err:
                 raise RecordsError(f"{path}, line {number}: not valid JSON ({err.msg}, column {err.colno})") from None
+            except _DuplicateKey as err:
+                raise RecordsError(f"{path}, line {number}: key {json.dumps(err.key)[:80]} is given twice in one "
+                                   "object; JSON readers keep only the last value, so which one is meant is "
+                                   "unknown: keep one") from None
+            except RecursionError:
+                raise RecordsError(f"{path}, line {number}: nested too deeply") from None
             if not isinstance(obj, dict):
                 raise RecordsError(f"{path}, line {number}: expected a JSON object per line, got {type(obj).__name__}")
             yield number, obj
@@ -202,6 +247,9 @@ def read_records(path: str | Path, progress: Callable[[int], None] | None = None
             raise RecordsError(f"{_where(path, number, 'qid')}: missing (every record needs a unique qid)")
         record = {name: FIELDS[name](value, _where(path, number, name)) for name, value in obj.items()
                   if value is not None}
+        problem = contradictions(record, lambda field, n=number: _where(path, n, field))
+        if problem:
+            raise RecordsError(problem)
         if record["qid"] in seen:
             raise RecordsError(f"{_where(path, number, 'qid')}: {record['qid']!r} repeats line {seen[record['qid']]}")
         seen[record["qid"]] = number
@@ -287,16 +335,29 @@ def _trec_rows(path: str | Path, layout: str, field: str, convert):
             raise RecordsError(f"{path}, line {number}: field '{field}' is not {wanted}: {value!r}") from None
         if not math.isfinite(converted):  # a NaN score would rank first: refused, never ranked
             raise RecordsError(f"{path}, line {number}: field '{field}' is {value!r}, not a finite number")
-        yield parts[0], parts[2], converted
+        yield parts[0], parts[2], converted, number
 
 
 def read_trec(run_path: str | Path, qrels_path: str | Path) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """``(ranked ids per qid, relevant ids per qid)`` from a TREC run and qrels file."""
     run: dict[str, list[tuple[float, str]]] = {}
-    for qid, docid, score in _trec_rows(run_path, "qid Q0 docid rank score tag", "score", float):
+    seen: dict[tuple[str, str], tuple[int, float]] = {}
+    for qid, docid, score, number in _trec_rows(run_path, "qid Q0 docid rank score tag", "score", float):
+        if (qid, docid) in seen:  # trec_eval refuses it too: which score ranks the document?
+            raise RecordsError(f"{run_path}, line {number}: document {docid!r} is ranked twice for query {qid!r} "
+                               f"(first on line {seen[(qid, docid)][0]}); a run ranks each document once")
+        seen[(qid, docid)] = (number, score)
         run.setdefault(qid, []).append((score, docid))
     qrels: dict[str, list[str]] = {}
-    for qid, docid, relevance in _trec_rows(qrels_path, "qid 0 docid relevance", "relevance", int):
+    judged: dict[tuple[str, str], tuple[int, int]] = {}
+    for qid, docid, relevance, number in _trec_rows(qrels_path, "qid 0 docid relevance", "relevance", int):
+        first = judged.get((qid, docid))
+        if first is not None and (first[1] > 0) != (relevance > 0):
+            raise RecordsError(f"{qrels_path}, line {number}: document {docid!r} of query {qid!r} is judged "
+                               f"{relevance} here and {first[1]} on line {first[0]}; keep one judgment")
+        if first is not None:
+            continue
+        judged[(qid, docid)] = (number, relevance)
         qrels.setdefault(qid, [])
         if relevance > 0:
             qrels[qid].append(docid)

@@ -28,6 +28,7 @@ from chunklab_core.core.atomic_files import replace_folder
 from chunklab_core.core.csv_cells import frame_csv
 from chunklab_core.core.output_dirs import write_marker
 from chunklab_core.evaluators.scorecard import (STAGE_ORDER, STAGE_TITLES, Scorecard, biggest_loss, scorecard_dict,
+                                                 correct_without_gold,
                                                  unit_of)
 
 MARKER = ".chunklab-evaluate"
@@ -146,6 +147,9 @@ def _funnel_html(card: Scorecard, png: bytes | None) -> list[str]:
         parts.append(f"<p><img alt='{fill('funnel_alt')}' src='data:image/png;base64,"
                      f"{base64.b64encode(png).decode('ascii')}'></p>")
     parts.append(_table_html(funnel.drop(columns=["step"]), unit_of_row=lambda row: "fraction"))
+    flag = correct_without_gold(card.stages.get("funnel"))
+    if flag is not None:  # records that contradict the funnel: said, never silently counted as lost
+        parts.append(f"<p class='flag'>{fill('funnel_contradiction', n=fmt_number(flag['n'], 'count'), of=fmt_number(flag['of'], 'count'), qids=', '.join(flag['qids']))}</p>")
     if missing:
         from chunklab_core.evaluators.funnel import STEP_TITLES
         parts.append(f"<p>{fill('funnel_missing', steps='; '.join(STEP_TITLES[s] for s in missing))}</p>")

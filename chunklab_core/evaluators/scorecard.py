@@ -22,7 +22,8 @@ Handles
 * :func:`funnel_table`: the answer funnel (``evaluators.funnel``) over the queries measured at
   every measured step: per step the share of queries that reached it (passed it and every
   step before) and the share lost there, each with its interval (the same bootstrap, one call
-  for all steps); :func:`biggest_loss` is the step that loses the most.
+  for all steps); :func:`biggest_loss` is the step that loses the most; :func:`correct_without_gold`
+  flags the queries that contradict the funnel (a correct answer whose context holds no gold).
 * :func:`compare`: A vs B on the same queries: per metric measured in both, the paired
   difference A - B over the queries measured in both (``stats.bootstrap.paired_difference_ci``,
   or clustered), worded by the series' one rule (``stats.claims.pair_verdict``: "A ahead",
@@ -201,6 +202,24 @@ def biggest_loss(table: pd.DataFrame) -> dict | None:
     return table.loc[table["lost"].idxmax()].to_dict()
 
 
+def correct_without_gold(result: StageResult | None) -> dict | None:
+    """The answer funnel's contradiction flag: queries whose answer is correct (``answer_correct``
+    1) while the packed context holds no gold (``in_context`` 0, e.g. ``context_texts: []``). The
+    answer then did not come from what was retrieved (the model knew it, or the records disagree
+    with themselves), and the funnel's "lost at the context" does not describe those queries.
+    ``{"n", "of", "qids"}`` (``of``: correct answers whose context was measured; ``qids``: the
+    first 20), or None when no such query or a step is not measured."""
+    if result is None or "answer_correct" not in result.values or "in_context" not in result.values:
+        return None
+    correct, context = result.values["answer_correct"], result.values["in_context"]
+    measured = ~np.isnan(correct) & ~np.isnan(context) & (correct > 0)
+    flagged = measured & (context == 0)
+    if not flagged.any():
+        return None
+    qids = [q for q, f in zip(result.qids, flagged) if f]
+    return {"n": int(flagged.sum()), "of": int(measured.sum()), "qids": qids[:20]}
+
+
 @dataclass
 class Scorecard:
     """Every stage's table, plus what they were computed from (for pairing and the files)."""
@@ -341,6 +360,7 @@ def scorecard_dict(card: Scorecard) -> dict:
         out["funnel"] = {"steps": [{k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()}
                                    for row in card.funnel.to_dict(orient="records")],
                          "not_measured": dict(result.not_measured),
+                         "correct_without_gold_in_context": correct_without_gold(result),
                          "per_query": {"qid": list(result.qids),
                                        **{m: [as_optional(v) for v in vals] for m, vals in result.values.items()}}}
     return out

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import httpx
 
+from chunklab_core.core import bounds
 from chunklab_core.llm.llamacpp_backend import available_cores
 from chunklab_core.core.cli_errors import command_edge
 
@@ -104,9 +105,9 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description="Serve a registered GGUF model over the OpenAI API.")
     parser.add_argument("model", choices=sorted(models.MODELS))
-    parser.add_argument("--port", type=int, default=None)
-    parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--n-ctx", type=int, default=8192)
+    parser.add_argument("--port", type=bounds.int_in("port"), default=None)
+    parser.add_argument("--threads", type=bounds.int_in("threads"), default=None)
+    parser.add_argument("--n-ctx", type=bounds.int_in("context"), default=8192)
     args = parser.parse_args(argv)
     with LlamaServer(models.model_path(args.model), args.model, n_ctx=args.n_ctx,
                      n_threads=args.threads, port=args.port) as server:

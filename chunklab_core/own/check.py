@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from chunklab_core.core import bounds
 from chunklab_core.core.csv_cells import restored_frame
 from chunklab_core.evaluation.measures import parse
 from chunklab_core.stats.bootstrap import paired_difference_ci
@@ -242,8 +243,8 @@ def add_parser(sub) -> None:
     command.add_argument("--cell", default=None, help="strategy/retriever[/model] (default: the baseline's leader)")
     command.add_argument("--run-cell", default=None,
                          help="the run's cell if not the same: strategy/retriever[/model], or 'leader'")
-    command.add_argument("--resamples", type=int, default=10_000)
-    command.add_argument("--seed", type=int, default=0)
+    command.add_argument("--resamples", type=bounds.int_in("resamples"), default=10_000)
+    command.add_argument("--seed", type=bounds.int_in("seed"), default=0)
 
 
 def main(args) -> int:

@@ -41,7 +41,7 @@ import warnings
 from pathlib import Path
 
 from chunklab_core.stats import claims
-from chunklab_core.core import output_dirs, paths
+from chunklab_core.core import bounds, output_dirs, paths
 from chunklab_core.core.atomic_files import replace_folder
 from chunklab_core.core.signals import exit_status, signals_as_interrupt
 from chunklab_core.core.cli_errors import command_edge
@@ -52,23 +52,34 @@ MARKER = ".chunklab-own"
 KERNEL = "chunklab"
 
 
-def validate(docs: str | Path, questions: str | Path, config: str | Path | None = None):
-    """``(problems, approximate notes, other notes)`` of the documents, questions and config."""
+def validate(docs: str | Path, questions: str | Path, config: str | Path | None = None, resamples: int = 0):
+    """``(problems, approximate notes, other notes)`` of the documents, questions and config
+    (with ``resamples`` > 0 instead of the config's), including a run too large for this machine's memory."""
+    from chunklab_core.core import bounds
     from chunklab_core.data.loaders import ValidationError, load_user_corpus
-    from chunklab_core.own.config import load_config
+    from chunklab_core.own.config import load_config, memory_needed
     from chunklab_core.own.report import approximate_matches
 
     problems: list[str] = []
+    settings = corpus = None
     try:
-        load_config(config)
+        settings = load_config(config)
     except ValidationError as exc:
         problems += exc.problems
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            load_user_corpus(docs, questions)
+            corpus = load_user_corpus(docs, questions)
         except ValidationError as exc:
             problems += exc.problems
+    if settings is not None and corpus is not None:
+        if resamples:
+            settings.resamples = resamples
+        needed, how = memory_needed(settings, len(corpus.questions))
+        too_big = bounds.memory_problem(f"a run of this config ({how})", needed)
+        if too_big:
+            problems.append(f"{Path(config).name if config else 'config'}: {too_big}; lower k or resamples, or "
+                            "run fewer strategies, retrievers or models")
     approximate, other = approximate_matches([str(w.message) for w in caught])
     return problems, approximate, other
 
@@ -209,7 +220,7 @@ def run(docs: str | Path, questions: str | Path, config: str | Path | None = Non
     docs, questions = Path(docs).resolve(), Path(questions).resolve()
     config = Path(config).resolve() if config else None
     out = Path(out).resolve()
-    problems, approximate, other = validate(docs, questions, config)
+    problems, approximate, other = validate(docs, questions, config, resamples)
     folder_problem = check_output_folder(out, docs, inputs=[questions, config])
     problems += [folder_problem] if folder_problem else []
     _print_validation(problems, approximate, other)
@@ -243,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
         command.add_argument("--config", default=None, help="YAML config (strategies, retrievers, models, k, ...)")
         if name == "run":
             command.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default: ./{DEFAULT_OUT})")
-            command.add_argument("--resamples", type=int, default=0, help="paired resamples (default: the config's)")
+            command.add_argument("--resamples", type=bounds.int_in("resamples"), default=0,
+                                 help="paired resamples, 100 to 1,000,000 (default: the config's)")
             command.add_argument("--no-progress", action="store_true", help="no progress bars (also when CI is set)")
             command.add_argument("--notebook", action="store_true",
                                  help="also execute the report notebook (report.ipynb; starts a kernel, slower)")

@@ -25,6 +25,8 @@ import sys
 import time
 from pathlib import Path
 
+from chunklab_core.core import bounds
+
 COMMANDS = ("answers", "audit", "check")
 
 
@@ -42,10 +44,10 @@ def add_parsers(sub) -> None:
                          help="also every cell that cannot be ruled out (with --run)")
     answers.add_argument("--config", default=None, help="the run's YAML config (sized strategies, k, backend)")
     answers.add_argument("--out", default="own_answers", help="output folder (default ./own_answers)")
-    answers.add_argument("--questions", dest="n_questions", type=int, default=None,
+    answers.add_argument("--questions", dest="n_questions", type=bounds.int_in("questions"), default=None,
                          help="answer only the first N questions of the seeded order")
-    answers.add_argument("--k", type=int, default=None, help="contexts per answer (default: the config's k)")
-    answers.add_argument("--seed", type=int, default=None, help="question order seed (default: the config's)")
+    answers.add_argument("--k", type=bounds.int_in("k"), default=None, help="contexts per answer (default: the config's k)")
+    answers.add_argument("--seed", type=bounds.int_in("seed"), default=None, help="question order seed (default: the config's)")
     answers.add_argument("--backend", choices=("llamacpp", "ollama", "openai"), default="llamacpp")
     answers.add_argument("--host", default=None, help="Ollama host (default $OLLAMA_HOST)")
     answers.add_argument("--base-url", default=None, help="OpenAI-compatible base URL (default $OPENAI_BASE_URL)")
@@ -53,9 +55,9 @@ def add_parsers(sub) -> None:
                          help="answering model (default qwen05 qwen-0.5b, the embedded 0.5B GGUF)")
     answers.add_argument("--judge", action="append", metavar="NAME=MODEL", default=None,
                          help="a judge (repeatable; default qwen05=qwen-0.5b)")
-    answers.add_argument("--threads", type=int, default=None, help="CPU threads of the embedded model")
+    answers.add_argument("--threads", type=bounds.int_in("threads"), default=None, help="CPU threads of the embedded model")
     answers.add_argument("--replay", action="store_true", help="rebuild the report from the records; no model")
-    answers.add_argument("--resamples", type=int, default=10_000)
+    answers.add_argument("--resamples", type=bounds.int_in("resamples"), default=10_000)
     answers.add_argument("--no-progress", action="store_true")
 
     audit = sub.add_parser("audit", help="a graded sample of the answers: can the judges be trusted?")
@@ -65,19 +67,19 @@ def add_parsers(sub) -> None:
     report = steps.add_parser("report", help="agreement and PPI accuracy from the graded sheet")
     for step in (draw, grade, report):
         step.add_argument("--answers", default="own_answers", help="output folder of chunklab-own answers")
-    draw.add_argument("--half-width", type=float, default=0.10,
+    draw.add_argument("--half-width", type=bounds.float_in("share", low=0.001, high=0.5), default=0.10,
                       help="precision target: planned 95%% half-width of the graded accuracy (default 0.10)")
-    draw.add_argument("--min-n", type=int, default=30, help="at least this many items (default 30)")
-    draw.add_argument("--n", type=int, default=None, help="sample size (instead of sizing)")
-    draw.add_argument("--seed", type=int, default=6)
+    draw.add_argument("--min-n", type=bounds.int_in("questions"), default=30, help="at least this many items (default 30)")
+    draw.add_argument("--n", type=bounds.int_in("questions"), default=None, help="sample size (instead of sizing)")
+    draw.add_argument("--seed", type=bounds.int_in("seed"), default=6)
     draw.add_argument("--force", action="store_true", help="overwrite an ungraded sheet")
     grade.add_argument("--grader", default=None, help="your name or initials (saved with each grade)")
-    grade.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    grade.add_argument("--port", type=bounds.int_in("port"), default=0, help="port on 127.0.0.1 (default: a free one)")
     grade.add_argument("--no-browser", action="store_true", help="print the address, open no browser")
     grade.add_argument("--show-verdicts", action="store_true", help="not blind: show the judges' verdicts")
     grade.add_argument("--grader-kind", default="human", help="human (default) or model:<name> (a program driving the page)")
-    report.add_argument("--resamples", type=int, default=10_000)
-    report.add_argument("--seed", type=int, default=0)
+    report.add_argument("--resamples", type=bounds.int_in("resamples"), default=10_000)
+    report.add_argument("--seed", type=bounds.int_in("seed"), default=0)
 
     check.add_parser(sub)
 

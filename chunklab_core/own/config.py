@@ -68,6 +68,8 @@ from typing import Any
 
 import yaml
 
+from chunklab_core.core import bounds
+from chunklab_core.core.bounds import shown
 from chunklab_core.core.seeds import DEFAULT_SEED
 from chunklab_core.chunking import STRATEGIES, register_variant, strategy_label
 from chunklab_core.chunking.sizing import CEILING_KEYS, sizing_unit
@@ -84,6 +86,9 @@ DEFAULT_PERCENTILE = 80.0  # the series' semantic breakpoint percentile (chunkla
 KEY_DEFAULTS = {"overlap": 0, "percentile": DEFAULT_PERCENTILE}  # an entry's value when the key is left out
 UNIT_WORDS = {"chars": "characters", "tokens": "tokens", "sentences": "sentences"}  # a spec's unit -> the config's word
 MODEL_ALIASES = ("all-MiniLM-L6-v2", "minilm", "all-mpnet-base-v2", "mpnet")
+CONFIG_MAX_VALUES = 10_000  # values after expanding aliases; a config with every key holds a few hundred
+BYTES_PER_RANK = 48  # per question, rank and cell: ids, scores, judgment codes, grades, first gold, tokens (8 each)
+BYTES_PER_DRAW = 8  # per question and resample: the paired bootstrap's drawn index
 
 
 @dataclass
@@ -156,26 +161,26 @@ def _variant(entry: dict, where: str, problems: list[str]) -> str | None:
     kinds = sized_kinds()
     kind = entry.get("kind")
     if kind not in list(kinds):
-        problems.append(f"{where}: kind must be one of {', '.join(kinds)}, got {kind!r}")
+        problems.append(f"{where}: kind must be one of {', '.join(kinds)}, got {shown(kind)}")
         return None
     bases = kinds[kind]
     allowed, sized = _kind_keys(bases)
-    unknown = sorted(set(entry) - {"kind", *allowed})
+    unknown = sorted(map(str, set(entry) - {"kind", *allowed}))  # keys of mixed types (2023:, yes:)
     if unknown:
-        problems.append(f"{where}: unknown key(s) {', '.join(map(str, unknown))} for kind {kind} "
+        problems.append(f"{where}: unknown key(s) {bounds.cut(', '.join(unknown))} for kind {kind} "
                         f"(allowed: {', '.join(allowed)})")
     offered = [w for w in UNIT_WORDS.values() if any(w in units for units in kinds.values())]
     unit = entry.get("unit", next(iter(bases)))
     if unit not in offered:
-        problems.append(f"{where}: unit must be {_either(offered)}, got {unit!r}")
+        problems.append(f"{where}: unit must be {_either(offered)}, got {shown(unit)}")
         return None
     sizes = {key: entry.get(key) for key in sized if key != "overlap"}
     missing = [key for key, value in sizes.items() if value is None]
-    bad = [f"{key}={value!r}" for key, value in sizes.items()
+    bad = [f"{key}={shown(value)}" for key, value in sizes.items()
            if value is not None and key != "floor" and not _positive_int(value)]
     floor = sizes.get("floor")
     if floor is not None and (not isinstance(floor, int) or isinstance(floor, bool) or floor < 0):
-        problems.append(f"{where}: floor must be a non-negative integer (0 = no floor), got {floor!r}")
+        problems.append(f"{where}: floor must be a non-negative integer (0 = no floor), got {shown(floor)}")
         return None
     if missing:
         problems.append(f"{where}: missing {', '.join(missing)}")
@@ -183,12 +188,12 @@ def _variant(entry: dict, where: str, problems: list[str]) -> str | None:
         problems.append(f"{where}: sizes must be positive integers, got {', '.join(bad)}")
     overlap = entry.get("overlap", 0)
     if not isinstance(overlap, int) or isinstance(overlap, bool) or overlap < 0:
-        problems.append(f"{where}: overlap must be a non-negative integer, got {overlap!r}")
+        problems.append(f"{where}: overlap must be a non-negative integer, got {shown(overlap)}")
         return None
     percentile = entry.get("percentile", DEFAULT_PERCENTILE)
     if not _number(percentile) or not 0 < percentile < 100:
         problems.append(f"{where}: percentile (the breakpoint percentile of adjacent-sentence distances) must "
-                        f"be a number between 0 and 100, got {percentile!r}")
+                        f"be a number between 0 and 100, got {shown(percentile)}")
         return None
     if missing or bad:
         return None
@@ -238,7 +243,7 @@ def _strategies(value: Any, problems: list[str], name: str) -> list[str]:
         where = f"{name}: strategies item {number}"
         if isinstance(entry, str):
             if entry not in STRATEGIES:
-                problems.append(f"{where}: unknown strategy {entry!r}; known: {', '.join(STRATEGIES)}")
+                problems.append(f"{where}: unknown strategy {shown(entry)}; known: {', '.join(STRATEGIES)}")
             else:
                 names.append(entry)
         elif isinstance(entry, dict):
@@ -262,14 +267,14 @@ def _models(value: Any, problems: list[str], name: str) -> list[str]:
             continue
         folder = Path(model).expanduser()
         if not folder.is_dir() or not ((folder / "config.json").is_file() or (folder / "modules.json").is_file()):
-            problems.append(f"{name}: model {model!r} is neither a shipped model ({', '.join(MODEL_ALIASES)}) "
+            problems.append(f"{name}: model {shown(model)} is neither a shipped model ({', '.join(MODEL_ALIASES)}) "
                             "nor a local sentence-transformers folder (with config.json)")
             continue
         if shipped_label(folder):  # the shipped MiniLM's folder, or the assembled mpnet: known good
             continue
         problem = model_folder_problem(folder)  # imports transformers (and with it torch)
         if problem:
-            problems.append(f"{name}: model {model!r}: {problem}")
+            problems.append(f"{name}: model {shown(model)}: {problem}")
     return value
 
 
@@ -298,7 +303,7 @@ def model_folder_problem(folder: Path) -> str | None:
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 
     if data["model_type"] not in CONFIG_MAPPING_NAMES:
-        return (f"{config} names model_type {data['model_type']!r}, which the installed transformers does "
+        return (f"{config} names model_type {shown(data['model_type'])}, which the installed transformers does "
                 "not know; this folder is not a model it can load")
     if not any(next(folder.glob(pattern), None) for pattern in WEIGHT_FILES):
         return f"no weights in {folder} (model.safetensors, pytorch_model.bin or an .onnx file)"
@@ -317,53 +322,52 @@ def parse_config(data: Any, name: str = "config") -> OwnConfig:
     if not isinstance(data, dict):
         raise ValidationError([f"{name}: expected a mapping of settings (see chunklab_core/own/config.py)"])
     known = set(OwnConfig.__dataclass_fields__)
-    unknown = sorted(set(data) - known)
+    unknown = sorted(map(str, set(data) - known))  # keys of mixed types (2023:, yes:) sort as text
     if unknown:
-        problems.append(f"{name}: unknown key(s) {', '.join(map(str, unknown))} (allowed: {', '.join(sorted(known))})")
+        problems.append(f"{name}: unknown key(s) {bounds.cut(', '.join(unknown))} (allowed: {', '.join(sorted(known))})")
     if "strategies" in data:
         config.strategies = _strategies(data["strategies"], problems, name)
     if "retrievers" in data:
         value = data["retrievers"]
         if not isinstance(value, list) or not value or any(r not in registered() for r in value):
-            problems.append(f"{name}: retrievers must be a non-empty list of {', '.join(registered())}, got {value!r}")
+            problems.append(f"{name}: retrievers must be a non-empty list of {', '.join(registered())}, got {shown(value)}")
         else:
             config.retrievers = list(dict.fromkeys(value))
     if "models" in data:
         config.models = _models(data["models"], problems, name)
     if "backend" in data:
         if data["backend"] not in ("auto", "torch", "onnx"):
-            problems.append(f"{name}: backend must be auto, torch or onnx, got {data['backend']!r}")
+            problems.append(f"{name}: backend must be auto, torch or onnx, got {shown(data['backend'])}")
         else:
             config.backend = data["backend"]
     if "quantize" in data:
         if data["quantize"] not in (None, "int8"):
-            problems.append(f"{name}: quantize must be int8 (or absent: no quantisation), got {data['quantize']!r}")
+            problems.append(f"{name}: quantize must be int8 (or absent: no quantisation), got {shown(data['quantize'])}")
         elif data["quantize"] == "int8" and config.backend == "torch":
             problems.append(f"{name}: quantize: int8 quantises the ONNX path; it needs backend auto or onnx, not torch")
         else:
             config.quantize = data["quantize"]
-    for key, low in (("k", 1), ("resamples", 100)):
+    for key in ("k", "resamples", "seed"):  # bounded, never clamped (core.bounds.RANGES)
         if key in data:
-            if not _positive_int(data[key]) or data[key] < low:
-                problems.append(f"{name}: {key} must be an integer >= {low}, got {data[key]!r}")
+            problem = bounds.problem(key, data[key], low=100 if key == "resamples" else None)
+            if problem:
+                problems.append(f"{name}: {problem}")
             else:
                 setattr(config, key, data[key])
-    if "seed" in data:
-        if not isinstance(data["seed"], int) or isinstance(data["seed"], bool) or data["seed"] < 0:
-            problems.append(f"{name}: seed must be a non-negative integer, got {data['seed']!r}")
-        else:
-            config.seed = data["seed"]
     if "budgets" in data:
         value = data["budgets"]
-        if not isinstance(value, list) or not value or not all(_positive_int(b) for b in value):
-            problems.append(f"{name}: budgets must be a non-empty list of positive integers (tokens), got {value!r}")
+        bad = [b for b in value if bounds.problem("budget", b)] if isinstance(value, list) else [value]
+        if not isinstance(value, list) or not value or bad:
+            low, high = bounds.RANGES["budget"]
+            problems.append(f"{name}: budgets must be a non-empty list of positive integers (tokens, {low:,} to "
+                            f"{high:,}), got {shown(bad[0] if bad else value)}")
         else:
             config.budgets = sorted(set(value))
     for key in ("recall_target", "threshold"):
         if key in data:
             value = data[key]
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
-                problems.append(f"{name}: {key} must be a number in (0, 1], got {value!r}")
+                problems.append(f"{name}: {key} must be a number in (0, 1], got {shown(value)}")
             else:
                 setattr(config, key, float(value))
     if not any(needs_model(r) for r in config.retrievers) and "models" in data:
@@ -371,6 +375,21 @@ def parse_config(data: Any, name: str = "config") -> OwnConfig:
     if problems:
         raise ValidationError(problems, f" in {name}")
     return config
+
+
+def memory_needed(config: OwnConfig, n_questions: int) -> tuple[float, str]:
+    """``(bytes, how)``: a lower estimate of the memory a run of ``config`` on ``n_questions`` needs:
+    questions x k x cells x :data:`BYTES_PER_RANK` (every cell's ranked, judged top k is kept)
+    plus questions x resamples x :data:`BYTES_PER_DRAW` (the paired draws)."""
+    models = max(1, len(config.models))
+    per_strategy = sum(models if needs_model(r) else 1 for r in config.retrievers)
+    cells = len(config.strategies) * per_strategy
+    depth = max(config.ks)
+    ranks = float(n_questions) * depth * cells * BYTES_PER_RANK
+    draws = float(n_questions) * config.resamples * BYTES_PER_DRAW
+    how = (f"{n_questions:,} questions x k {depth:,} x {cells:,} cells x {BYTES_PER_RANK} bytes"
+           f" + {n_questions:,} questions x {config.resamples:,} resamples x {BYTES_PER_DRAW} bytes")
+    return ranks + draws, how
 
 
 def load_config(path: str | Path | None) -> OwnConfig:
@@ -388,7 +407,7 @@ def load_config(path: str | Path | None) -> OwnConfig:
         raise ValidationError([f"{path}: not a text file (byte 0x{raw[exc.start]:02x} at offset {exc.start} is not "
                                "UTF-8); the config is a YAML text file (see examples/own_config.yaml)"]) from None
     try:
-        data, duplicates = parse_yaml(text)
+        data, duplicates = parse_yaml(text, CONFIG_MAX_VALUES)
     except yaml.YAMLError as exc:
         raise ValidationError([f"{path.name}: invalid YAML ({' '.join(str(exc).split())})"]) from None
     if duplicates:

@@ -32,6 +32,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from chunklab_core.core import bounds
 from chunklab_core.core.cli_errors import user_errors
 from chunklab_core.data.registry import DataError
 from chunklab_core.llm.records import user_error_types
@@ -184,14 +185,14 @@ def load_passages(n_squad: int | None = DEFAULT_SQUAD_PASSAGES, n_nq: int | None
 @user_errors(DataError, *user_error_types())
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Record post 04's generated questions (resumable).")
-    parser.add_argument("--squad", type=int, default=DEFAULT_SQUAD_PASSAGES, help="SQuAD passages")
-    parser.add_argument("--nq", type=int, default=None, help="NQ passages (default: every eligible one)")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    parser.add_argument("--limit", type=int, default=None, help="generate for the first N passages only")
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--squad", type=bounds.int_in("questions"), default=DEFAULT_SQUAD_PASSAGES, help="SQuAD passages")
+    parser.add_argument("--nq", type=bounds.int_in("questions"), default=None, help="NQ passages (default: every eligible one)")
+    parser.add_argument("--seed", type=bounds.int_in("seed"), default=DEFAULT_SEED)
+    parser.add_argument("--limit", type=bounds.int_in("questions"), default=None, help="generate for the first N passages only")
+    parser.add_argument("--threads", type=bounds.int_in("threads"), default=None)
     parser.add_argument("--mode", choices=("replay_or_record", "record", "replay"), default="replay_or_record")
     parser.add_argument("--records", default=None, help="folder of the call records (default data/records)")
-    parser.add_argument("--concurrency", type=int, default=1, help="passages in flight at once")
+    parser.add_argument("--concurrency", type=bounds.int_in("concurrency"), default=1, help="passages in flight at once")
     parser.add_argument("--backend", choices=("llamacpp", "ollama", "openai"), default="llamacpp")
     parser.add_argument("--model", default="qwen-1.5b", help="alias/path (llamacpp) or served model name")
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible base URL (default $OPENAI_BASE_URL)")

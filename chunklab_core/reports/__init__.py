@@ -11,7 +11,8 @@ module, filled with computed values), ``samples`` (a sample named by its n and d
 ``site_tables`` (the website's tables as a reader expects them); ``notebook_run`` (the safe runner every Makefile notebook rule
 uses), ``posts`` (the one list of posts the Makefile, ``make runs`` and post 00 derive from), ``run_recording`` (``make runs`` records the posts' retrieval runs by executing them in
 record mode; ``make verify-runs`` recomputes a sample), ``chunker_recording`` (``make llm-chunker`` records
-post 08's LLM chunker calls), ``run_cluster`` (``make runs`` on a Ray cluster), ``pool`` (the one candidate pool and its
+post 08's LLM chunker calls), ``run_cluster`` (``make runs`` on a Ray cluster), ``cluster_claims`` (its claims: who records which
+cell, a wait that ends), ``pool`` (the one candidate pool and its
 matched-budget verdicts that posts 02, 08 and 00 read), ``website`` (the static site) and ``lab`` (the site's interactive page on the
 recorded runs).
 

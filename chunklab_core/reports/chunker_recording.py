@@ -19,6 +19,7 @@ import argparse
 import sys
 import time
 
+from chunklab_core.core import bounds
 from chunklab_core.core.cli_errors import command_edge
 
 SLICE = ("chatlogs", "state_of_the_union", "wikitexts")
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--corpora", nargs="+", default=list(SLICE), help=f"Chroma corpora (default: {' '.join(SLICE)})")
-    parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores)")
+    parser.add_argument("--threads", type=bounds.int_in("threads"), default=None, help="llama.cpp threads (default: all cores)")
     parser.add_argument("--mode", default="replay_or_record", choices=("replay_or_record", "replay", "record"))
     args = parser.parse_args(argv)
     try:

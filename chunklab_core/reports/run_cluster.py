@@ -19,10 +19,15 @@ Handles:
   the in-process pass.
 * Resuming and two drivers: a cell already current in the store is skipped, so a killed run
   resumes with the missing cells only. Before sending a cell the driver claims it
-  (:class:`Claims`: ``<store>/.claims/<cell>.claim`` created with ``O_EXCL``, naming host, pid
-  and time); a cell claimed by another live driver is left to it and waited for, a claim of a
-  dead process on this host or older than ``ttl`` on another host is taken over; the driver
-  checks its claim is still its own before writing.
+  (:class:`Claims`: ``<store>/.claims/<cell>.claim``, written whole and linked into place so it
+  exists only complete, naming host, boot id, pid, the pid's start time and the time); a cell
+  claimed by another live driver is left to it and waited for -- at most ``CLAIM_WAIT`` seconds,
+  saying every minute who holds which cell since when; a claim that cannot be read, of a process
+  that is gone (or a reused pid, or before a reboot) on this host, or older than ``ttl`` on another
+  host is taken over; the driver checks its claim is still its own before writing.
+* A bad ``RUNS_CLUSTER`` address (:func:`check_address`, :func:`_bounded_init`) is named with the
+  fix before the planning pass: malformed at once, unreachable within ``CONNECT_TIMEOUT`` seconds,
+  a Ray that does not connect within ``INIT_TIMEOUT`` seconds.
 * :class:`InProcess`: the same tasks run one after another in the driver (no Ray; tests, and
   the reference of ``scripts/bench_runs.py``).
 
@@ -42,13 +47,14 @@ import socket
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
+from chunklab_core.core import bounds
 from chunklab_core.core import paths
+from chunklab_core.reports.cluster_claims import CLAIM_TTL, CLAIM_WAIT, Claims, wait_for_claims  # noqa: F401
 from chunklab_core.retrieval.recorded_runs import (SCORE_DEPTH, Cell, RunStore, RunStoreError,
                                                    pack_ids, provenance, texts_sha256)
 from chunklab_core.retrieval.registry import EMBEDDER
@@ -57,7 +63,8 @@ from chunklab_core.core.cli_errors import command_edge
 
 ENCODING_CPUS = 1  # CPUs a dense cell asks when the cluster has no GPU
 MAX_RETRIES = 2
-CLAIM_TTL = 6 * 3600.0  # seconds after which another host's claim is taken over
+CONNECT_TIMEOUT = 5.0  # seconds to reach a Ray cluster's address before ray.init is tried
+INIT_TIMEOUT = 30.0  # seconds ray.init may take to connect before the address is reported as not answering
 
 
 # ---- one cell: what a worker computes -----------------------------------------------------
@@ -144,81 +151,6 @@ def _spans_for(store: RunStore, spec: dict) -> np.ndarray | None:
     return None if record is None else record.extra["spans"].astype(np.int64)
 
 
-# ---- claims: two drivers never write one cell --------------------------------------------
-class Claims:
-    """``<store>/.claims/<cell path>.claim`` files: who is recording which cell."""
-
-    def __init__(self, store: RunStore, ttl: float = CLAIM_TTL) -> None:
-        self.root = store.root / ".claims"
-        self.store = store
-        self.ttl = ttl
-        self.me = {"host": socket.gethostname(), "pid": os.getpid(), "driver": uuid.uuid4().hex}
-
-    def path(self, cell: Cell) -> Path:
-        return self.root / cell.relative_path().with_suffix(".claim")
-
-    def _read(self, path: Path) -> dict | None:
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-
-    def _alive(self, claim: dict, path: Path) -> bool:
-        if claim.get("host") == self.me["host"]:
-            try:
-                os.kill(int(claim["pid"]), 0)
-            except ProcessLookupError:
-                return False
-            except (PermissionError, ValueError, KeyError):
-                return True
-            return True
-        try:
-            return time.time() - path.stat().st_mtime < self.ttl
-        except OSError:
-            return False
-
-    def claim(self, cell: Cell) -> bool:
-        """True when this driver now holds the cell's claim (a dead holder's claim is taken over)."""
-        path = self.path(cell)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        for _ in range(2):
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                held = self._read(path)
-                if held is None or held == self.me:
-                    return held == self.me
-                if self._alive(held, path):
-                    return False
-                grave = path.with_name(path.name + f".stale-{self.me['driver']}")
-                try:
-                    os.replace(path, grave)
-                except FileNotFoundError:
-                    continue
-                if self._read(grave) != held:  # another driver claimed it in between: give it back
-                    os.replace(grave, path)
-                    return False
-                grave.unlink(missing_ok=True)
-                continue
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(json.dumps(dict(self.me, started=time.time())))
-            return True
-        return False
-
-    def holds(self, cell: Cell) -> bool:
-        held = self._read(self.path(cell))
-        return held is not None and held.get("driver") == self.me["driver"]
-
-    def claimed_by_other(self, cell: Cell) -> bool:
-        path = self.path(cell)
-        held = self._read(path)
-        return held is not None and held.get("driver") != self.me["driver"] and self._alive(held, path)
-
-    def release(self, cell: Cell) -> None:
-        if self.holds(cell):
-            self.path(cell).unlink(missing_ok=True)
-
-
 # ---- executors -------------------------------------------------------------------------------
 class InProcess:
     """Every task in the driver, one after another (retried like Ray's)."""
@@ -240,13 +172,70 @@ class InProcess:
                         yield index, error
 
 
+ADDRESS_FIX = ("start the cluster (`ray start --head` prints its address), give its address as "
+               "RUNS_CLUSTER=ray://host:10001 (or host:6379 on the head node), use RUNS_CLUSTER=local for a "
+               "cluster on this machine, or leave RUNS_CLUSTER unset to record in-process")
+
+
+def check_address(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
+    """``RunStoreError`` naming ``address`` and the fix unless it is ``auto``, ``local`` or a
+    ``[ray://]host:port`` that accepts a TCP connection within ``timeout`` seconds."""
+    import re
+
+    if address == "auto" and os.environ.get("RAY_ADDRESS") not in (None, "", "auto", "local"):
+        address = os.environ["RAY_ADDRESS"]  # what ray.init("auto") connects to
+    if address in ("auto", "local"):
+        return
+    found = re.fullmatch(r"(?:ray://)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})", address or "")
+    if not found or not 0 < int(found.group(2)) < 65536:
+        raise RunStoreError(f"RUNS_CLUSTER={address!r} is not a Ray address (auto, local, ray://host:port or "
+                            f"host:port); {ADDRESS_FIX}")
+    host, port = found.group(1).strip("[]"), int(found.group(2))
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as error:
+        reason = "no answer within {:.0f} s".format(timeout) if isinstance(error, TimeoutError) else \
+            (error.strerror or str(error))
+        raise RunStoreError(f"cannot reach the Ray cluster at RUNS_CLUSTER={address} ({host} port {port}: "
+                            f"{reason}); {ADDRESS_FIX}") from None
+
+
+def _bounded_init(ray, address: str, options: dict, timeout: float) -> None:
+    """``ray.init(address=address, **options)``, or ``RunStoreError`` naming the address and the fix
+    when it fails or has not connected within ``timeout`` seconds (Ray itself retries for about a
+    minute before its ``ConnectionError``; the thread left waiting ends with the command)."""
+    import threading
+
+    outcome: dict = {}
+
+    def connect() -> None:
+        try:
+            ray.init(address=address, **options)
+            outcome["ok"] = True
+        except BaseException as error:  # noqa: BLE001 - reported below, with the address
+            outcome["error"] = error
+
+    thread = threading.Thread(target=connect, name="ray-init", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        raise RunStoreError(f"no Ray cluster answered at RUNS_CLUSTER={address} within {timeout:.0f} s; {ADDRESS_FIX}")
+    error = outcome.get("error")
+    if error is not None:
+        raise RunStoreError(f"cannot connect to the Ray cluster at RUNS_CLUSTER={address} ({type(error).__name__}: "
+                            f"{' '.join(str(error).split())[:300]}); {ADDRESS_FIX}") from None
+
+
 class RayCluster:
     """One Ray task per cell on the cluster at ``address`` (``auto``, ``ray://host:port``, or ``local``)."""
 
     name = "ray"
 
     def __init__(self, address: str = "auto", max_retries: int = MAX_RETRIES, num_cpus: int | None = None,
-                 encoding_cpus: int = ENCODING_CPUS, temp_dir: str | None = None) -> None:
+                 encoding_cpus: int = ENCODING_CPUS, temp_dir: str | None = None,
+                 init_timeout: float = INIT_TIMEOUT) -> None:
+        check_address(address)  # a bad address is named in seconds, not a raw ConnectionError after a minute
         try:
             import ray
         except ImportError as error:
@@ -257,9 +246,8 @@ class RayCluster:
         if not ray.is_initialized():
             options = {"runtime_env": {"env_vars": env}, "log_to_driver": False}
             if address == "local":
-                ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, _temp_dir=temp_dir, **options)
-            else:
-                ray.init(address=address, **options)
+                options.update(num_cpus=num_cpus, include_dashboard=False, _temp_dir=temp_dir)
+            _bounded_init(ray, address, options, init_timeout)
         resources = ray.cluster_resources()
         self.gpus = float(resources.get("GPU", 0))
         self.cpus = float(resources.get("CPU", 0))
@@ -299,15 +287,19 @@ class RayCluster:
 
 # ---- the driver ------------------------------------------------------------------------------
 def run_cells(specs: Iterable[dict], store: RunStore, executor, *, progress: bool = True,
-              claims: Claims | None = None, wait_poll: float = 2.0,
-              log: Callable[[str], None] | None = None) -> dict:
-    """Record the specs' cells through ``executor``; the driver writes each one. Counts by outcome."""
+              claims: Claims | None = None, wait_poll: float = 2.0, wait_limit: float = CLAIM_WAIT,
+              report_every: float = 60.0, log: Callable[[str], None] | None = None) -> dict:
+    """Record the specs' cells through ``executor``; the driver writes each one. Counts by outcome.
+
+    A cell another live driver has claimed is waited for, at most ``wait_limit`` seconds in all
+    (who holds which claim, and since when, printed every ``report_every`` seconds), then left to it."""
     from tqdm import tqdm
 
     log = log or store.log
     claims = claims or Claims(store)
     todo = list(specs)
     counts = {"recorded": 0, "current": 0, "failed": 0, "claimed elsewhere": 0}
+    deadline = None  # set when this driver first waits for another's claims: the wait is bounded
     bar = tqdm(total=len(todo), desc="cells", disable=not progress, file=sys.stderr)
     try:
         while todo:
@@ -350,10 +342,19 @@ def run_cells(specs: Iterable[dict], store: RunStore, executor, *, progress: boo
                     claims.release(cell)
                     bar.update(1)
             todo = []
-            if waiting:  # cells another driver records: wait for its claim to go, then look again
-                while any(claims.claimed_by_other(Cell(**s["cell"])) for s in waiting):
-                    time.sleep(wait_poll)
-                todo = waiting
+            if waiting:  # cells another driver records: wait (bounded) for its claim to go, then look again
+                deadline = deadline or time.monotonic() + wait_limit
+                todo = wait_for_claims(waiting, claims, deadline, wait_poll, report_every, log, counts, bar)
+                if todo and not jobs:  # a round that recorded nothing: never a busy loop, and bounded
+                    if time.monotonic() >= deadline:
+                        for spec in todo:
+                            log(f"not recorded here: {Cell(**spec['cell']).describe()} could not be claimed "
+                                f"before the wait's bound ({wait_limit:.0f} s)")
+                            counts["claimed elsewhere"] += 1
+                            bar.update(1)
+                        todo = []
+                    else:
+                        time.sleep(wait_poll)
     finally:
         bar.close()
     return counts
@@ -364,6 +365,8 @@ def record_on_cluster(posts, address: str, yaml_parameters: str | None = None, e
     from chunklab_core.reports.run_recording import POSTS, record
 
     posts = list(posts) or list(POSTS)
+    if executor is None:  # connected before the planning pass's minutes: a bad address is named at once
+        executor = InProcess() if address == "in-process" else RayCluster(address)
     store = RunStore(mode="record")
     with tempfile.TemporaryDirectory(prefix="chunklab-plan-") as tmp:
         plan = Path(tmp) / "plan.jsonl"
@@ -381,7 +384,6 @@ def record_on_cluster(posts, address: str, yaml_parameters: str | None = None, e
         specs = read_plan(plan)
     print(f"== {len(specs)} cells to record on the cluster at {address}", file=sys.stderr, flush=True)
     if specs:
-        executor = executor or RayCluster(address)
         counts = run_cells(specs, store, executor)
         print(f"== cluster: {json.dumps(counts)}", file=sys.stderr, flush=True)
     print("== in-process pass (replays the cluster's cells, records what could not be planned)", file=sys.stderr)
@@ -445,13 +447,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", default=None, help="second-model: the corpus sample (folder name or prefix)")
     parser.add_argument("--strategies", nargs="*", default=[], help="second-model: the strategies")
     parser.add_argument("--posts", nargs="*", default=[], help="record: the posts (default: every post that records runs)")
-    parser.add_argument("--sample", type=int, default=2)
-    parser.add_argument("--max-texts", type=int, default=None)
+    parser.add_argument("--sample", type=bounds.int_in("sample"), default=2)
+    parser.add_argument("--max-texts", type=bounds.int_in("chars"), default=None)
     parser.add_argument("--model", default=None)
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    parser.add_argument("--workers", type=int, default=None, help="--address local: the local cluster's CPUs")
+    parser.add_argument("--seed", type=bounds.int_in("seed"), default=DEFAULT_SEED)
+    parser.add_argument("--workers", type=bounds.int_in("workers"), default=None, help="--address local: the local cluster's CPUs")
     parser.add_argument("--ray-temp", default=None, help="--address local: Ray's temporary folder")
     args = parser.parse_args(argv)
+    try:
+        return _command(args, parser)
+    except RunStoreError as error:  # a bad address, a damaged record: the message names it and the fix
+        print(f"run_cluster: {error}", file=sys.stderr)
+        return 1
+
+
+def _command(args, parser) -> int:
     if args.command == "record":
         return record_on_cluster(args.posts, args.address)
 

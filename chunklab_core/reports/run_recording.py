@@ -2,6 +2,9 @@
 
 Handles:
 
+* :func:`check_every_file`, the first step of ``make verify-runs``: every stored file (all of
+  them, not a sample) is loaded, its sha256 checked and its structure checked (kind and cell by
+  its path, array lengths against its provenance); each failure names the file and ``make runs``.
 * :func:`record` executes each post that retrieves (its source notebook, with its own
   parameters; only statistics-only parameters such as ``RESAMPLES`` are lowered, which no
   ranking depends on) with ``CHUNKLAB_RUNS=record`` into a temporary file that is then
@@ -37,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from chunklab_core.core import bounds
 from chunklab_core.core import paths
 from chunklab_core.core.seeds import DEFAULT_SEED
 from chunklab_core.retrieval.recorded_runs import (MODE_ENV, SCORE_DEPTH, Cell, RunStore, RunStoreError,
@@ -178,7 +182,36 @@ def _rebuild(meta: dict, chunks_store: RunStore):
     return corpus, chunks
 
 
-def verify_judgments(store: RunStore, sample: int, seed: int, max_texts: int | None = None) -> int:
+def check_every_file(store: RunStore, only: list[Path] | None = None) -> tuple[int, set[Path]]:
+    """The cheap full pass before any sampled recomputation: every file under the store's root is
+    loaded (its sha256) and checked structurally (its kind and cell by its path, array lengths against
+    its provenance: ``retrieval.store_checks``, ``evaluation.judgment_checks``). Prints one FAIL line
+    per file that fails, with the command that rebuilds it; ``(failures, the files that failed)``.
+    ``only``: these files instead of all (``make verify-runs VERIFY_ARGS='--cell ...'``)."""
+    from chunklab_core.evaluation.judgment_store import JudgmentStore
+
+    judgments = JudgmentStore(store.root, mode="replay")
+    files = sorted(store.root.rglob("*.npz")) if store.root.exists() else []
+    if only is not None:
+        files = [p for p in only if p.exists()]
+    bad: set[Path] = set()
+    started = time.perf_counter()
+    for path in files:
+        try:
+            store.load(path)
+            if path.name.startswith("judgments@"):
+                judgments._load(path)
+        except RunStoreError as error:
+            print(f"FAIL {path.relative_to(store.root)}: {error}", flush=True)
+            bad.add(path)
+    print(f"checked the digests and structure of {'the' if only is not None else 'all'} {len(files)} stored "
+          f"files: {len(bad)} failed "
+          f"({time.perf_counter() - started:.1f} s)", flush=True)
+    return len(bad), bad
+
+
+def verify_judgments(store: RunStore, sample: int, seed: int, max_texts: int | None = None,
+                     skip: set[Path] = frozenset()) -> int:
     """Stored judgments and token counts (``evaluation.judgment_store``): every file whose scoring
     version or tokenizer is not current fails; ``sample`` seeded files are rebuilt from their
     provenance and checked (digests current, a sample of judgments judged again, every count
@@ -187,9 +220,11 @@ def verify_judgments(store: RunStore, sample: int, seed: int, max_texts: int | N
 
     failures = 0
     for line in judgment_store.stale_files(store.root):
+        if ": unusable (" in line:  # already named by the full pass
+            continue
         print(f"FAIL {line}: stale stored judgments; run `make runs`")
         failures += 1
-    files = judgment_store.stored_files(store.root)
+    files = [p for p in judgment_store.stored_files(store.root) if p not in skip]
     metas = {p: store.load(p).meta for p in files}
     eligible = [p for p in files if metas[p].get("corpus_source")
                 and (max_texts is None or metas[p]["chunks"]["n"] <= max_texts)]
@@ -223,13 +258,18 @@ def verify(sample: int = 3, seed: int = DEFAULT_SEED, max_texts: int | None = No
     from chunklab_core.retrieval.run import make_retriever
 
     store = RunStore(root, mode="replay")
-    cells = recorded_cells(store)
-    if not cells:
+    if not recorded_cells(store):
         print(f"no recorded runs under {store.root}; record them with `make runs`", file=sys.stderr)
         return 1
+    broken, bad = check_every_file(store, [store.root / name for name in named] if named else None)  # every
+    # file, cheaply, before the sampled recomputation
+    cells = [p for p in recorded_cells(store) if p not in bad]
     metas = {}
-    for path in cells:
-        metas[path] = store.load(path).meta
+    for path in list(cells):
+        try:
+            metas[path] = store.load(path).meta
+        except RunStoreError:  # --cell: a file not named is not checked, and not used either
+            cells.remove(path)
     rebuildable = [p for p in cells if metas[p].get("corpus_source")]
     if len(rebuildable) < len(cells):  # e.g. post 04's generated questions: not a loader's corpus
         print(f"{len(cells) - len(rebuildable)} recorded cells have questions that no corpus loader rebuilds "
@@ -288,8 +328,8 @@ def verify(sample: int = 3, seed: int = DEFAULT_SEED, max_texts: int | None = No
     print(f"verified {len(chosen) - failures} of {len(chosen)} sampled cells (seed {seed}, of {len(eligible)} "
           f"eligible, {len(cells)} recorded)")
     if not named:
-        failures += verify_judgments(store, sample, seed, max_texts)
-    return 1 if failures else 0
+        failures += verify_judgments(store, sample, seed, max_texts, skip=bad)
+    return 1 if failures or broken else 0
 
 
 def summary(root: Path | None = None) -> list[dict]:
@@ -312,9 +352,9 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("posts", nargs="*", default=list(POSTS), help=f"posts to record (default: {' '.join(POSTS)})")
     rec.add_argument("--yaml", default=None, help="papermill -y parameters for every post (a first, partial pass)")
     ver = sub.add_parser("verify", help="recompute a seeded sample of recorded cells from scratch")
-    ver.add_argument("--sample", type=int, default=3)
-    ver.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    ver.add_argument("--max-texts", type=int, default=None, help="only cells with at most this many texts")
+    ver.add_argument("--sample", type=bounds.int_in("sample"), default=3)
+    ver.add_argument("--seed", type=bounds.int_in("seed"), default=DEFAULT_SEED)
+    ver.add_argument("--max-texts", type=bounds.int_in("chars"), default=None, help="only cells with at most this many texts")
     ver.add_argument("--model", default=None, help="only BM25 cells and dense cells of this model")
     ver.add_argument("--cell", action="append", default=None,
                      help="verify this cell (path under data/runs, repeatable) instead of a sample")

@@ -52,6 +52,7 @@ import copy
 
 import nbformat
 
+from chunklab_core.core import bounds
 from chunklab_core.core.html_safety import attr, escape_markdown_html, strip_active_content, text, url
 
 from chunklab_core.core.output_dirs import OutputFolderRefused, require_output_folder, write_marker
@@ -371,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-lab", action="store_true", help="leave out the lab page (it replays the recorded runs)")
     parser.add_argument("--lab-corpora", nargs="+", metavar="CORPUS",
                         help="the lab's corpora (default: the posts' own, SQuAD and NQ); a smaller lab for a quick check")
-    parser.add_argument("--lab-resamples", type=int, metavar="N",
+    parser.add_argument("--lab-resamples", type=bounds.int_in("resamples"), metavar="N",
                         help="bootstrap resamples of the lab's budget intervals (default: the posts' 10,000)")
     args = parser.parse_args(argv)
     try:  # before the lab's minutes of work

@@ -29,6 +29,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from chunklab_core.core import bounds
 from chunklab_core.core.cli_errors import user_errors
 from chunklab_core.data.registry import DataError
 from chunklab_core.llm.records import user_error_types
@@ -222,11 +223,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", default="squad", choices=["squad", "nq"])
     parser.add_argument("--strategies", nargs="+", default=["fixed_500", "recursive_500"])
     parser.add_argument("--first-stage", default=BASELINE, choices=sorted(FIRST_STAGE_MODELS))
-    parser.add_argument("--questions", type=int, default=24)
-    parser.add_argument("--depth", type=int, default=10)
-    parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: every core)")
-    parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--questions", type=bounds.int_in("questions"), default=24)
+    parser.add_argument("--depth", type=bounds.int_in("k"), default=10)
+    parser.add_argument("--k", type=bounds.int_in("k"), default=5)
+    parser.add_argument("--threads", type=bounds.int_in("threads"), default=None, help="llama.cpp threads (default: every core)")
+    parser.add_argument("--seed", type=bounds.int_in("seed"), default=SEED)
     args = parser.parse_args(argv)
     from chunklab_core.rerank.scorers import make_llm_scorer
 

@@ -7,7 +7,8 @@ from its PyPI parts), ``hybrid`` (reciprocal-rank fusion), ``topk`` (top-k selec
 fixed tie rule), ``retrievers`` (one module per retriever, each registering itself), ``run`` (the one retriever factory and the ``RetrievalRun`` record later
 stages read), ``footprint`` (what a strategy costs in the index: chunks, stride, postings), ``registry`` (the
 ``Retriever`` protocol and one spec per retriever), ``recorded_runs`` (the run store: rankings
-recorded once with their provenance, replayed by ``make all``), ``run_plan`` (the planning pass of
+recorded once with their provenance, replayed by ``make all``), ``store_checks`` (every
+stored file's kind, cell and array lengths checked on load), ``run_plan`` (the planning pass of
 ``make runs RUNS_CLUSTER=...``: the cells to record, none computed), ``cell_search`` (one cell's
 ranking through the run store, hybrid fused from its stored components); ``make runs`` and
 ``make verify-runs`` live in ``reports.run_recording``, since they execute the posts.

@@ -34,7 +34,9 @@ Layout: ``data/runs/<corpus sample>/<strategy>/<retriever>[@<model>].npz`` (``nu
 ``ids`` as uint16 when the cell has fewer than 65,535 texts, else uint32, padding = the dtype's
 maximum; ``scores`` float32; ``meta`` the provenance as JSON; ``sha256`` over the provenance and
 every array, checked on every load). A torn or damaged file (truncated, a flipped byte, not a
-zip) is reported with its path and the fix.
+zip) is reported with its path and the fix; so is a file whose structure is not what its path
+says (another kind of file, another cell, arrays of other lengths than its provenance counts:
+``store_checks``, on every load).
 
 Not handled: approximate search, rankings of texts that are not a cell's chunks, sharing
 records between different corpus samples (a new sample is a new folder).
@@ -239,6 +241,12 @@ class RunStore:
         if stored_digest != arrays_sha256(arrays, meta):
             raise RunStoreError(f"the recorded run {path} is torn or damaged (its sha256 does not match its "
                                 f"content); delete it and run `{RECORD_COMMAND}` to record it again")
+        from chunklab_core.retrieval.store_checks import structure_problems
+
+        problems = structure_problems(path, self.root, meta, arrays, sys.modules[__name__])
+        if problems:  # a checksum re-computed after an edit does not hide these
+            raise RunStoreError(f"the recorded file {path} is not what its path says: {'; '.join(problems)}; "
+                                f"delete it and run `{RECORD_COMMAND}` to record it again")
         ids = unpack_ids(arrays.pop("ids")) if "ids" in arrays else np.zeros((0, 0), np.int64)
         scores = arrays.pop("scores") if "scores" in arrays else np.zeros((0, 0), np.float32)
         return Record(ids, scores, meta, arrays)

@@ -35,6 +35,8 @@ from typing import Literal, NamedTuple
 import numpy as np
 import pandas as pd
 
+from chunklab_core.core.bounds import RANGES, shown
+
 Sampler = Literal["indices", "patterns"]
 BLOCK_ELEMENTS = 2**21  # indices (or pattern counts) drawn per block; bounds memory
 TIE_TOLERANCE = 1e-12  # resampled means this close (relative to the score scale) are ties
@@ -67,8 +69,12 @@ def as_score_matrix(scores, name: str = "scores") -> np.ndarray:
 
 
 def _check_resamples(resamples: int) -> int:
-    if int(resamples) != resamples or resamples < 1:
-        raise ValueError(f"resamples must be a positive integer, got {resamples!r}")
+    """A resample count from 1 to ``bounds.RANGES["resamples"]``'s maximum (a notebook parameter
+    ``-p RESAMPLES`` reaches here unchecked by any command line)."""
+    high = int(RANGES["resamples"][1])
+    if (isinstance(resamples, bool) or not isinstance(resamples, (int, float, np.integer))
+            or not np.isfinite(resamples) or int(resamples) != resamples or not 1 <= resamples <= high):
+        raise ValueError(f"resamples must be an integer from 1 to {high:,}, got {shown(resamples)}")
     return int(resamples)
 
 
