@@ -84,7 +84,8 @@ def test_report_table_means_and_sd():
 
 def test_comparison_marks_agreement_only_where_comparable():
     """Hand fixture: 4 questions, recall of TokenText 250/125 = 50 points (published 82.4 ± 36.2,
-    SEM 36.2 / sqrt(472)); precision_Ω 20 points for every row."""
+    SEM 36.2 / sqrt(472)); precision_Ω 20 points for every row. precision_Ω of a chunker no model cuts
+    is judged by rounding (deterministic), everything else the same model computes by the SEM."""
     docs = ["a", "a", "b", "b"]
     frame = _per_question({"lc_token_250_125": [1.0, 0.5, 0.0, 0.5], "lc_token_400_0": [1.0] * 4,
                            "cluster_200": [1.0] * 4}, docs)
@@ -95,25 +96,45 @@ def test_comparison_marks_agreement_only_where_comparable():
     token = key.loc[("all-MiniLM-L6-v2", "lc_token_250_125", "recall")]
     assert token["published sem"] == pytest.approx(36.2 / np.sqrt(472))
     assert token["re-run − published"] == pytest.approx(50.0 - 82.4)
-    assert token["basis"] == "same model" and token["within sem"] is False and token["within 2 points"] is False
+    assert token["basis"] == "same model" and token["yardstick"] == "SEM" and token["agrees"] is False
     omega = key.loc[("all-MiniLM-L6-v2", "lc_token_250_125", "precision_omega")]  # 20 against 11.4 ± 6.6
-    assert omega["within 2 points"] is False
+    assert omega["yardstick"] == "rounding" and omega["agrees"] is False
     large = key.loc[("text-embedding-3-large", "lc_token_400_0", "precision_omega")]  # 20 against 12.5
-    assert large["basis"] == "chunks only" and large["within sem"] is False
+    assert large["basis"] == "chunks only" and large["yardstick"] == "rounding" and large["agrees"] is False
     assert key.loc[("text-embedding-3-large", "lc_token_400_0", "recall"), "basis"] == "other retrieval model"
-    assert np.isnan(key.loc[("text-embedding-3-large", "lc_token_400_0", "recall"), "within sem"])
+    assert np.isnan(key.loc[("text-embedding-3-large", "lc_token_400_0", "recall"), "agrees"])
     cut = key.loc[("text-embedding-3-large", "cluster_200", "precision_omega")]
-    assert cut["basis"] == "chunks cut with the other model" and np.isnan(cut["within sem"])
+    assert cut["basis"] == "chunks cut with the other model" and np.isnan(cut["agrees"])
+    assert key.loc[("all-MiniLM-L6-v2", "cluster_200", "precision_omega"), "yardstick"] == "SEM"  # cut by the model
     assert key.loc[("text-embedding-3-large", "kamradt", "recall"), "basis"] == "not re-run here"
-    # within: a re-run equal to the published value to 0.05 points agrees on both marks
+    # rounding: 12.54 agrees with 12.5, 12.56 does not; the SEM: 82.4 within 36.2 / sqrt(472)
+    for value, agrees in ((0.1254, True), (0.1256, False)):
+        near = _per_question({"lc_token_400_0": [1.0] * 4}, docs).assign(chroma_precision_omega=value)
+        row = post08.comparison_table(near, published, "all-MiniLM-L6-v2", 472).set_index(["table", "strategy", "metric"])
+        assert row.loc[("text-embedding-3-large", "lc_token_400_0", "precision_omega"), "agrees"] is agrees
     close = _per_question({"lc_token_250_125": [0.824] * 4}, docs)
     row = post08.comparison_table(close, published, "all-MiniLM-L6-v2", 472).set_index(["table", "strategy", "metric"])
-    assert row.loc[("all-MiniLM-L6-v2", "lc_token_250_125", "recall"), "within sem"] is True
+    assert row.loc[("all-MiniLM-L6-v2", "lc_token_250_125", "recall"), "agrees"] is True
     wide = post08.comparison_wide(table, "all-MiniLM-L6-v2")
     assert len(wide) == 8 and wide.iloc[1]["recall report"] == "82.4 ± 36.2"
-    assert wide.iloc[1]["recall agrees"] == "✗ SEM, ✗ 2 pts" and wide.iloc[0]["recall re-run"] == ""
-    counts = post08.agreement_counts(table)
-    assert counts.set_index(["table", "basis"]).loc[("all-MiniLM-L6-v2", "same model"), "values"] == 8
+    assert wide.iloc[1]["recall agrees"] == "✗ SEM" and wide.iloc[1]["precision_omega agrees"] == "✗ rounding"
+    assert wide.iloc[0]["recall re-run"] == ""
+    counts = post08.agreement_counts(table).set_index(["table", "yardstick"])
+    # re-run here: TokenText 250/125 (3 retrieval metrics by the SEM, Ω by rounding), Cluster 200 (all 4 by the SEM)
+    assert counts.loc[("all-MiniLM-L6-v2", "SEM"), "values"] == 3 + 4
+    assert counts.loc[("all-MiniLM-L6-v2", "rounding"), "values"] == 1
+    assert counts.loc[("text-embedding-3-large", "rounding"), "values"] == 1  # TokenText 400/0's Ω
+
+
+def test_chunk_sizes_agree_to_the_published_whole_token_only_where_measured():
+    comparison = pd.DataFrame({"strategy": ["lc_recursive_tok_200_0", "lc_recursive_tok_250_125", "lc_token_200_0"],
+                               "chunker": ["RecursiveCharacterTextSplitter", "RecursiveCharacterTextSplitter",
+                                           "TokenTextSplitter"],
+                               "published mean tokens": [137.0, 180.0, 200.0]})
+    sizes = pd.DataFrame({"strategy": ["lc_recursive_tok_200_0", "lc_recursive_tok_250_125", "lc_token_200_0"],
+                          "mean tokens": [137.4, 195.2, 199.6]})
+    out = post08.with_chunk_tokens(comparison, sizes)
+    assert out["tokens agree"].tolist()[:2] == [True, False] and np.isnan(out["tokens agree"].iloc[2])
 
 
 def _claims_frame(n=60, seed=0):
@@ -290,3 +311,57 @@ def test_report_figure_draws_the_re_runs_interval_and_names_the_metrics():
     segments = bars[0].lines[2][0].get_segments()
     assert np.allclose([s[1][0] - s[0][0] for s in segments], 2 * 1.96)
     plt.close(fig)
+
+
+def test_appendix_file_is_checked_and_complete():
+    from chunklab_core.reports.post08 import reproduction
+
+    appendix = reproduction.load_appendix()
+    omega = appendix[appendix["metric"] == "precision_omega"]
+    # text-embedding-3-large: 11 rows in the all-corpora and five per-corpus tables; MiniLM: 8 rows in six tables
+    assert omega.groupby("model").size().to_dict() == {"text-embedding-3-large": 66, "all-MiniLM-L6-v2": 48}
+    assert appendix["source"].str.contains("appendix 'All Results'").all()
+
+
+def test_appendix_loader_names_the_line_of_a_bad_value(tmp_path):
+    from chunklab_core.reports.post08 import reproduction
+
+    bad = tmp_path / "appendix.csv"
+    lines = reproduction.APPENDIX_CSV.read_text(encoding="utf-8").splitlines()
+    lines[3] = lines[3].replace(",precision_omega,", ",precision_omg,", 1) if ",precision_omega," in lines[3] else \
+        lines[3].replace(",precision,", ",precision_omg,", 1)
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="line 4, field metric"):
+        reproduction.load_appendix(bad)
+
+
+def test_per_corpus_omega_judges_deterministic_rows_by_rounding():
+    """Hand fixture: precision_Ω 0.257 and 0.299 on two chat-log questions (mean 27.8 points), one
+    finance question at 0.271; the appendix says 25.7 (chat logs), 27.1 (finance), 29.9 (all)."""
+    from chunklab_core.reports.post08 import reproduction
+
+    frame = pd.DataFrame({"strategy": ["lc_recursive_tok_200_0"] * 3 + ["cluster_200"],
+                          "doc_id": ["chroma-chatlogs", "chroma-chatlogs", "chroma-finance", "chroma-finance"],
+                          "chroma_precision_omega": [0.257, 0.299, 0.271, 0.5]})
+    table = reproduction.per_corpus_omega(frame, reproduction.load_appendix())
+    rec = table[(table["strategy"] == "lc_recursive_tok_200_0") & (table["table"] == "text-embedding-3-large")]
+    got = dict(zip(rec["corpus"], rec["agrees"]))
+    assert got["chat logs"] is False and got["finance"] is True  # 27.8 against 25.7; 27.1 against 27.1
+    assert rec.set_index("corpus").loc["all corpora", "re-run"] == pytest.approx(100 * (0.257 + 0.299 + 0.271) / 3)
+    assert rec.set_index("corpus")["re-run"].isna().sum() == 3  # no question of pubmed, SOTU, wikitexts here
+    assert rec.set_index("corpus")["agrees"].isna().sum() == 3  # nothing to compare: no verdict
+    cluster = table[table["strategy"] == "cluster_200"]
+    assert cluster["agrees"].isna().all()  # cut by an embedding model: no rounding verdict
+    counts = reproduction.omega_counts(table).set_index("table")
+    assert counts.loc["text-embedding-3-large", "agree"] == 1
+
+
+def test_main_and_appendix_tables_are_set_side_by_side():
+    from chunklab_core.reports.post08 import reproduction
+
+    table = reproduction.main_vs_appendix(post08.load_published(), reproduction.load_appendix())
+    row = table.set_index("strategy")
+    assert len(table) == 11  # every appendix row but the two Kamradt rows the appendix omits
+    assert row.loc["lc_recursive_tok_800_400", "metrics that differ"] == 0
+    assert row.loc["cluster_400", "recall main"] == "91.3 ± 25.4" and row.loc["cluster_400", "recall appendix"] == "92.1 ± 25.2"
+    assert row.loc["cluster_400", "metrics that differ"] == 4

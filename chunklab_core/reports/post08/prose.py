@@ -32,16 +32,20 @@ def setup_text(corpus, model: str, depths: Sequence[int]) -> str:
 
 
 def comparison_text(comparison: pd.DataFrame, model: str, depth: int) -> str:
-    """How many comparable published values the re-run meets within the SEM and within 2 points."""
-    from chunklab_core.reports.post08.tables import COMPARABLE
+    """How many comparable published values the re-run meets, by each value's yardstick
+    (``post08.tables.yardstick``: rounding where deterministic, the SEM where an embedding model runs)."""
+    def count(table: str, stick: str) -> tuple[int, int]:
+        part = comparison[(comparison["table"] == table) & (comparison["yardstick"] == stick)]
+        return int(part["agrees"].sum()), len(part)
 
-    part = comparison[comparison["basis"].isin(COMPARABLE)]
-    same = part[part["table"] == model]
-    omega = part[(part["table"] != model) & (part["basis"] == "chunks only")]
-    return PROSE.fill("comparison", depth=depth, same=numbers.count(len(same), "value"),
-                      same_sem=int(same["within sem"].sum()), same_two=int(same["within 2 points"].sum()),
-                      omega=len(omega), omega_sem=int(omega["within sem"].sum()),
-                      omega_two=int(omega["within 2 points"].sum()))
+    same_sem, same_sem_n = count(model, "SEM")
+    same_round, same_round_n = count(model, "rounding")
+    other = next(t for t in dict.fromkeys(comparison["table"]) if t != model)
+    omega_round, omega_n = count(other, "rounding")
+    return PROSE.fill("comparison", depth=depth, model=model, other=other,
+                      same_sem=same_sem, same_sem_values=numbers.count(same_sem_n, "value"),
+                      same_round=same_round, same_round_values=numbers.count(same_round_n, "value"),
+                      omega_round=omega_round, omega=numbers.count(omega_n, "value"))
 
 
 def omega_text(report: pd.DataFrame, depth: int) -> str:

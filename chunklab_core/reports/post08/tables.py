@@ -47,7 +47,8 @@ PUBLISHED_COLUMNS = ("model", "chroma_chunker", "size", "overlap", "retrieved", 
 PUBLISHED_MODELS = ("text-embedding-3-large", "all-MiniLM-L6-v2")  # the report's two tables, in its order
 PUBLISHED_DEPTH = 5  # "We report the results for n=5 retrieved chunks"
 EMBEDDING_CHUNKERS = ("kamradt", "kamradt_modified_300", "cluster_400", "cluster_250", "cluster_200")
-AGREEMENT_POINTS = 2.0  # the second agreement column: |re-run − published| <= 2 points
+ROUNDING = 0.05 + 1e-9  # a value published to one decimal agrees when within half its last digit
+TOKEN_ROUNDING = 0.5 + 1e-9  # a mean size published as a whole number of tokens
 METRICS = ("recall", "precision", "precision_omega", "iou")
 
 # The report's rows, in its order, as the series' strategies (token sizes in cl100k_base).
@@ -154,15 +155,28 @@ def _basis(table_model: str, model: str, strategy: str, metric: str, rerun: set)
 COMPARABLE = ("same model", "chunks only")
 
 
+def yardstick(basis: str, strategy: str, metric: str) -> str:
+    """How a published value is compared: ``"rounding"`` where the computation is deterministic
+    (precision_Ω of a chunker no embedding model cuts depends on the chunks and the excerpts alone:
+    the same corpora and the same chunks must give the same number to the published decimal),
+    ``"SEM"`` where it runs through an embedding model whose exact vectors the re-run cannot have
+    (the report's stored question vectors, its approximate index), ``""`` where not comparable."""
+    if basis not in COMPARABLE:
+        return ""
+    if metric == "precision_omega" and strategy not in EMBEDDING_CHUNKERS:
+        return "rounding"
+    return "SEM"
+
+
 def comparison_table(per_question: pd.DataFrame, published: pd.DataFrame, model: str, n_published: int,
                      depth: int = PUBLISHED_DEPTH) -> pd.DataFrame:
     """Every published value at the report's depth beside the re-run's (points), one row per
     (table, chunker row, metric): the published mean, sd and standard error of the mean
     ``sd / sqrt(n_published)`` (the report's questions), the re-run's mean and sd over its
-    questions, their difference, and two agreement columns, ``|difference| <= SEM`` and
-    ``|difference| <= 2 points``, filled only where the value is comparable (``basis``: the
-    same embedding model, or precision_Ω of a chunker that no embedding model cuts: it depends
-    on the chunks alone); NaN elsewhere."""
+    questions, their difference, the yardstick (:func:`yardstick`) and whether the re-run meets
+    it (``agrees``: within rounding, ``|difference| <= 0.05``, or within the SEM), filled only where
+    the value is comparable (``basis``: the same embedding model, or precision_Ω of a chunker that
+    no embedding model cuts); NaN elsewhere."""
     long = _long(per_question, [depth])
     rerun = set(long["strategy"])
     rows = []
@@ -174,16 +188,16 @@ def comparison_table(per_question: pd.DataFrame, published: pd.DataFrame, model:
         mean = 100 * values.mean() if values.size else np.nan
         sem = pub["sd"] / np.sqrt(n_published)
         diff = mean - pub["mean"]
-        comparable = basis in COMPARABLE
+        stick = yardstick(basis, strategy, metric)
+        tolerance = ROUNDING if stick == "rounding" else sem
         rows.append({"table": pub["model"], "retrieved": depth, "chunker": pub["chroma_chunker"], "size": pub["size"],
                      "overlap": pub["overlap"], "strategy": strategy,
                      "label": strategy_label(strategy) if strategy in rerun else pub["chroma_chunker"],
                      "metric": metric, "published mean": pub["mean"], "published sd": pub["sd"],
                      "published sem": sem, "published mean tokens": pub["mean_tokens"], "re-run mean": mean,
                      "re-run sd": 100 * values.std() if values.size else np.nan, "questions": int(values.size),
-                     "re-run − published": diff, "basis": basis,
-                     "within sem": bool(abs(diff) <= sem) if comparable else np.nan,
-                     "within 2 points": bool(abs(diff) <= AGREEMENT_POINTS) if comparable else np.nan})
+                     "re-run − published": diff, "basis": basis, "yardstick": stick,
+                     "agrees": bool(abs(diff) <= tolerance) if stick else np.nan})
     return pd.DataFrame(rows)
 
 
@@ -197,16 +211,16 @@ def published_omega_pairs(published: pd.DataFrame) -> pd.DataFrame:
 
 
 def _agreement(row) -> str:
-    if row["basis"] not in COMPARABLE:
+    if not row["yardstick"]:
         return ""
-    return (f"{'✓' if row['within sem'] else '✗'} SEM, "
-            f"{'✓' if row['within 2 points'] else '✗'} 2 pts")
+    return f"{'✓' if row['agrees'] else '✗'} {row['yardstick']}"
 
 
 def comparison_wide(comparison: pd.DataFrame, table_model: str) -> pd.DataFrame:
     """One published table as the report prints it, one row per chunker row: per metric the
-    published ``mean ± sd``, the re-run's, and the agreement (``✓``/``✗`` within the SEM and
-    within 2 points; empty where the value is not comparable, named in ``basis``)."""
+    published ``mean ± sd``, the re-run's, and the agreement (``✓``/``✗`` by the value's yardstick,
+    rounding or the SEM; empty where the value is not comparable, named in ``basis``); the mean
+    chunk size here and in the report, marked where the report's size is a measured mean."""
     part = comparison[comparison["table"] == table_model]
     rows = []
     for (chunker, size, overlap), group in part.groupby(["chunker", "size", "overlap"], sort=False, dropna=False):
@@ -230,22 +244,32 @@ def comparison_wide(comparison: pd.DataFrame, table_model: str) -> pd.DataFrame:
 def _tokens_pair(row) -> str:
     here = row.get("re-run mean tokens", np.nan)
     here = "—" if pd.isna(here) else f"{here:.0f}"
-    return f"{here} / {row['published mean tokens']:.0f}"
+    mark = row.get("tokens agree", np.nan)
+    mark = "" if pd.isna(mark) else (" ✓" if mark else " ✗")
+    return f"{here} / {row['published mean tokens']:.0f}{mark}"
+
+
+MEASURED_SIZES = ("RecursiveCharacterTextSplitter",)
+"""The report's heuristic rows whose bracketed size is a measured mean (a TokenText row's size is its
+window, not a mean); the embedding chunkers' means depend on the model that cut them."""
 
 
 def with_chunk_tokens(comparison: pd.DataFrame, sizes: pd.DataFrame) -> pd.DataFrame:
-    """``comparison`` with the re-run's mean chunk size (cl100k_base tokens, :func:`chunk_sizes`)."""
-    tokens = dict(zip(sizes["strategy"], sizes["mean tokens"]))
-    return comparison.assign(**{"re-run mean tokens": comparison["strategy"].map(tokens)})
+    """``comparison`` with the re-run's mean chunk size (cl100k_base tokens, :func:`chunk_sizes`) and,
+    where the report's size is a measured mean of chunks no embedding model cuts, whether the two
+    agree to the published whole token (``tokens agree``)."""
+    tokens = comparison["strategy"].map(dict(zip(sizes["strategy"], sizes["mean tokens"])))
+    measured = comparison["chunker"].isin(MEASURED_SIZES) & tokens.notna()
+    agree = ((tokens - comparison["published mean tokens"]).abs() <= TOKEN_ROUNDING).where(measured)
+    return comparison.assign(**{"re-run mean tokens": tokens, "tokens agree": agree})
 
 
 def agreement_counts(comparison: pd.DataFrame) -> pd.DataFrame:
-    """Per published table and basis: comparable values, and how many agree within the SEM and
-    within 2 points."""
-    part = comparison[comparison["basis"].isin(COMPARABLE)]
-    return (part.groupby(["table", "basis"], sort=False)
-            .agg(values=("metric", "size"), within_sem=("within sem", "sum"), within_2_points=("within 2 points", "sum"))
-            .reset_index().astype({"within_sem": int, "within_2_points": int}))
+    """Per published table and yardstick: comparable values and how many agree by it."""
+    part = comparison[comparison["yardstick"] != ""]
+    return (part.groupby(["table", "yardstick"], sort=False)
+            .agg(values=("metric", "size"), agree=("agrees", "sum"))
+            .reset_index().astype({"agree": int}))
 
 
 def paired_rows(per_question: pd.DataFrame, ks: Sequence[int], metric: str,
