@@ -51,6 +51,7 @@ SEED = 20260729
 PAGE = "lab.html"
 DATA_FILE = "lab-data.js"
 TEMPLATE = Path(__file__).with_name("lab.html")
+CSV_SCRIPT = Path(__file__).with_name("lab_csv.js")  # the page's CSV cells (inlined): formula starts neutralised
 GRADE_WORDS = {2: "full", 1: "partial", 0: "none"}
 
 
@@ -110,32 +111,48 @@ def footprint_estimate(corpus_tokens: int, size: int, overlap: int) -> dict:
     return {"stride": stride, "chunks": chunks, "indexed_tokens": indexed, "duplication": indexed / corpus_tokens}
 
 
+#: How a grade is turned into nDCG gain: the page's two rules, the same names in its URL.
+GAIN_RULES = {
+    "threshold": "threshold only: a context below the relevance threshold has gain 0 in nDCG (and is "
+                 "left out of the ideal ranking), as it is not relevant for P@k, recall@k and MRR@k",
+    "trec": "all grades as gain (trec_eval's and ranx's convention at relevance level 1): every "
+            "grade g > 0 earns 2^g − 1 in nDCG, even below the threshold that decides P@k, recall@k and MRR@k",
+}
+
+
 def reference_metrics(grades: Sequence[int], rescores: Sequence[float], k: int, min_grade: int,
-                      total_relevant: int, depth: int) -> dict:
-    """The ranking panel's numbers through the package's functions, for one question.
+                      total_relevant: int, depth: int, gain: str = "threshold") -> dict:
+    """The ranking panels' numbers through the package's functions, for one ranking.
 
     The first ``depth`` contexts are re-ordered by ``rescores`` (``rerank.stage.rerank_prefix``;
     depth <= 1: first-stage order); relevant = grade >= ``min_grade``; P@k, RR@k
-    (``evaluation.ranking_metrics``); recall@k = relevant in the top k / ``total_relevant``;
-    nDCG@k (``ranking_metrics.ndcg_at_k``) with gains 2^g − 1 of the relevant contexts and the
-    ideal from the relevant grades found, padded to ``total_relevant`` with ``min_grade``.
+    (``evaluation.ranking_metrics``); recall@k = relevant in the top k / ``total_relevant``
+    (``inside``: relevant in the top k); nDCG@k (``ranking_metrics.ndcg_at_k``, gain 2^g − 1,
+    log2 discount) under ``gain`` (:data:`GAIN_RULES`): ``"threshold"``, gains of the relevant
+    contexts only and the ideal from the relevant grades found; ``"trec"``, gains of every grade
+    and the ideal from every grade > 0 found; either ideal padded with ``min_grade`` up to
+    ``total_relevant`` relevant contexts (the relevant ones the ranking does not hold).
     """
     from chunklab_core.evaluation import ranking_metrics as metrics
     from chunklab_core.rerank.stage import rerank_prefix
 
+    if gain not in GAIN_RULES:
+        raise ValueError(f"gain must be one of {sorted(GAIN_RULES)}, got {gain!r}")
     grades = np.asarray(grades, dtype=int)
     order = np.arange(len(grades))[None, :]
     if depth > 1:
         order = rerank_prefix(order, np.asarray(rescores, dtype=float)[None, :], int(depth))
     shown = grades[order[0]]
     relevant = shown >= min_grade
+    earns = relevant if gain == "threshold" else shown > 0
     width = max(k, len(grades))
     rel = np.zeros((1, width))
     rel[0, :len(grades)] = relevant
     gains = np.zeros((1, width))
-    gains[0, :len(grades)] = np.where(relevant, 2.0 ** shown - 1, 0.0)
-    found = sorted(grades[grades >= min_grade].tolist(), reverse=True)
-    ideal_grades = found + [min_grade] * max(0, total_relevant - len(found))
+    gains[0, :len(grades)] = np.where(earns, 2.0 ** shown - 1, 0.0)
+    found = grades[grades >= min_grade].tolist()
+    earning = found if gain == "threshold" else grades[grades > 0].tolist()
+    ideal_grades = sorted(earning + [min_grade] * max(0, total_relevant - len(found)), reverse=True)
     ideal = np.zeros((1, max(width, len(ideal_grades))))
     ideal[0, :len(ideal_grades)] = 2.0 ** np.asarray(ideal_grades, dtype=float) - 1
     hits = float(rel[0, :k].sum())
@@ -145,7 +162,43 @@ def reference_metrics(grades: Sequence[int], rescores: Sequence[float], k: int, 
         "recall": hits / total_relevant if total_relevant else 0.0,
         "mrr": float(metrics.reciprocal_rank_at_k(rel, k)[0]),
         "ndcg": float(metrics.ndcg_at_k(gains, k, ideal)[0]),
+        "inside": int(hits),
     }
+
+
+def context_budget(k: int, chunk_tokens: int, overlap: int, prompt_tokens: int, answer_tokens: int,
+                   window: int, price_per_million: float) -> dict:
+    """The context-budget calculator: what ``k`` retrieved chunks of ``chunk_tokens`` cost per question.
+
+    context = k · chunk size (each chunk is sent whole, its overlap included); of it, at most
+    (k − 1) · overlap tokens repeat text already sent, when neighbouring windows are both
+    retrieved; tokens per question = prompt + context + answer; it fits when that is at most the
+    model's ``window``; cost per 1,000 questions = 1,000 · tokens per question · price per
+    million tokens / 10^6 (one price for input and output: a model priced apart per direction
+    needs the two parts priced separately). ``ValueError`` unless k, chunk size and window are >= 1,
+    0 <= overlap < chunk size, and prompt, answer and price are >= 0.
+    """
+    for name, value in (("k", k), ("chunk size", chunk_tokens), ("window", window)):
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}")
+    if not 0 <= overlap < chunk_tokens:
+        raise ValueError(f"overlap must be >= 0 and below the chunk size {chunk_tokens}, got {overlap}")
+    for name, value in (("prompt tokens", prompt_tokens), ("answer tokens", answer_tokens),
+                        ("price", price_per_million)):
+        if value < 0:
+            raise ValueError(f"{name} cannot be negative, got {value}")
+    context = k * chunk_tokens
+    total = prompt_tokens + context + answer_tokens
+    return {"context_tokens": context, "repeated_at_most": (k - 1) * overlap, "tokens_per_question": total,
+            "fits": total <= window, "headroom": window - total,
+            "cost_per_1000": 1000 * total * price_per_million / 1e6}
+
+
+def measured_budget(grid: Sequence[int], context_tokens: int) -> int | None:
+    """The largest budget of ``grid`` the series measured that fits in ``context_tokens``
+    (``None`` below the smallest): the recall the calculator's context is shown to buy."""
+    within = [b for b in grid if b <= context_tokens]
+    return max(within) if within else None
 
 
 def budget_grid(post_budgets: Sequence[int] = (500, 1000, 2000, 4000)) -> list[int]:
@@ -179,25 +232,48 @@ def ranking_panel(config: LabConfig) -> dict:
             # post 07's call: every question, the deepest depth (the record is keyed by exactly these)
             questions = [q.text for q in corpus.questions]
             scores = scorer.score_many(questions, candidate_texts(run, config.rescore_depth))
-            texts: dict[int, str] = {}
+            texts: dict[str, str] = {}
             rows = []
             for row, question in enumerate(corpus.questions[:config.ranking_questions]):
                 ids = [int(i) for i in run.ranked[row, :config.top] if i >= 0]
+                alternatives = [a for slot in question.gold_slots for a in slot if a.strip()]
                 ranks = []
                 for position, index in enumerate(ids):
                     full = run.context_text(index)
                     grade = judge_context(full, question.gold_slots, config.threshold).grade
-                    short = full if len(full) <= config.text_chars else full[:config.text_chars].rstrip() + "…"
-                    texts.setdefault(index, short)
-                    ranks.append([index, grade, float(f"{scores[row][position]:.7g}")])  # float32's digits
+                    start, short = excerpt(full, alternatives if grade else [], config.text_chars)
+                    key = str(index) if start == 0 else f"{index}@{start}"
+                    texts.setdefault(key, short)
+                    ranks.append([index, grade, float(f"{scores[row][position]:.7g}"), key])  # float32's digits
                 gold = " | ".join(" / ".join(slot) for slot in question.gold_slots)
-                rows.append({"qid": question.qid, "text": question.text, "gold": gold, "ranks": ranks})
+                rows.append({"qid": question.qid, "text": question.text, "gold": gold, "gold_alternatives": alternatives,
+                             "ranks": ranks})
             cells.append({"corpus": name, "sample": label, "strategy": strategy,
                           "strategy_label": strategy_label(strategy), "retriever": stage,
                           "scorer": scorer.name, "questions": rows,
                           "texts": {str(i): t for i, t in sorted(texts.items())}})
     return {"top": config.top, "cells": cells, "grades": GRADE_WORDS,
             "subset": config.ranking_questions, "rescore_depth": config.rescore_depth}
+
+
+def excerpt(full: str, alternatives: Sequence[str], chars: int, before: int = 60) -> tuple[int, str]:
+    """``(start, text)``: the first ``chars`` characters of ``full`` (``…`` where cut), or, when a
+    gold alternative (case ignored) first occurs only past them, ``chars`` characters from
+    ``before`` characters ahead of it, so the excerpt of a context graded full or partial shows
+    its answer (the page marks the alternatives it holds)."""
+    def cut(start: int) -> str:
+        body = full[start:start + chars].strip()
+        return ("…" if start > 0 else "") + body + ("…" if start + chars < len(full) else "")
+
+    lowered = full.lower()
+    found = [(i, len(a)) for a in alternatives for i in [lowered.find(a.lower())] if i >= 0]
+    if not found:
+        return 0, cut(0)
+    position, length = min(found)
+    if position + length <= chars:
+        return 0, cut(0)
+    start = max(0, min(position - before, len(full) - chars))
+    return start, cut(start)
 
 
 def _intervals(matrix: np.ndarray, documents: np.ndarray, resamples: int, seed: int):
@@ -355,9 +431,10 @@ def data_script(data: dict) -> str:
 
 
 def write_lab(folder: Path, data: dict, nav: str = "") -> list[Path]:
-    """Write ``lab.html`` (the template with the site's navigation) and ``lab-data.js`` into ``folder``."""
+    """Write ``lab.html`` (the template with the site's navigation and ``lab_csv.js`` inlined) and
+    ``lab-data.js`` into ``folder``."""
     folder = Path(folder)
-    page = TEMPLATE.read_text(encoding="utf-8").replace("<!--NAV-->", nav)
+    page = TEMPLATE.read_text(encoding="utf-8").replace("<!--NAV-->", nav).replace("<!--CSV-->", CSV_SCRIPT.read_text(encoding="utf-8"))
     (folder / PAGE).write_text(page, encoding="utf-8")
     (folder / DATA_FILE).write_text(data_script(data), encoding="utf-8")
     return [folder / PAGE, folder / DATA_FILE]
