@@ -526,3 +526,23 @@ def test_csv_helper_neutralises_the_python_sides_hostile_rows(browser, tmp_path)
     cells = [c for r in csv.reader(io.StringIO(Path(info.value.path()).read_text(encoding="utf-8"), newline="")) for c in r]
     assert "'-1+2 starts like a formula" in cells and not [c for c in cells if c[:1] in FORMULA_STARTS]
     assert not errors
+
+
+@pytest.mark.slow
+def test_posts_02_07_08_link_the_lab_at_a_state_that_opens_clean(built, browser):
+    import json
+    import re
+
+    folder, data, _, _ = built
+    for post in ("02_retrievers", "07_reranking", "08_library_splitters"):
+        text = "".join("".join(c["source"]) for c in json.loads((PROJ_ROOT / "notebooks" / f"{post}.ipynb").read_text())["cells"]
+                       if c["cell_type"] == "markdown")
+        links = re.findall(r"\]\((lab\.html#[^)]+)\)", text)
+        assert links, post
+        page, errors = open_page(browser, (folder / links[0]).as_uri().replace("%23", "#"))
+        assert page.locator("#url-note").text_content() == "" and not errors, post
+        if post == "02_retrievers":
+            assert page.locator("#b-budget-value").text_content() == "1,000 tokens"
+            assert page.locator("#c-context").get_attribute("data-value") == "1000"
+        if post == "07_reranking":
+            assert page.locator("#r-depth").input_value() == "10" and synthetic_shown(page).index(2) == 3

@@ -13,7 +13,7 @@ uses), ``posts`` (the one list of posts the Makefile, ``make runs`` and post 00 
 record mode; ``make verify-runs`` recomputes a sample), ``chunker_recording`` (``make llm-chunker`` records
 post 08's LLM chunker calls), ``run_cluster`` (``make runs`` on a Ray cluster), ``pool`` (the one candidate pool and its
 matched-budget verdicts that posts 02, 08 and 00 read), ``website`` (the static site) and ``lab`` (the site's interactive page on the
-recorded runs).
+recorded runs) with ``lab_formulas`` (its formulas, one function each).
 
 Only this stage imports ``reports``; nothing in the library depends on it.
 """
