@@ -9,6 +9,7 @@ Not handled: the panels' data (``reports.lab``), anything the page shows.
 from __future__ import annotations
 
 import math
+import re
 from typing import Sequence
 
 import numpy as np
@@ -135,7 +136,7 @@ def budget_grid(post_budgets: Sequence[int] = (500, 1000, 2000, 4000)) -> list[i
 
 def excerpt(full: str, alternatives: Sequence[str], chars: int, before: int = 60) -> tuple[int, str]:
     """``(start, text)``: the first ``chars`` characters of ``full`` (``…`` where cut), or, when a
-    gold alternative (case ignored) first occurs only past them, ``chars`` characters from
+    gold alternative (case ignored, whole words, as the page marks it) first occurs only past them, ``chars`` characters from
     ``before`` characters ahead of it, so the excerpt of a context graded full or partial shows
     its answer (the page marks the alternatives it holds)."""
     def cut(start: int) -> str:
@@ -143,7 +144,8 @@ def excerpt(full: str, alternatives: Sequence[str], chars: int, before: int = 60
         return ("…" if start > 0 else "") + body + ("…" if start + chars < len(full) else "")
 
     lowered = full.lower()
-    found = [(i, len(a)) for a in alternatives for i in [lowered.find(a.lower())] if i >= 0]
+    hits = (re.search(r"(?<!\w)" + re.escape(a.strip().lower()) + r"(?!\w)", lowered) for a in alternatives if a.strip())
+    found = [(m.start(), m.end() - m.start()) for m in hits if m]
     if not found:
         return 0, cut(0)
     position, length = min(found)
