@@ -30,14 +30,15 @@ def _record(qid, retrieved, context, answer, reference=GOLD, gold=GOLD, doc="d1"
 
 
 def fixture_records():
-    """q1 lost at chunking (its answer is in no chunk), q2 at retrieval, q3 at packing, q4 in the
-    answer, q5 at correctness (the answer holds the gold but is not an exact match), q6 through;
-    q7 is unanswerable (left out of the funnel)."""
+    """q1 lost at chunking (its answer is in no chunk), q2 at retrieval, q3 at packing, q3a by
+    abstaining, q4 in the answer, q5 at correctness (the answer holds the gold but is not an
+    exact match), q6 through; q7 is unanswerable (left out of the funnel)."""
     hit, miss = [CHUNKS[0], CHUNKS[1]], [CHUNKS[2], CHUNKS[3]]
     records = [
         _record("q1", miss, miss, "no idea", reference="forty weeks", gold="forty weeks"),
         _record("q2", miss, miss, "no idea"),
         _record("q3", hit, [CHUNKS[1]], "no idea"),
+        _record("q3a", hit, [CHUNKS[0]], "I don't know"),
         _record("q4", hit, [CHUNKS[0]], "a week"),
         _record("q5", hit, [CHUNKS[0]], "it takes thirty days"),
         _record("q6", hit, [CHUNKS[0]], "thirty days"),
@@ -60,10 +61,10 @@ def test_funnel_loses_one_query_at_each_step():
     records = fixture_records()
     stages = {s.stage: s for s in evaluate_records(records, chunks=_chunks(), ks=[2])}
     funnel = stages["funnel"]
-    expected = {  # per query q1..q7 (hand-computed; q7 unanswerable: not measured)
-        "in_some_chunk": [0, 1, 1, 1, 1, 1, None], "retrieved": [0, 0, 1, 1, 1, 1, None],
-        "in_context": [0, 0, 0, 1, 1, 1, None], "used_in_answer": [0, 0, 0, 0, 1, 1, None],
-        "answer_correct": [0, 0, 0, 0, 0, 1, None]}
+    expected = {  # per query q1, q2, q3, q3a, q4, q5, q6, q7 (hand-computed; q7 unanswerable: not measured)
+        "in_some_chunk": [0, 1, 1, 1, 1, 1, 1, None], "retrieved": [0, 0, 1, 1, 1, 1, 1, None],
+        "in_context": [0, 0, 0, 1, 1, 1, 1, None], "answered": [1, 1, 1, 0, 1, 1, 1, None],
+        "used_in_answer": [0, 0, 0, 0, 0, 1, 1, None], "answer_correct": [0, 0, 0, 0, 0, 0, 1, None]}
     for step in STEPS:
         got = [None if np.isnan(v) else v for v in funnel.values[step]]
         assert got == expected[step], step
@@ -71,52 +72,114 @@ def test_funnel_loses_one_query_at_each_step():
     assert funnel.definitions["in_some_chunk"].startswith("containment")
     card = build_scorecard(list(stages.values()), [r["doc_id"] for r in records], Options(resamples=500, seed=1))
     table = card.funnel
-    assert list(table.step) == list(STEPS) and set(table.n) == {6}
-    np.testing.assert_allclose(table.reached, [5 / 6, 4 / 6, 3 / 6, 2 / 6, 1 / 6])
-    np.testing.assert_allclose(table.lost, [1 / 6] * 5)
+    assert list(table.step) == list(STEPS) and set(table.n) == {7}
+    np.testing.assert_allclose(table.reached, [6 / 7, 5 / 7, 4 / 7, 3 / 7, 2 / 7, 1 / 7])
+    np.testing.assert_allclose(table.lost, [1 / 7] * 6)
     assert biggest_loss(table)["step"] == "in_some_chunk"  # equal losses: the first
     # one document: the plain percentile bootstrap, one call for every column (reached, then lost)
-    reached = np.array([[v >= s for s in range(1, 6)] for v in (0, 1, 2, 3, 4, 5)], dtype=float)
-    lost = np.column_stack([np.ones(6), reached[:, :-1]]) - reached
+    reached = np.array([[v >= s for s in range(1, 7)] for v in range(7)], dtype=float)
+    lost = np.column_stack([np.ones(7), reached[:, :-1]]) - reached
     ci = bootstrap_ci(np.column_stack([reached, lost]), 500, 1, 0.95)
-    np.testing.assert_allclose(table.reached_low, ci.low[:5])
-    np.testing.assert_allclose(table.lost_high, ci.high[5:])
+    np.testing.assert_allclose(table.reached_low, ci.low[:6])
+    np.testing.assert_allclose(table.lost_high, ci.high[6:])
 
 
 def test_funnel_intervals_are_clustered_by_document():
     from chunklab_core.stats.clustered import clustered_bootstrap_ci
 
     records = fixture_records()
-    docs = ["d1", "d1", "d2", "d2", "d3", "d3", "d3"]
+    docs = ["d1", "d1", "d2", "d2", "d2", "d3", "d3", "d3"]
     for r, d in zip(records, docs):
         r["doc_id"] = d
     card = build_scorecard(evaluate_records(records, chunks=_chunks(), ks=[2]), docs, Options(resamples=400, seed=3))
-    reached = np.array([[v >= s for s in range(1, 6)] for v in (0, 1, 2, 3, 4, 5)], dtype=float)
-    lost = np.column_stack([np.ones(6), reached[:, :-1]]) - reached
+    reached = np.array([[v >= s for s in range(1, 7)] for v in range(7)], dtype=float)
+    lost = np.column_stack([np.ones(7), reached[:, :-1]]) - reached
     with pytest.warns(UserWarning):  # three documents: few clusters, as the scorecard notes
-        ci = clustered_bootstrap_ci(np.column_stack([reached, lost]), np.array(docs[:6], dtype=object), 400, 3, 0.95)
-    np.testing.assert_allclose(card.funnel.reached_low, ci.low[:5])
-    np.testing.assert_allclose(card.funnel.lost_high, ci.high[5:])
+        ci = clustered_bootstrap_ci(np.column_stack([reached, lost]), np.array(docs[:7], dtype=object), 400, 3, 0.95)
+    np.testing.assert_allclose(card.funnel.reached_low, ci.low[:6])
+    np.testing.assert_allclose(card.funnel.lost_high, ci.high[6:])
 
 
-def test_funnel_names_the_step_that_loses_most_and_draws_it(tmp_path):
-    records = fixture_records()
-    for r in records[:2]:  # two more lost at packing: q1, q2 now find the answer and retrieve it
-        r.update(gold_snippets=[[GOLD]], reference=[GOLD], retrieved_texts=[CHUNKS[0]], context_texts=[CHUNKS[1]])
+def losing_records(lost_at_retrieval: int, lost_at_packing: int, lost_in_answer: int, through: int) -> list[dict]:
+    """Records losing the given numbers of queries at retrieval, at packing and in the answer
+    string (every other step passed), over 10 documents (query i in document i mod 10)."""
+    hit, miss = [CHUNKS[0], CHUNKS[1]], [CHUNKS[2], CHUNKS[3]]
+    plan = ([(miss, miss, "no idea")] * lost_at_retrieval + [(hit, [CHUNKS[1]], "no idea")] * lost_at_packing
+            + [(hit, [CHUNKS[0]], "a week")] * lost_in_answer + [(hit, [CHUNKS[0]], GOLD)] * through)
+    records = [_record(f"q{i}", r, c, a, doc=f"d{i % 10}") for i, (r, c, a) in enumerate(plan)]
+    for r in records:
+        r["gold_snippets"] = as_list(r["gold_snippets"])
+    return records
+
+
+def _write(tmp_path, records):
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     chunks = tmp_path / "c.jsonl"
     chunks.write_text("".join(json.dumps({"chunk_id": c.chunk_id, "doc_id": c.doc_id, "start": c.start, "end": c.end,
                                           "text": c.text}) + "\n" for c in _chunks()))
+    return path, chunks
+
+
+def test_funnel_names_the_step_that_loses_most_only_when_separated(tmp_path, capsys):
+    """Separated: 16 of 40 lost at packing, 2 at retrieval, 2 in the answer string: the paired
+    interval (packing − the next-worst) excludes 0, so the page and the terminal name packing."""
+    path, chunks = _write(tmp_path, losing_records(2, 16, 2, 20))
     out = tmp_path / "card"
-    assert cli.main([str(path), "--chunks", str(chunks), "--out", str(out), "--k", "2", "--resamples", "200"]) == 0
+    assert cli.main([str(path), "--chunks", str(chunks), "--out", str(out), "--k", "2", "--resamples", "500"]) == 0
+    printed = capsys.readouterr().out
     page = (out / "scorecard.html").read_text()
     assert "The step that loses the most is <strong>kept in the packed context</strong>" in page
-    assert "a share of 0.500 of the queries" in page  # q1, q2, q3 of 6
+    assert "a share of 0.400 of the queries" in page and "which excludes 0" in page
+    assert "The step that loses the most is kept in the packed context" in printed  # the terminal's headline
     assert (out / "funnel.png").read_bytes()[:4] == b"\x89PNG"
     assert page.index("The step that loses the most") < page.index("Stage by stage") < page.index("<h3>")
     steps = json.loads((out / "scorecard.json").read_text())["funnel"]["steps"]
     assert [s["step"] for s in steps] == list(STEPS)
+
+
+def test_funnel_says_which_steps_cannot_be_told_apart_when_they_overlap(tmp_path, capsys):
+    """Overlapping: 7 of 40 lost at packing, 6 at retrieval: packing loses the most, but the
+    paired interval against retrieval holds 0, so no step is named; both are listed."""
+    path, chunks = _write(tmp_path, losing_records(6, 7, 1, 26))
+    out = tmp_path / "card"
+    assert cli.main([str(path), "--chunks", str(chunks), "--out", str(out), "--k", "2", "--resamples", "500"]) == 0
+    printed = capsys.readouterr().out
+    page = (out / "scorecard.html").read_text()
+    assert "The step that loses the most is" not in page and "The step that loses the most" not in printed
+    assert "No step can be named as the one that loses the most" in printed
+    assert "<strong>kept in the packed context and retrieved in the top k</strong> cannot be told apart" in page
+    assert "holds 0" in page
+
+
+def check_headline_rule(out, docs, resamples, seed, page):
+    """The page's headline against the rule recomputed here from the per-query funnel in
+    ``scorecard.json``: the most-losing step is named only when the paired interval of its loss
+    minus the next-worst's (one bootstrap of ``stats``, clustered by document when given) excludes 0."""
+    from chunklab_core.stats.clustered import clustered_bootstrap_ci
+
+    funnel = json.loads((out / "scorecard.json").read_text())["funnel"]
+    steps = [s["step"] for s in funnel["steps"]]
+    titles = {s["step"]: s["title"] for s in funnel["steps"]}
+    values = np.array([[np.nan if v is None else v for v in funnel["per_query"][s]] for s in steps], dtype=float).T
+    keep = ~np.isnan(values).any(axis=1)
+    reached = np.cumprod(values[keep] > 0, axis=1).astype(float)
+    lost = np.column_stack([np.ones(len(reached)), reached[:, :-1]]) - reached
+    order = np.argsort(-lost.mean(axis=0), kind="stable")
+    worst, runner = order[0], order[1]
+    diff = lost[:, worst] - lost[:, runner]
+    clusters = None if any(d is None for d in docs) else np.asarray(docs, dtype=object)[keep]
+    if clusters is not None and len(set(clusters)) >= 2:
+        ci = clustered_bootstrap_ci(diff, clusters, resamples, seed)
+    else:
+        ci = bootstrap_ci(diff, resamples, seed)
+    if ci.low > 0:
+        assert f"The step that loses the most is <strong>{titles[steps[worst]]}</strong>" in page
+    else:
+        assert "The step that loses the most is" not in page
+        assert "No step can be named as the one that loses the most" in page
+        assert titles[steps[worst]] in page and titles[steps[runner]] in page.split("cannot be told apart")[0]
+    return ci
 
 
 def test_funnel_from_ids_and_steps_not_measured():
@@ -128,7 +191,7 @@ def test_funnel_from_ids_and_steps_not_measured():
     assert funnel.values["retrieved"].tolist() == [1, 0, 1]  # top 2
     assert funnel.values["in_context"].tolist() == [0, 0, 1]
     assert funnel.definitions["retrieved"] == "ids: a gold id among the top 2 retrieved_ids"
-    assert set(funnel.not_measured) == {"used_in_answer", "answer_correct"}
+    assert set(funnel.not_measured) == {"answered", "used_in_answer", "answer_correct"}
     card = build_scorecard([funnel], options=Options(resamples=100))
     assert biggest_loss(card.funnel)["step"] == "in_some_chunk" and list(card.funnel.step) == list(STEPS[:3])
 
@@ -259,8 +322,23 @@ def test_both_examples_open_with_the_funnel(tmp_path):
         assert cli.main(args + ["--out", str(out), "--resamples", "200"]) == 0
         page = (out / "scorecard.html").read_text()
         body = page.split("<h2>", 1)[1]
-        assert body.startswith("Where the answer is lost</h2>") and "The step that loses the most is" in body[:600]
+        assert body.startswith("Where the answer is lost</h2>\n<p class='lead'>Of ")
         assert (out / "funnel.png").exists() and "data:image/png;base64," in page
+        assert page.count("<title>Scorecard of ") == 1 and Path(args[0]).name in page.split("</title>")[0]
+        check_headline_rule(out, [json.loads(line).get("doc_id") for line in open(args[0])], 200, 0, page)
+    # post 05's example: the funnel's retrieved share and the retrieval table's hit@10 differ in their
+    # denominators, and the page says so with both counts; the proxies are named as what they are
+    page = (tmp_path / "post05" / "scorecard.html").read_text()
+    data = json.loads((tmp_path / "post05" / "scorecard.json").read_text())
+    hit = next(r for r in data["stages"]["retrieval"]["metrics"] if r["metric"] == "hit@10")
+    n_funnel = data["funnel"]["steps"][0]["n"]
+    assert hit["n"] != n_funnel
+    assert (f"is of the {n_funnel:,} queries measured at every funnel step" in page
+            and f"the retrieval table's hit@10, {hit['value']:.3f}, is of the {hit['n']:,} queries" in page)
+    assert "answer string in the response</em> is containment" in page and "answered (not abstained)" in page
     comparison = pd.read_csv(tmp_path / "langchain" / "comparison.csv")
+    costs = comparison[comparison.metric.str.contains("tokens")]
+    assert len(costs) and not costs.verdict.str.contains("ahead").any()
+    assert costs.verdict.str.endswith("returns more tokens").any()
     tokens = comparison.loc[comparison.stage.isin(["retrieval", "augmentation"]), ["tokens_a", "tokens_b"]]
     assert len(tokens) and (tokens > 0).all().all()  # the words each side returned, beside every row

@@ -161,3 +161,107 @@ def test_build_site_writes_the_lab_and_links_it(tmp_path):
     assert 'href="index.html"' in (tmp_path / "site" / "lab.html").read_text(encoding="utf-8")
     without = build_site(tmp_path / "plain", sorted(folder.glob("*.ipynb")))
     assert not (tmp_path / "plain" / "lab.html").exists() and len(without) == len(pages) - 1
+
+
+def test_gain_rules_hand_computed():
+    """Grades by rank 2, 1, 0, 2 with full only counted relevant (threshold 2), 3 relevant in the qrels.
+    Threshold only: gains 3, 0, 0, 3; ideal 3, 3, 3. All grades as gain: gains 3, 1, 0, 3; ideal
+    from every grade > 0 found plus the unranked relevant one at grade 2: 3, 3, 3, 1."""
+    grades, none = [2, 1, 0, 2], [0.0] * 4
+    m = lab.reference_metrics(grades, none, k=4, min_grade=2, total_relevant=3, depth=0, gain="threshold")
+    d = math.log2
+    assert m["ndcg"] == pytest.approx((3 + 3 / d(5)) / (3 + 3 / d(3) + 3 / d(4)))
+    assert (m["precision"], m["recall"], m["mrr"], m["inside"]) == pytest.approx((0.5, 2 / 3, 1.0, 2))
+    t = lab.reference_metrics(grades, none, k=4, min_grade=2, total_relevant=3, depth=0, gain="trec")
+    assert t["ndcg"] == pytest.approx((3 + 1 / d(3) + 3 / d(5)) / (3 + 3 / d(3) + 3 / d(4) + 1 / d(5)))
+    assert (t["precision"], t["recall"], t["mrr"], t["inside"]) == (m["precision"], m["recall"], m["mrr"], m["inside"])
+    # with partial counted relevant, the two rules are one
+    for gain in lab.GAIN_RULES:
+        assert lab.reference_metrics(grades, none, 3, 1, 3, 0, gain)["ndcg"] == pytest.approx(
+            lab.reference_metrics(grades, none, 3, 1, 3, 0, "threshold")["ndcg"])
+    with pytest.raises(ValueError, match="gain must be one of"):
+        lab.reference_metrics(grades, none, 3, 1, 3, 0, "linear")
+
+
+def random_rankings(trials: int, seed: int = 11):
+    """Graded rankings of 1 to 12 items, a threshold, k, extra unranked relevant items and a gain rule."""
+    rng = np.random.default_rng(seed)
+    for _ in range(trials):
+        grades = rng.choice([0, 0, 1, 2], size=int(rng.integers(1, 13)))
+        min_grade = int(rng.choice([1, 2]))
+        if not (grades >= min_grade).any():
+            grades[rng.integers(len(grades))] = 2
+        found = int((grades >= min_grade).sum())
+        yield (grades, int(rng.choice([1, 2, 3, 5, 10, 15])), min_grade, found + int(rng.integers(0, 3)),
+               str(rng.choice(list(lab.GAIN_RULES))))
+
+
+def qrels_of(grades, min_grade, total, gain):
+    """The qrels the page's ranking stands for: every ranked item at its grade (below the threshold
+    dropped under threshold-only), plus the unranked relevant ones at the threshold grade."""
+    qrels = {f"d{i}": int(g) for i, g in enumerate(grades) if g > 0 and (gain == "trec" or g >= min_grade)}
+    extra = total - int((np.asarray(grades) >= min_grade).sum())
+    qrels.update({f"x{j}": min_grade for j in range(extra)})
+    return qrels
+
+
+def test_both_gain_rules_agree_with_pytrec_eval():
+    """pytrec_eval (trec_eval's code) on the qrels each rule stands for, gains 2^g − 1 as its linear
+    levels and the threshold as its relevance level (P@k and recall@k)."""
+    import pytrec_eval
+
+    for grades, k, min_grade, total, gain in random_rankings(60):
+        ours = lab.reference_metrics(grades, [0.0] * len(grades), k, min_grade, total, 0, gain)
+        qrel = {"q": {d: 2 ** g - 1 for d, g in qrels_of(grades, min_grade, total, gain).items()}}
+        run = {"q": {f"d{i}": float(len(grades) - i) for i in range(len(grades))}}
+        ref = pytrec_eval.RelevanceEvaluator(qrel, {f"ndcg_cut.{k}", f"P.{k}", f"recall.{k}"},
+                                             relevance_level=2 ** min_grade - 1).evaluate(run)["q"]
+        assert ours["ndcg"] == pytest.approx(ref[f"ndcg_cut_{k}"]), (grades.tolist(), k, min_grade, total, gain)
+        assert ours["precision"] == pytest.approx(ref[f"P_{k}"])
+        assert ours["recall"] == pytest.approx(ref[f"recall_{k}"])
+
+
+@pytest.mark.heavy
+def test_both_gain_rules_agree_with_ranx():
+    """ranx: ndcg_burges (gain 2^g − 1) at relevance level 1 (``-l1``) is the all-grades rule; at
+    relevance level = the threshold (ranx drops qrels below it) it is threshold only; P@k, recall@k and
+    MRR@k at the threshold. Heavy tier: ranx compiles with numba on first use (the project's rule)."""
+    from ranx import Qrels, Run, evaluate
+
+    for grades, k, min_grade, total, gain in random_rankings(40, seed=5):
+        ours = lab.reference_metrics(grades, [0.0] * len(grades), k, min_grade, total, 0, gain)
+        qrels = Qrels({"q": qrels_of(grades, min_grade, total, "trec")})
+        run = Run({"q": {f"d{i}": float(len(grades) - i) for i in range(len(grades))}})
+        level = 1 if gain == "trec" else min_grade
+        names = [f"ndcg_burges@{k}-l{level}"] + [f"{m}@{k}-l{min_grade}" for m in ("precision", "recall", "mrr")]
+        ref = evaluate(qrels, run, names)
+        assert ours["ndcg"] == pytest.approx(ref[names[0]]), (grades.tolist(), k, min_grade, total, gain)
+        assert (ours["precision"], ours["recall"], ours["mrr"]) == pytest.approx(tuple(ref[n] for n in names[1:]))
+
+
+def test_context_budget_hand_computed():
+    r = lab.context_budget(5, 512, 64, 300, 200, 8192, 0.5)
+    assert r == {"context_tokens": 2560, "repeated_at_most": 256, "tokens_per_question": 3060, "fits": True,
+                 "headroom": 5132, "cost_per_1000": pytest.approx(1.53)}
+    r = lab.context_budget(20, 1000, 0, 500, 500, 16000, 3.0)
+    assert (r["tokens_per_question"], r["fits"], r["headroom"]) == (21000, False, -5000)
+    assert r["cost_per_1000"] == pytest.approx(63.0)
+    assert lab.context_budget(1, 100, 99, 0, 0, 100, 0)["fits"]  # exactly the window fits
+    for bad in [(0, 512, 0, 0, 0, 8192, 1), (5, 512, 512, 0, 0, 8192, 1), (5, 512, 0, -1, 0, 8192, 1),
+                (5, 512, 0, 0, 0, 0, 1), (5, 512, 0, 0, 0, 8192, -0.1)]:
+        with pytest.raises(ValueError):
+            lab.context_budget(*bad)
+
+
+def test_measured_budget_is_the_largest_measured_within_the_context():
+    grid = lab.budget_grid()
+    assert lab.measured_budget(grid, 2560) == 2048 and lab.measured_budget(grid, 2000) == 2000
+    assert lab.measured_budget(grid, 255) is None and lab.measured_budget(grid, 10 ** 6) == 8192
+
+
+def test_excerpt_shows_the_gold_past_the_head():
+    text = "a" * 300 + " Thirty Days " + "b" * 300
+    start, shown = lab.excerpt(text, ["thirty days"], 200)
+    assert 0 < start <= 300 and "Thirty Days" in shown and shown.startswith("…") and shown.endswith("…")
+    assert lab.excerpt(text, [], 200) == (0, "a" * 200 + "…")
+    assert lab.excerpt("the gold is here", ["gold"], 200) == (0, "the gold is here")

@@ -10,7 +10,7 @@ context), ``generation`` (reuses ``answers.metrics``) and ``end_to_end``. Shared
 
 Then: ``records`` (the records, chunk and TREC files, validated), ``from_records`` (which field
 feeds which metric), ``funnel`` (per query, the step that loses the answer), ``scorecard`` (tables with bootstrap intervals from ``stats``, A vs B by
-``stats.claims``), ``report_files`` (CSV, JSON, HTML, all or nothing), ``cli``
+``stats.claims``), ``funnel_headline`` (the funnel's headline by the series' rule), ``report_files`` (CSV, JSON, HTML, all or nothing), ``cli``
 (``chunklab-evaluate``) and ``vector_db`` (a chromadb adapter, optional dependency).
 
 Not held: the series' own pipelines and posts (``own``, ``reports``). Imports the stages above it.

@@ -12,7 +12,8 @@ Input errors print one line naming the file, line and field and exit with status
 traceback); the output folder is written whole or not at all (``report_files``), and an existing
 one is replaced only when it holds nothing but an earlier scorecard (``core.output_dirs``: never
 your inputs, the current folder, an irreplaceable or git-tracked folder, or files of yours). Progress goes
-to stderr. ``--against`` scores a second records file of the same queries (pipeline B) and
+to stderr; the funnel's headline (``funnel_headline``: the step that loses the most, named only
+when the rule allows) is printed to stdout. ``--against`` scores a second records file of the same queries (pipeline B) and
 adds the paired comparison, worded by the series' rule.
 
 Not handled: running your pipeline (give its outputs), an LLM judge (there is none).
@@ -31,7 +32,8 @@ from chunklab_core.core import bounds
 from chunklab_core.evaluators.from_records import evaluate_records
 from chunklab_core.evaluators.records import RecordsError, read_chunks, read_documents, read_records, read_trec
 from chunklab_core.core.output_dirs import output_folder_problem
-from chunklab_core.evaluators.report_files import MARKER, write_scorecard
+from chunklab_core.evaluators.funnel_headline import headline_text
+from chunklab_core.evaluators.report_files import MARKER, headline_sentence, write_scorecard
 from chunklab_core.evaluators.scorecard import Options, build_scorecard, compare, correct_without_gold
 from chunklab_core.core.cli_errors import command_edge
 
@@ -132,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     if flag is not None:
         _say(f"chunklab-evaluate: flag: {flag['n']} of {flag['of']} correct answers came from a context that holds "
              f"no gold ({', '.join(flag['qids'])}); see the scorecard's funnel")
+    headline = headline_sentence(card)
+    if headline is not None:
+        print(headline_text(headline), flush=True)  # the funnel's headline, by the rule
     _say(f"wrote {out}/scorecard.html, scorecard.csv, scorecard.json")
     return 0
 

@@ -1,6 +1,6 @@
 """The answer funnel: per query, how far the gold answer gets through the pipeline.
 
-Handles: :func:`evaluate_funnel`, five steps per query, each 1 (the answer got through), 0 (lost
+Handles: :func:`evaluate_funnel`, six steps per query, each 1 (the answer got through), 0 (lost
 there) or NaN (not measured for that query), from the records' fields:
 
 1. ``in_some_chunk``: the answer is present in some chunk -- by containment (``common
@@ -11,10 +11,12 @@ there) or NaN (not measured for that query), from the records' fields:
    ``retrieved_texts``, else 1[a gold id among the top ``k`` ``retrieved_ids``];
 3. ``in_context``: kept in the packed context -- containment in one ``context_texts`` item
    (augmentation's ``answer_in_context``), else 1[a gold id among ``context_ids``];
-4. ``used_in_answer``: the answer text holds the gold (containment in ``answer``; an
-   abstention holds none);
-5. ``answer_correct``: generation's ``task_success`` (exact match with a reference; an
-   abstention fails).
+4. ``answered``: the answer is not an abstention (``answers.metrics.is_abstention``), so an
+   abstention is its own loss, not counted against the next two steps;
+5. ``used_in_answer``: the answer string is in the response (normalised containment of the
+   gold in ``answer``: a proxy for use, titled as what it is);
+6. ``answer_correct``: generation's ``task_success`` (exact match with a reference; titled
+   "exact match", the proxy it is).
 
 Snippets are preferred to ids at every step, so the funnel follows the answer text; each
 step's ``definitions`` entry says which was used. Queries marked ``answerable: false`` are left
@@ -31,17 +33,18 @@ from typing import Collection, Sequence
 
 import numpy as np
 
+from chunklab_core.answers.metrics import is_abstention
 from chunklab_core.core.text import normalize
 from chunklab_core.evaluators.common import StageResult, as_slots, contains_gold
 
-STEPS = ("in_some_chunk", "retrieved", "in_context", "used_in_answer", "answer_correct")
+STEPS = ("in_some_chunk", "retrieved", "in_context", "answered", "used_in_answer", "answer_correct")
 STEP_TITLES = {"in_some_chunk": "answer present in some chunk", "retrieved": "retrieved in the top k",
-               "in_context": "kept in the packed context", "used_in_answer": "used in the answer",
-               "answer_correct": "answer correct"}
+               "in_context": "kept in the packed context", "answered": "answered (not abstained)",
+               "used_in_answer": "answer string in the response", "answer_correct": "exact match"}
 STEP_NEEDS = {"in_some_chunk": "--chunks (with texts or --documents) + gold_snippets, or gold_ids",
               "retrieved": "retrieved_texts + gold_snippets, or retrieved_ids + gold_ids",
               "in_context": "context_texts + gold_snippets, or context_ids + gold_ids",
-              "used_in_answer": "answer + gold_snippets", "answer_correct": "answer + reference"}
+              "answered": "answer", "used_in_answer": "answer + gold_snippets", "answer_correct": "answer + reference"}
 
 
 def gold_in_texts(texts: Sequence[str], slots) -> float:
@@ -111,13 +114,16 @@ def evaluate_funnel(qids: Sequence[str], gold_snippets: Sequence | None = None,
     elif context_ids is not None and gold_ids is not None:
         steps["in_context"] = (np.array([ids_overlap(c, g) for c, g in zip(context_ids, gold_ids)]),
                                "ids: a gold id among context_ids")
+    if answers is not None:
+        steps["answered"] = (_column(None if a is None else float(not is_abstention(a)) for a in answers),
+                             "the answer is not an abstention (answers.metrics.is_abstention)")
     if answers is not None and has_slots:
         steps["used_in_answer"] = (_column(None if a is None or s is None else float(contains_gold(normalize(a), s))
                                            for a, s in zip(answers, slots)),
-                                   "containment: gold_snippets in the answer")
+                                   "proxy: gold_snippets contained in the answer string")
     if task_success is not None:
         steps["answer_correct"] = (np.asarray(task_success, dtype=float),
-                                   "generation's task_success: exact match with a reference, abstention fails")
+                                   "proxy: generation's task_success, exact match with a reference (abstention fails)")
     unanswerable = np.array([a is False for a in (answerable if answerable is not None else none)], dtype=bool)
     for step in STEPS:
         if step in steps:

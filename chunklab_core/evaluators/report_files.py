@@ -21,12 +21,14 @@ import io
 import json
 import math
 from pathlib import Path
+from typing import Sequence
 
 import pandas as pd
 
 from chunklab_core.core.atomic_files import replace_folder
 from chunklab_core.core.csv_cells import frame_csv
 from chunklab_core.core.output_dirs import write_marker
+from chunklab_core.evaluators.funnel_headline import denominator_notes, funnel_headline
 from chunklab_core.evaluators.scorecard import (STAGE_ORDER, STAGE_TITLES, Scorecard, biggest_loss, scorecard_dict,
                                                  correct_without_gold,
                                                  unit_of)
@@ -98,10 +100,11 @@ def _table_html(frame: pd.DataFrame, numeric: set[str] = NUMERIC, unit_of_row=No
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def funnel_png(funnel: pd.DataFrame) -> bytes:
+def funnel_png(funnel: pd.DataFrame, marked: Sequence[str] | None = None) -> bytes:
     """The funnel as a PNG (matplotlib, Agg canvas, no timestamp): per step, the share of
     queries that reach it with its interval, the share lost there written beside the bar, the
-    bar of the step that loses the most in red."""
+    bars of the steps the headline names in red (``marked``: step titles, the headline's ``tied``;
+    ``None``: the step that loses the most)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -112,8 +115,10 @@ def funnel_png(funnel: pd.DataFrame) -> bytes:
     reached = funnel["reached"].astype(float).to_numpy()
     err = [reached - funnel["reached_low"].astype(float).to_numpy(),
            funnel["reached_high"].astype(float).to_numpy() - reached]
-    worst = biggest_loss(funnel)
-    colors = ["#e45756" if worst is not None and step == worst["step"] else "#4c78a8" for step in funnel["step"]]
+    if marked is None:
+        worst = biggest_loss(funnel)
+        marked = [] if worst is None else [worst["title"]]
+    colors = ["#e45756" if title in marked else "#4c78a8" for title in funnel["title"]]
     ax.barh(y, reached, xerr=err, color=colors, capsize=3)
     for yi, lost in zip(y, funnel["lost"].astype(float)):
         ax.text(1.02, yi, f"lost {lost:.3f}", va="center", fontsize=9, transform=ax.get_yaxis_transform(),
@@ -127,22 +132,42 @@ def funnel_png(funnel: pd.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
+def headline_sentence(card: Scorecard) -> str | None:
+    """The funnel's headline (HTML) by the rule of ``funnel_headline``; ``None`` without a funnel."""
+    h = funnel_headline(card)
+    if h is None:
+        return None
+    count, share = (lambda v: fmt_number(int(v), "count")), fmt_number
+    base = dict(n=count(h["n"]), final=share(h["final"]), final_low=share(h["final_low"]),
+                final_high=share(h["final_high"]), last=h["last"])
+    if h["rule"] == "no_loss":
+        return fill("funnel_no_loss", n=base["n"], last=h["last"])
+    lost = dict(step=h["step"], lost=share(h["lost"]), lost_low=share(h["lost_low"]), lost_high=share(h["lost_high"]))
+    if h["next"] is None:
+        return fill("funnel_sentence_one", **base, **lost)
+    pair = dict(next=h["next"], diff=share(h["diff"]), diff_low=share(h["diff_low"]), diff_high=share(h["diff_high"]),
+                confidence=f"{card.options.confidence:.0%}")
+    if h["rule"] == "named":
+        return fill("funnel_sentence", **base, **lost, **pair)
+    tied = h["tied"]
+    return fill("funnel_tied", **base, **lost, **pair,
+                tied=", ".join(tied[:-1]) + " and " + tied[-1] if len(tied) > 1 else tied[0])
+
+
 def _funnel_html(card: Scorecard, png: bytes | None) -> list[str]:
     parts = [f"<h2>{fill('funnel_title')}</h2>"]
     funnel = card.funnel
     missing = card.stages["funnel"].not_measured if "funnel" in card.stages else {}
     if funnel is None or funnel.empty:
         return parts + [f"<p class='lead'>{fill('funnel_empty')}</p>"]
-    last = funnel.iloc[-1]
-    worst = biggest_loss(funnel)
-    if worst is None:
-        parts.append(f"<p class='lead'>{fill('funnel_no_loss', n=fmt_number(int(last['n']), 'count'), last=last['title'])}</p>")
-    else:
-        parts.append("<p class='lead'>" + fill(
-            "funnel_sentence", n=fmt_number(int(last["n"]), "count"), final=fmt_number(last["reached"]),
-            final_low=fmt_number(last["reached_low"]), final_high=fmt_number(last["reached_high"]), last=last["title"],
-            step=worst["title"], lost=fmt_number(worst["lost"]), lost_low=fmt_number(worst["lost_low"]),
-            lost_high=fmt_number(worst["lost_high"])) + "</p>")
+    parts.append(f"<p class='lead'>{headline_sentence(card)}</p>")
+    for note in denominator_notes(card):
+        parts.append("<p>" + fill("funnel_denominator", step=note["step"], reached=fmt_number(note["reached"]),
+                                  n=fmt_number(note["n"], "count"), stage=STAGE_TITLES[note["stage"]].lower(),
+                                  metric=note["metric"], value=fmt_number(note["value"]),
+                                  stage_n=fmt_number(note["stage_n"], "count")) + "</p>")
+    if {"used_in_answer", "answer_correct"} & set(funnel["step"]):
+        parts.append(f"<p>{fill('funnel_proxies')}</p>")
     if png is not None:
         parts.append(f"<p><img alt='{fill('funnel_alt')}' src='data:image/png;base64,"
                      f"{base64.b64encode(png).decode('ascii')}'></p>")
@@ -209,13 +234,23 @@ def _not_measured_html(card: Scorecard) -> list[str]:
     return [f"<h2>{fill('not_measured_title')}</h2>", "<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"]
 
 
-def scorecard_html(card: Scorecard, comparison: pd.DataFrame | None = None, title: str = "Pipeline scorecard",
+def run_title(card: Scorecard, comparison: pd.DataFrame | None = None) -> str:
+    """The page's title: it names the run (the records file), and the two sides when compared."""
+    title = f"Scorecard of {card.source or 'these records'}"
+    if comparison is not None:
+        a, b = comparison.attrs.get("names", ("A", "B"))
+        title += f" ({a}, compared with {b})"
+    return title
+
+
+def scorecard_html(card: Scorecard, comparison: pd.DataFrame | None = None, title: str | None = None,
                    png: bytes | None = None) -> str:
     """The page: the header (units and intervals), the answer funnel (its sentence, the figure
     ``png`` inline, its table), one line per stage, the measured rows of each stage, the A vs B
     comparison if given (with the words each side returned), then every metric not measured
     in one list grouped by what would measure it."""
     n_queries = max((len(r.qids) for r in card.stages.values()), default=0)
+    title = title or run_title(card, comparison)
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
              f"<style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
              "<p>" + fill("header", source=card.source, n_queries=fmt_number(n_queries, "count"),
@@ -255,7 +290,8 @@ def write_scorecard(card: Scorecard, out: str | Path, comparison: pd.DataFrame |
         png = None
         if card.funnel is not None and not card.funnel.empty:
             (tmp / "funnel.csv").write_text(frame_csv(card.funnel, index=False), encoding="utf-8", newline="")
-            png = funnel_png(card.funnel)
+            headline = funnel_headline(card)
+            png = funnel_png(card.funnel, (headline or {}).get("tied", []))
             (tmp / "funnel.png").write_bytes(png)
         (tmp / "scorecard.html").write_text(scorecard_html(card, comparison, png=png), encoding="utf-8")
         write_marker(tmp, MARKER, "chunklab-evaluate")  # what core.output_dirs lets the next run replace

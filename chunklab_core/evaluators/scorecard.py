@@ -22,13 +22,15 @@ Handles
 * :func:`funnel_table`: the answer funnel (``evaluators.funnel``) over the queries measured at
   every measured step: per step the share of queries that reached it (passed it and every
   step before) and the share lost there, each with its interval (the same bootstrap, one call
-  for all steps); :func:`biggest_loss` is the step that loses the most; :func:`correct_without_gold`
+  for all steps); :func:`biggest_loss` is the step that loses the most (the headline that names
+  it only when the rule allows is ``evaluators.funnel_headline``); :func:`correct_without_gold`
   flags the queries that contradict the funnel (a correct answer whose context holds no gold).
 * :func:`compare`: A vs B on the same queries: per metric measured in both, the paired
   difference A - B over the queries measured in both (``stats.bootstrap.paired_difference_ci``,
   or clustered), worded by the series' one rule (``stats.claims.pair_verdict``: "A ahead",
-  "B ahead", or "cannot be told apart"), with the words each side returned on the same queries
-  beside every retrieval and context row (``tokens_a``, ``tokens_b``: ``returned_tokens@k`` and
+  "B ahead", or "cannot be told apart"; a token, cost or latency row says which side "returns
+  more tokens", "costs more" or "takes longer", never "ahead": :func:`compare_verdict`), with the words each
+  side returned on the same queries beside every retrieval and context row (``tokens_a``, ``tokens_b``: ``returned_tokens@k`` and
   ``context_text_tokens``).
 
 Not handled: writing files (``evaluators.report_files``), reading records (``evaluators.records``).
@@ -45,7 +47,7 @@ import pandas as pd
 
 from chunklab_core.evaluators.common import StageResult, as_optional, percentile
 from chunklab_core.stats.bootstrap import bootstrap_ci, iter_resample_indices, paired_difference_ci
-from chunklab_core.stats.claims import pair_verdict
+from chunklab_core.stats.claims import NOT_TOLD_APART, interval_side, pair_verdict
 from chunklab_core.stats.clustered import clustered_bootstrap_ci
 
 STAGE_ORDER = ("chunking", "embedding_index", "retrieval", "reranking", "augmentation", "generation", "end_to_end")
@@ -162,6 +164,24 @@ def stage_table(result: StageResult, docs: Sequence | None = None, options: Opti
     return frame.where(frame.notna(), None)
 
 
+def funnel_matrices(result: StageResult):
+    """``(steps, keep, reached, lost)``: the measured steps in order, the queries measured at
+    every one of them (mask over ``result.qids``), and per kept query and step the 0/1
+    ``reached`` and ``lost`` (``funnel_table``'s definitions); ``([], ...)`` when nothing is measured."""
+    from chunklab_core.evaluators.funnel import STEPS
+
+    steps = [s for s in STEPS if s in result.values and (~np.isnan(result.values[s])).any()]
+    if not steps:
+        return [], np.zeros(len(result.qids), dtype=bool), np.zeros((0, 0)), np.zeros((0, 0))
+    passed = np.column_stack([result.values[s] for s in steps])
+    keep = ~np.isnan(passed).any(axis=1)
+    if not keep.any():
+        return [], keep, np.zeros((0, 0)), np.zeros((0, 0))
+    reached = np.cumprod(passed[keep] > 0, axis=1).astype(float)
+    lost = np.column_stack([np.ones(len(reached)), reached[:, :-1]]) - reached
+    return steps, keep, reached, lost
+
+
 def funnel_table(result: StageResult, docs: Sequence | None = None, options: Options | None = None) -> pd.DataFrame:
     """The funnel's rows (``FUNNEL_COLUMNS``), one per measured step in order.
 
@@ -169,18 +189,12 @@ def funnel_table(result: StageResult, docs: Sequence | None = None, options: Opt
     ``lost_s`` = ``reached_{s-1}`` - ``reached_s`` (``reached_0`` = 1), their means with
     intervals (clustered by document as every other row). No measured step: no rows.
     """
-    from chunklab_core.evaluators.funnel import STEP_TITLES, STEPS
+    from chunklab_core.evaluators.funnel import STEP_TITLES
 
     options = options or Options()
-    steps = [s for s in STEPS if s in result.values and (~np.isnan(result.values[s])).any()]
+    steps, keep, reached, lost = funnel_matrices(result)
     if not steps:
         return pd.DataFrame(columns=FUNNEL_COLUMNS)
-    passed = np.column_stack([result.values[s] for s in steps])
-    keep = ~np.isnan(passed).any(axis=1)
-    if not keep.any():
-        return pd.DataFrame(columns=FUNNEL_COLUMNS)
-    reached = np.cumprod(passed[keep] > 0, axis=1).astype(float)
-    lost = np.column_stack([np.ones(len(reached)), reached[:, :-1]]) - reached
     clusters = None
     if docs is not None and len(docs) == len(result.qids):
         clusters = np.asarray(list(docs), dtype=object)[keep]
@@ -309,11 +323,26 @@ def compare(a: Scorecard, b: Scorecard, names: tuple[str, str] = ("A", "B")) -> 
             tb = sb.values[tokens][align] if tokens and tokens in sb.values else None
             rows.append({"stage": stage, "metric": metric, "n": int(both.sum()), "mean_a": float(va[both].mean()),
                          "mean_b": float(vb[both].mean()), "difference": float(ci.mean), "low": float(ci.low),
-                         "high": float(ci.high), "verdict": pair_verdict(names[0], names[1], ci.low, ci.high),
+                         "high": float(ci.high), "verdict": compare_verdict(metric, names, ci.low, ci.high),
                          "tokens_a": _mean_on(ta, both), "tokens_b": _mean_on(tb, both)})
     frame = pd.DataFrame(rows, columns=COMPARE_COLUMNS)
     frame.attrs["names"] = tuple(names)
     return frame
+
+
+#: What a larger value of a cost row is, in a comparison's words (never "ahead": more is a cost).
+COST_WORDS = {"tokens": "returns more tokens", "cost": "costs more", "ms": "takes longer"}
+
+
+def compare_verdict(metric: str, names: Sequence[str], low: float, high: float) -> str:
+    """The series' rule on the paired interval of A − B: "A ahead" / "B ahead" / "cannot be told
+    apart" for a quality metric; for a token, cost or latency row (``unit_of``) the side whose
+    interval lies higher "returns more tokens" / "costs more" / "takes longer" instead."""
+    words = COST_WORDS.get(unit_of(metric))
+    if words is None:
+        return pair_verdict(names[0], names[1], low, high)
+    side = interval_side(low, high)
+    return NOT_TOLD_APART if side == 0 else f"{names[0] if side > 0 else names[1]} {words}"
 
 
 COMPARE_COLUMNS = ["stage", "metric", "n", "mean_a", "mean_b", "difference", "low", "high", "verdict", "tokens_a",

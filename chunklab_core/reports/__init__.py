@@ -14,7 +14,7 @@ record mode; ``make verify-runs`` recomputes a sample), ``chunker_recording`` (`
 post 08's LLM chunker calls), ``run_cluster`` (``make runs`` on a Ray cluster), ``cluster_claims`` (its claims: who records which
 cell, a wait that ends), ``pool`` (the one candidate pool and its
 matched-budget verdicts that posts 02, 08 and 00 read), ``website`` (the static site) and ``lab`` (the site's interactive page on the
-recorded runs).
+recorded runs) with ``lab_formulas`` (its formulas, one function each).
 
 Only this stage imports ``reports``; nothing in the library depends on it.
 """

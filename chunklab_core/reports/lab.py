@@ -1,20 +1,27 @@
-"""The lab: the series' recorded rankings, budgets and footprints as one interactive page.
+"""The lab: rankings to shape, the series' recorded rankings, budgets and footprints, one page.
 
 Handles: the data the page ``lab.html`` of the website shows, computed here in Python from the
 recorded runs (``data/runs``, replayed) and written beside the page as ``lab-data.js``, plus
-the page itself (the static template ``lab.html`` beside this module, whose script only
-re-reads and re-sorts those data). Three panels:
+the page itself (the static template ``lab.html`` beside this module, with ``static/csv_cells.js``
+inlined, whose script only re-reads and re-sorts those data). Panels:
 
+* **a ranking you build** (page only): grades 0/1/2 set by click or key, items added and
+  removed, the total relevant in the qrels; the page's metrics are :func:`reference_metrics`
+  (depth 0), shown with the formula and the numbers substituted;
 * **ranking** (:func:`ranking_panel`): post 07's corpora, strategies and first stage (BM25),
   the first :attr:`LabConfig.ranking_questions` questions of each corpus's seeded order, the
   top :attr:`LabConfig.top` contexts of each ranking with the series' gold-slot grade
   (``slot_metrics.judge_context`` on the full text: 2 full, 1 partial, 0 none; the text shown
-  is cut to :attr:`LabConfig.text_chars` characters) and post 07's recorded re-scorer scores
-  (``rerank.scorers.RecordedScorer``, the same call as post 07's depth sweep, so the replay
-  reads the same record). The page computes P@k, recall@k, MRR@k and nDCG@k (gain 2^g − 1,
-  log2 discount) and re-orders the prefix of the chosen depth (:func:`reference_metrics`
-  is the same computation through ``evaluation.ranking_metrics`` and ``rerank.stage``, for
-  the tests);
+  is :attr:`LabConfig.text_chars` characters, :func:`excerpt`: from the start, or around the
+  gold when it lies further in, the page marking the gold alternatives) and post 07's recorded
+  re-scorer scores (``rerank.scorers.RecordedScorer``, the same call as post 07's depth sweep,
+  so the replay reads the same record). The page computes P@k, recall@k, MRR@k, nDCG@k (gain
+  2^g − 1, log2 discount, under either rule of :data:`GAIN_RULES`) and the relevant inside k,
+  and re-orders the prefix of the chosen depth (:func:`reference_metrics` is the same
+  computation through ``evaluation.ranking_metrics`` and ``rerank.stage``, for the tests);
+* **context budget** (:func:`context_budget`, page and Python): k chunks × chunk size plus
+  prompt and answer → tokens per question, fit in a model's window, cost per 1,000
+  questions, with the recorded recall at :func:`measured_budget` from the budget panel;
 * **budget** (:func:`budget_panel`): post 02's SQuAD and NQ samples (of its five:
   :attr:`LabConfig.budget_corpora`, for the build's time), strategies, retrievers and first
   model; slot recall within each budget of :func:`budget_grid` (``evaluation.budget.recall_at_budget``,
@@ -27,6 +34,11 @@ re-reads and re-sorts those data). Three panels:
   script repeats; equal to ``retrieval.footprint`` on ``chunking.token_windows.fixed_tokens``
   chunks of one text, which a test checks), with the corpus sizes of post 07's corpora.
 
+The formulas are ``lab_formulas``' (imported here under the same names). Every value a link carries is bounded in the page (clamped or replaced by its default, with a
+notice naming it) before anything is computed, so the numbers shown are always those of the
+controls; exports carry the state and pass through ``static/csv_cells.js`` (the formula-start rule of
+``core.csv_cells``).
+
 Not handled: live retrieval (nothing is computed in the browser but the metrics of recorded
 rankings), questions beyond the subset, judging contexts outside the recorded top N (the page
 says so: the total of relevant contexts is what the judged top N holds unless the reader
@@ -38,13 +50,14 @@ re-scorer's; the run store keeps first-stage scores of chunks, not of the contex
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
+from chunklab_core.reports.lab_formulas import (GAIN_RULES, budget_grid, context_budget, excerpt,  # noqa: F401
+                                                footprint_estimate, measured_budget, reference_metrics)
 from chunklab_core.reports.posts import post
 from chunklab_core.retrieval.registry import BASELINE, model_column, registered
 
@@ -52,6 +65,7 @@ SEED = 20260729
 PAGE = "lab.html"
 DATA_FILE = "lab-data.js"
 TEMPLATE = Path(__file__).with_name("lab.html")
+CSV_SCRIPT = Path(__file__).parent / "static" / "csv_cells.js"  # the pages' one CSV writer (inlined): formula starts neutralised
 GRADE_WORDS = {2: "full", 1: "partial", 0: "none"}
 
 
@@ -82,75 +96,6 @@ class LabConfig:
     footprint_corpora: Sequence[str] = field(default_factory=lambda: ("squad", "nq"))
 
 
-# --------------------------------------------------------------------------- formulas
-
-
-def footprint_estimate(corpus_tokens: int, size: int, overlap: int) -> dict:
-    """Footprint of windows of ``size`` tokens sharing ``overlap`` with the next, over T tokens.
-
-    stride = size − overlap; chunks n = 1 if T <= size else 1 + ceil((T − size) / stride);
-    indexed tokens = T + (n − 1) · overlap (every consecutive pair shares ``overlap`` tokens);
-    duplication = indexed / T. Source: ``retrieval.footprint`` (post 07) on one text cut by
-    ``chunking.token_windows.fixed_tokens``; the corpus is treated as one text, so the real
-    count, per document, is higher by about one window per document. ``ValueError`` unless
-    0 <= overlap < size and T >= 1.
-    """
-    for name, value in (("corpus tokens", corpus_tokens), ("size", size), ("overlap", overlap)):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-            raise ValueError(f"{name} must be an integer, got {value!r}")
-    if corpus_tokens < 1 or size < 1:
-        raise ValueError(f"corpus tokens and size must be >= 1, got {corpus_tokens} and {size}")
-    if not 0 <= overlap < size:
-        raise ValueError(f"overlap must be >= 0 and below the size {size}, got {overlap}")
-    stride = size - overlap
-    chunks = 1 if corpus_tokens <= size else 1 + math.ceil((corpus_tokens - size) / stride)
-    indexed = corpus_tokens + (chunks - 1) * overlap
-    return {"stride": stride, "chunks": chunks, "indexed_tokens": indexed, "duplication": indexed / corpus_tokens}
-
-
-def reference_metrics(grades: Sequence[int], rescores: Sequence[float], k: int, min_grade: int,
-                      total_relevant: int, depth: int) -> dict:
-    """The ranking panel's numbers through the package's functions, for one question.
-
-    The first ``depth`` contexts are re-ordered by ``rescores`` (``rerank.stage.rerank_prefix``;
-    depth <= 1: first-stage order); relevant = grade >= ``min_grade``; P@k, RR@k
-    (``evaluation.ranking_metrics``); recall@k = relevant in the top k / ``total_relevant``;
-    nDCG@k (``ranking_metrics.ndcg_at_k``) with gains 2^g − 1 of the relevant contexts and the
-    ideal from the relevant grades found, padded to ``total_relevant`` with ``min_grade``.
-    """
-    from chunklab_core.evaluation import ranking_metrics as metrics
-    from chunklab_core.rerank.stage import rerank_prefix
-
-    grades = np.asarray(grades, dtype=int)
-    order = np.arange(len(grades))[None, :]
-    if depth > 1:
-        order = rerank_prefix(order, np.asarray(rescores, dtype=float)[None, :], int(depth))
-    shown = grades[order[0]]
-    relevant = shown >= min_grade
-    width = max(k, len(grades))
-    rel = np.zeros((1, width))
-    rel[0, :len(grades)] = relevant
-    gains = np.zeros((1, width))
-    gains[0, :len(grades)] = np.where(relevant, 2.0 ** shown - 1, 0.0)
-    found = sorted(grades[grades >= min_grade].tolist(), reverse=True)
-    ideal_grades = found + [min_grade] * max(0, total_relevant - len(found))
-    ideal = np.zeros((1, max(width, len(ideal_grades))))
-    ideal[0, :len(ideal_grades)] = 2.0 ** np.asarray(ideal_grades, dtype=float) - 1
-    hits = float(rel[0, :k].sum())
-    return {
-        "order": order[0].tolist(),
-        "precision": float(metrics.precision_at_k(rel, k)[0]),
-        "recall": hits / total_relevant if total_relevant else 0.0,
-        "mrr": float(metrics.reciprocal_rank_at_k(rel, k)[0]),
-        "ndcg": float(metrics.ndcg_at_k(gains, k, ideal)[0]),
-    }
-
-
-def budget_grid(post_budgets: Sequence[int] = (500, 1000, 2000, 4000)) -> list[int]:
-    """Budgets the page offers: powers of two from 256 to 8,192 and the budgets post 02 reports."""
-    return sorted({2 ** e for e in range(8, 14)} | {int(b) for b in post_budgets})
-
-
 # --------------------------------------------------------------------------- panels
 
 
@@ -177,19 +122,22 @@ def ranking_panel(config: LabConfig) -> dict:
             # post 07's call: every question, the deepest depth (the record is keyed by exactly these)
             questions = [q.text for q in corpus.questions]
             scores = scorer.score_many(questions, candidate_texts(run, config.rescore_depth))
-            texts: dict[int, str] = {}
+            texts: dict[str, str] = {}
             rows = []
             for row, question in enumerate(corpus.questions[:config.ranking_questions]):
                 ids = [int(i) for i in run.ranked[row, :config.top] if i >= 0]
+                alternatives = [a for slot in question.gold_slots for a in slot if a.strip()]
                 ranks = []
                 for position, index in enumerate(ids):
                     full = run.context_text(index)
                     grade = judge_context(full, question.gold_slots, config.threshold).grade
-                    short = full if len(full) <= config.text_chars else full[:config.text_chars].rstrip() + "…"
-                    texts.setdefault(index, short)
-                    ranks.append([index, grade, float(f"{scores[row][position]:.7g}")])  # float32's digits
+                    start, short = excerpt(full, alternatives if grade else [], config.text_chars)
+                    key = str(index) if start == 0 else f"{index}@{start}"
+                    texts.setdefault(key, short)
+                    ranks.append([index, grade, float(f"{scores[row][position]:.7g}"), key])  # float32's digits
                 gold = " | ".join(" / ".join(slot) for slot in question.gold_slots)
-                rows.append({"qid": question.qid, "text": question.text, "gold": gold, "ranks": ranks})
+                rows.append({"qid": question.qid, "text": question.text, "gold": gold, "gold_alternatives": alternatives,
+                             "ranks": ranks})
             cells.append({"corpus": name, "sample": label, "strategy": strategy,
                           "strategy_label": strategy_label(strategy), "retriever": stage,
                           "scorer": scorer.name, "questions": rows,
@@ -353,9 +301,10 @@ def data_script(data: dict) -> str:
 
 
 def write_lab(folder: Path, data: dict, nav: str = "") -> list[Path]:
-    """Write ``lab.html`` (the template with the site's navigation) and ``lab-data.js`` into ``folder``."""
+    """Write ``lab.html`` (the template with the site's navigation and ``static/csv_cells.js`` inlined) and
+    ``lab-data.js`` into ``folder``."""
     folder = Path(folder)
-    page = TEMPLATE.read_text(encoding="utf-8").replace("<!--NAV-->", nav)
+    page = TEMPLATE.read_text(encoding="utf-8").replace("<!--NAV-->", nav).replace("<!--CSV-->", CSV_SCRIPT.read_text(encoding="utf-8"))
     (folder / PAGE).write_text(page, encoding="utf-8")
     (folder / DATA_FILE).write_text(data_script(data), encoding="utf-8")
     return [folder / PAGE, folder / DATA_FILE]

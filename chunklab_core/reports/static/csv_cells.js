@@ -26,7 +26,9 @@
   }
 
   function csvField(value) {
-    var text = value === null || value === undefined ? "" : String(value);
+    // a missing value and a number that is not finite are empty, as pandas writes NaN
+    var missing = value === null || value === undefined || (typeof value === "number" && !isFinite(value));
+    var text = missing ? "" : String(value);
     return /[",\n\r]/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text;
   }
 
