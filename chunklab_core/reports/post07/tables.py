@@ -132,6 +132,31 @@ def display_stage_table(table: pd.DataFrame, labels: dict | None = None) -> pd.D
     })
 
 
+STAGE_KEY = ["sample", "strategy", "re-scorer", "N"]
+
+
+def stage_views(k: int) -> dict[str, list[str]]:
+    """The stage table's views (caption -> columns), each narrow enough for the page's text column."""
+    return {
+        f"Does reranking help? nDCG@{k} before and after, the paired difference and its verdict:":
+            ["n", f"nDCG@{k} before", "after", "ΔnDCG [95% CI]", "verdict (ΔnDCG)"],
+        "The same verdict with questions resampled instead of documents, and the change in precision:":
+            ["first stage", "resampled", "verdict, questions resampled", f"ΔP@{k} [95% CI]"],
+        f"MRR@{k} before and after:": [f"MRR@{k} before", "MRR after", "ΔMRR [95% CI]"],
+        "What reranking can reach (the ceiling) and what it moved:":
+            ["ceiling hit@N", f"hit@{k} after", "same set", "rescued", "pushed out"],
+    }
+
+
+def show_stage_tables(table: pd.DataFrame, labels: dict | None = None, csv: str | None = None) -> None:
+    """Display the stage table (:func:`display_stage_table`) as the narrow views of :func:`stage_views`,
+    then link the whole table ``data/<csv>.csv``."""
+    from chunklab_core.reports.table_views import show_views
+
+    k = int(table["k"].iloc[0]) if len(table) else 0
+    show_views(display_stage_table(table, labels), STAGE_KEY, stage_views(k), csv)
+
+
 def depth_comparison(per_question: pd.DataFrame, deep: int, shallow: int, resamples: int, seed: int) -> pd.DataFrame:
     """nDCG@k after reranking at depth ``deep`` minus at ``shallow``, paired by question, per cell."""
     rows = []
