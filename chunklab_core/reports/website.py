@@ -62,6 +62,9 @@ IMAGE_DIR = "img"
 # Headings of a post's closing section (the first that matches), shown first as its key findings.
 KEY_SECTIONS = ("What this shows", "What to take away", "Takeaways", "What this run supports",
                 "An honest reading", "The answer: which chunker?", "The findings")
+# A post that opens with its answer (a section so headed, before its closing one) is shown as it is:
+# no key findings copied above the answer.
+ANSWER_SECTIONS = ("The answer",)
 VERSIONS_CALL = "start_post("
 SECTION = re.compile(r"^##\s+(?:\d+\.\s+)?(.+?)\s*$", re.MULTILINE)
 
@@ -189,7 +192,8 @@ def arrange_for_reading(notebook: nbformat.NotebookNode) -> nbformat.NotebookNod
     """A copy of ``notebook`` that opens with its key findings and ends with its versions.
 
     Key findings: the cells of the closing section (:data:`KEY_SECTIONS`), copied after the
-    first cell under the heading "Key findings", figures left out (they stay in the section).
+    first cell under the heading "Key findings", figures left out (they stay in the section);
+    not when the post already opens with its answer (a section of :data:`ANSWER_SECTIONS` before it).
     Versions: the outputs of the cell that calls ``start_post(`` move to a last section.
     """
     notebook = copy.deepcopy(notebook)
@@ -200,7 +204,8 @@ def arrange_for_reading(notebook: nbformat.NotebookNode) -> nbformat.NotebookNod
             versions, cell.outputs = cell.outputs, []
             break
     found = _section_of(notebook, KEY_SECTIONS)
-    if found is not None and found[0] > 1:
+    answered = _section_of(notebook, ANSWER_SECTIONS)
+    if found is not None and found[0] > 1 and not (answered is not None and answered[0] < found[0]):
         first, end = found
         copies = copy.deepcopy(cells[first:end])
         heading = SECTION.search(copies[0].source)

@@ -23,6 +23,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from chunklab_core.chunking import strategy_label
 from chunklab_core.core import numbers
 from chunklab_core.reports import samples
 from chunklab_core.reports.verdict_tables import design_of, paired_interval
@@ -155,6 +156,15 @@ def show_stage_tables(table: pd.DataFrame, labels: dict | None = None, csv: str 
 
     k = int(table["k"].iloc[0]) if len(table) else 0
     show_views(display_stage_table(table, labels), STAGE_KEY, stage_views(k), csv)
+
+
+def answer_table(table: pd.DataFrame, labels: dict | None = None) -> pd.DataFrame:
+    """The answer's table: at the deepest N, per sample and strategy, nDCG@k before and after,
+    ΔnDCG with its paired interval and its verdict (the key columns of :func:`display_stage_table`)."""
+    deepest = table[table["depth"] == table["depth"].max()]
+    shown = display_stage_table(deepest, labels).assign(strategy=[strategy_label(s) for s in deepest["strategy"]])
+    k = int(table["k"].iloc[0]) if len(table) else 0
+    return shown.reset_index(drop=True)[["sample", "strategy", "n", f"nDCG@{k} before", "after", "ΔnDCG [95% CI]", "verdict (ΔnDCG)"]]
 
 
 def depth_comparison(per_question: pd.DataFrame, deep: int, shallow: int, resamples: int, seed: int) -> pd.DataFrame:
