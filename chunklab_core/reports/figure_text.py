@@ -36,15 +36,16 @@ FIGURES: dict[str, FigureText] = {
         "Horizontal box plots on a logarithmic axis: one row per chunking strategy, the distribution of chunk "
         "sizes in tokens."),
     "02_matrix": FigureText(
-        "each corpus read by the measure its gold supports, strategies against retrievers; one colour scale per "
-        "measure, the value printed in each cell (its interval is in the table above).",
+        "each corpus read by the measure its gold supports, strategies against retrievers; each panel has its "
+        "own colour bar naming its measure, the value printed in each cell (the intervals are in the tables).",
         "Grid of heatmaps, one per corpus: rows are chunking strategies, columns are retrievers (BM25, dense, "
-        "hybrid), each cell coloured and labelled with the corpus's measure; a colour bar per measure."),
+        "hybrid), each cell coloured and labelled with the corpus's measure; a colour bar per panel."),
     "02_recall_vs_tokens": FigureText(
-        "recall against mean returned tokens for k = 1 to 10, one panel per kind of document and retriever; "
-        "the shaded band is the 95% interval of the leading strategy at each k.",
-        "Small multiples: one panel per corpus and retriever, one line per chunking strategy, recall on the "
-        "vertical axis against mean returned tokens on a logarithmic horizontal axis."),
+        "the share of gold found (containment) against mean returned tokens for k = 1 to 10: one row per kind "
+        "of document, one column per retriever; descriptive means (the budget tables give the intervals).",
+        "Small multiples: one row per corpus and one column per retriever, one line per chunking strategy, the "
+        "share of gold slots contained in the returned contexts on the vertical axis against mean returned "
+        "tokens on a logarithmic horizontal axis."),
     "03_intervals": FigureText(
         "each strategy's score with its 95% bootstrap interval; overlapping intervals alone do not decide a "
         "comparison (the paired differences do).",
@@ -127,10 +128,12 @@ FIGURES: dict[str, FigureText] = {
         "Bar charts, one panel per metric: one bar per chunker with its interval, markers for the published "
         "values."),
     "08_builder": FigureText(
-        "at the budget each setting is recommended at, every candidate's shortfall from the leader "
-        "(leader minus candidate, with its paired 95% interval), one panel per kind of document.",
+        "at the budget each retriever's setting is recommended at, every candidate's shortfall from the leader "
+        "(leader minus candidate, with its paired 95% interval), one panel per kind of document; colour: "
+        "verdict, marker: retriever.",
         "Forest plot, one panel per kind of document: candidates as rows, the leader-minus-candidate difference "
-        "on the horizontal axis with 95% intervals, marker shape by retriever, a vertical line at 0."),
+        "on the horizontal axis with 95% intervals, marker shape by retriever, colour by verdict, a vertical "
+        "line at 0."),
 }
 
 
