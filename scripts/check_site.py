@@ -59,7 +59,7 @@ window.addEventListener("load", () => {
   const tables = Array.from(document.querySelectorAll("main table")).map(t => {
     const box = t.closest(".table-scroll");
     const first = t.querySelector("tbody tr td:first-child, tbody tr th:first-child");
-    return { width: t.getBoundingClientRect().width, shown: box ? box.getBoundingClientRect().width : t.getBoundingClientRect().width,
+    return { width: Math.max(t.scrollWidth, t.getBoundingClientRect().width), shown: box ? box.getBoundingClientRect().width : t.getBoundingClientRect().width,
              scrollable: !!box, sticky: first ? getComputedStyle(first).position === "sticky" : false,
              head: (t.querySelector("thead th:not(:empty), thead td") || {}).textContent || "" };
   });

@@ -112,12 +112,31 @@ def test_the_series_site_passes_the_browser_check(tmp_path):
     # The check can fail: a broken image and a too-wide block are reported.
     shutil.copy(out / "index.html", out / "broken.html")
     page = (out / "broken.html").read_text()
-    page = page.replace("</main>", '<img src="img/missing.png"><div style="width:3000px">wide</div></main>')
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from chunklab_core.reports import plots
+
+    fig, ax = plt.subplots(figsize=(20, 3))  # 2,200 px wide with 5 pt text: about 3 px at column width
+    ax.set_title("tiny", fontsize=5)
+    ax.tick_params(labelsize=5)
+    (out / "img" / "tiny.png").write_bytes(plots.png_bytes(fig))
+    plt.close(fig)
+    wide = "<table><tbody><tr><td style='white-space:nowrap'>" + "a wide cell " * 120 + "</td></tr></tbody></table>"
+    page = page.replace("</main>", '<img src="img/missing.png"><div style="width:3000px">wide</div>'
+                        '<img src="img/tiny.png" alt="">' + wide + "</main>")
     (out / "broken.html").write_text(page)
     problems = check.check_site(out, chromium)
     assert any("broken.html: image img/missing.png did not render" in p for p in problems)
-    assert any("broken.html: horizontal scroll" in p for p in problems)
+    assert any("broken.html at 1280 px: horizontal scroll" in p for p in problems)
+    assert any("broken.html at 390 px: horizontal scroll" in p for p in problems)  # the phone frame works
     assert any("broken.html: link to a missing file img/missing.png" in p for p in problems)
+    assert any("image img/tiny.png has no alt text" in p for p in problems)
+    assert any("image img/tiny.png's smallest text is" in p for p in problems)
+    assert any("is" in p and "not declared scrollable" in p for p in problems)
+    assert any("broken.html at 1280 px: no section headed 'The answer" in p for p in problems)
 
 
 def test_pages_open_with_key_findings_end_with_versions_and_tables_read_as_tables(tmp_path):
