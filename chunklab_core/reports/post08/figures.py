@@ -33,7 +33,7 @@ def plot_report(comparison: pd.DataFrame, metrics=("recall", "precision_omega", 
     part = comparison[comparison["re-run mean"].notna()]
     labels = list(dict.fromkeys(part["label"]))
     y = {label: i for i, label in enumerate(labels)}
-    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics) + 2, 0.32 * len(labels) + 1.6),
+    fig, axes = plt.subplots(1, len(metrics), figsize=(2.0 * len(metrics) + 2.6, 0.32 * len(labels) + 2.0),
                              sharey=True, squeeze=False)
     depth = int(part["retrieved"].iloc[0]) if "retrieved" in part and len(part) else 5
     for ax, metric in zip(axes[0], metrics):
@@ -57,12 +57,12 @@ def plot_report(comparison: pd.DataFrame, metrics=("recall", "precision_omega", 
                 ax.scatter(pub["published mean"][~filled], np.asarray(ys)[~filled.to_numpy()], marker="o",
                            facecolors="none", edgecolors=color, zorder=3, label=f"report, {table} (not comparable)")
         ax.set_yticks(range(len(labels)), labels)
-        ax.set_xlabel(f"{METRIC_NAMES.get(metric, metric)} (points), {depth} retrieved")
-        ax.tick_params(labelsize=8)
+        ax.set_xlabel(f"{METRIC_NAMES.get(metric, metric)} (points),\n{depth} retrieved", fontsize=9)
+        ax.tick_params(labelsize=9)
     axes[0][0].invert_yaxis()
     handles, names = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="lower center", ncol=len(names), fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.legend(handles, names, loc="lower center", ncol=2, fontsize=9, frameon=False)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     return fig
 
 
