@@ -75,7 +75,7 @@ FIGURES: dict[str, FigureText] = {
         "bin with its 95% interval.",
         "Scatter plot per corpus: word overlap on the horizontal axis, BM25 minus dense score on the vertical "
         "axis, points coloured by question set, with binned means and intervals."),
-    "05_answers": FigureText(
+    "05_pass_shares": FigureText(
         "share of answers passed per strategy, by each grader, with 95% intervals: where graders disagree, the "
         "markers of one strategy part.",
         "Dot-and-whisker plot, one panel per corpus: strategies on the vertical axis, share of answers passed on "
