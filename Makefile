@@ -244,7 +244,7 @@ lab: env ## Open JupyterLab on the notebooks, with the series' kernel (chunklab)
 site: env ## Render the executed posts to static HTML in SITE_DIR (no code, an index, works offline)
 	$(PY) -m chunklab_core.reports.website --out $(SITE_DIR) $(SITE_ARGS) $(POSTS)
 
-site-check: site ## Check the website in headless Chromium: pages load, images render, no sideways scroll at 1280 px
+site-check: site ## Check the website in headless Chromium at 1280 and 390 px: images (alt text, legible text), tables, answers first
 	$(PY) scripts/check_site.py $(SITE_DIR)
 
 clean: ## Remove caches and build leftovers (keeps committed outputs and the virtualenv)

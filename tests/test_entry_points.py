@@ -18,7 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-README = (ROOT / "README.md").read_text()
+# the README and the pages of docs/ it links: the documentation a person reads
+README = "\n".join(path.read_text() for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
 
 # the tools the issue names (grader, audit draw, blank sheet, data fetch, model assembly,
 # recording) must each have a command

@@ -260,3 +260,20 @@ def test_post03_intervals_text_names_the_sample():
     assert post03_prose.intervals_text(intervals, 8, 800, "hit@10", "SQuAD v1.1, 800 questions from 40 articles") == (
         "8 strategies on SQuAD v1.1, 800 questions from 40 articles; every table and finding below is on it. "
         "Mean 95% interval width for hit@10: 0.050.")
+
+
+def test_recorded_versions_come_from_the_records_not_the_install(tmp_path):
+    """The version cell reports llama-cpp-python by the runtime of the recorded calls (issue 51): a
+    re-execution without the package reproduces the committed cell."""
+    import json
+
+    from chunklab_core.core.versions import package_versions, recorded_versions
+
+    (tmp_path / "a.jsonl").write_text("\n".join(json.dumps(r) for r in [
+        {"runtime": {"llama_cpp": "0.3.36"}}, {"runtime": {"llama_cpp": "0.3.35"}}, {"output": "no runtime"}]) + "\n")
+    (tmp_path / "b.jsonl").write_text(json.dumps({"runtime": {"llama_cpp": "0.3.36"}}) + "\n")
+    assert recorded_versions("llama-cpp-python", tmp_path) == ["0.3.35", "0.3.36"]
+    shown = package_versions(("pandas",), recorded=("llama-cpp-python",), records_folder=tmp_path)
+    assert shown.loc["version", "llama-cpp-python"] == "0.3.35, 0.3.36 (recorded calls)"
+    empty = package_versions((), recorded=("llama-cpp-python",), records_folder=tmp_path / "none")
+    assert empty.loc["version", "llama-cpp-python"] == "no recorded calls"

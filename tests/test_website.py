@@ -112,12 +112,31 @@ def test_the_series_site_passes_the_browser_check(tmp_path):
     # The check can fail: a broken image and a too-wide block are reported.
     shutil.copy(out / "index.html", out / "broken.html")
     page = (out / "broken.html").read_text()
-    page = page.replace("</main>", '<img src="img/missing.png"><div style="width:3000px">wide</div></main>')
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from chunklab_core.reports import plots
+
+    fig, ax = plt.subplots(figsize=(20, 3))  # 2,200 px wide with 5 pt text: about 3 px at column width
+    ax.set_title("tiny", fontsize=5)
+    ax.tick_params(labelsize=5)
+    (out / "img" / "tiny.png").write_bytes(plots.png_bytes(fig))
+    plt.close(fig)
+    wide = "<table><tbody><tr><td style='white-space:nowrap'>" + "a wide cell " * 120 + "</td></tr></tbody></table>"
+    page = page.replace("</main>", '<img src="img/missing.png"><div style="width:3000px">wide</div>'
+                        '<img src="img/tiny.png" alt="">' + wide + "</main>")
     (out / "broken.html").write_text(page)
     problems = check.check_site(out, chromium)
     assert any("broken.html: image img/missing.png did not render" in p for p in problems)
-    assert any("broken.html: horizontal scroll" in p for p in problems)
+    assert any("broken.html at 1280 px: horizontal scroll" in p for p in problems)
+    assert any("broken.html at 390 px: horizontal scroll" in p for p in problems)  # the phone frame works
     assert any("broken.html: link to a missing file img/missing.png" in p for p in problems)
+    assert any("image img/tiny.png has no alt text" in p for p in problems)
+    assert any("image img/tiny.png's smallest text is" in p for p in problems)
+    assert any("is" in p and "not declared scrollable" in p for p in problems)
+    assert any("broken.html at 1280 px: no section headed 'The answer" in p for p in problems)
 
 
 def test_pages_open_with_key_findings_end_with_versions_and_tables_read_as_tables(tmp_path):
@@ -165,3 +184,37 @@ def test_site_tables_by_hand():
              '</thead><tbody><tr><th>a</th><td>1</td></tr></tbody></table>')
     assert "<th>a</th>" in tidy_tables(named)  # a meaningful index is kept
     assert tidy_tables("<p>no table</p>") == "<p>no table</p>"
+
+
+def test_site_check_rules_on_measured_pages(tmp_path):
+    """check_site's rules on hand-made measurements: text size as shown, tables, alt texts, the answer."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from chunklab_core.reports import plots
+
+    check = _check_site()
+    fig, ax = plt.subplots(figsize=(4, 2))
+    ax.tick_params(labelsize=10)
+    ax.set_title("t", fontsize=10)
+    (tmp_path / "f.png").write_bytes(plots.png_bytes(fig))
+    plt.close(fig)
+    recorded = float(check.png_text(tmp_path / "f.png")[check.TEXT_KEY])
+    assert recorded == pytest.approx(10 * plt.rcParams["savefig.dpi"] / 72, abs=0.01)
+    image = {"src": "f.png", "naturalWidth": 400, "shownWidth": 200, "alt": "A chart.", "complete": True}
+    assert check.shown_text_px(tmp_path, image) == pytest.approx(recorded / 2)
+    page = tmp_path / "01_post.html"
+    good = {"innerWidth": 1280, "innerHeight": 900, "scrollWidth": 1280, "column": 872, "answers": [300],
+            "images": [dict(image, shownWidth=400)],
+            "tables": [{"width": 800, "shown": 800, "scrollable": True, "sticky": True, "head": "a"},
+                       {"width": 1500, "shown": 872, "scrollable": True, "sticky": True, "head": "b"}]}
+    assert check.layout_problems(tmp_path, page, good, 1280) == []
+    bad = dict(good, answers=[1400], images=[dict(image, shownWidth=100, alt="")],
+               tables=[{"width": 1500, "shown": 1500, "scrollable": False, "sticky": False, "head": "wide"},
+                       {"width": 1500, "shown": 872, "scrollable": True, "sticky": False, "head": "loose"}])
+    found = " | ".join(check.layout_problems(tmp_path, page, bad, 1280))
+    for expected in ("has no alt text", "smallest text is", "not declared scrollable",
+                     "key column is not kept in view", "below the first screen"):
+        assert expected in found

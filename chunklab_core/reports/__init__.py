@@ -5,7 +5,8 @@ chunking, ``post02`` retrievers, ``post03`` uncertainty, ``post04`` generated qu
 ``post05`` answers and judges, ``post06`` the judge audit, ``post07`` reranking, ``post08`` library
 splitters and Chroma's report); shared
 helpers: ``notebook_setup`` (a post's first cell), ``markdown`` (prose cells), ``plots``
-(figures), ``tables`` (every table a post writes), ``verdict_tables`` (interval wording as tables), ``reference_results`` (published
+(figures), ``figure_text`` (every figure's caption and alt text), ``tables`` (every table a post writes),
+``table_views`` (wide tables as narrow views, long ones as a head, the CSV linked), ``verdict_tables`` (interval wording as tables), ``reference_results`` (published
 numbers shown beside ours), ``templates`` (prose kept as Markdown templates beside a report
 module, filled with computed values), ``samples`` (a sample named by its n and documents),
 ``site_tables`` (the website's tables as a reader expects them); ``notebook_run`` (the safe runner every Makefile notebook rule

@@ -32,13 +32,16 @@ def quiet_progress(models: bool = False) -> None:
 
 
 def start_post(packages: Sequence[str] = DEFAULT_PACKAGES, *, quiet: bool = False, quiet_models: bool = False,
-               max_colwidth=_UNCHANGED, precision=_UNCHANGED, max_rows=_UNCHANGED) -> None:
+               max_colwidth=_UNCHANGED, precision=_UNCHANGED, max_rows=_UNCHANGED,
+               recorded: Sequence[str] = ()) -> None:
     """Set up a post's notebook and display the versions of ``packages``.
 
     ``quiet`` filters tqdm's widget warning, ``quiet_models`` also hides the model-loading bars
     (:func:`quiet_progress`); ``max_colwidth`` and ``precision`` set the pandas display options
     of the same names when given (``None`` is a valid ``max_colwidth``: quotes are never cut), and
-    ``max_rows`` pandas' ``display.max_rows`` (``None``: a table is shown whole).
+    ``max_rows`` pandas' ``display.max_rows`` (``None``: a table is shown whole). Packages in
+    ``recorded`` (e.g. ``llama-cpp-python``) are shown with the versions that made the recorded
+    calls the post replays, so re-execution without them installed reproduces the cell.
     """
     if quiet or quiet_models:
         quiet_progress(models=quiet_models)
@@ -50,4 +53,4 @@ def start_post(packages: Sequence[str] = DEFAULT_PACKAGES, *, quiet: bool = Fals
         pd.set_option("display.precision", precision)
     from IPython.display import display
 
-    display(package_versions(tuple(packages)))
+    display(package_versions(tuple(packages), recorded=tuple(recorded)))

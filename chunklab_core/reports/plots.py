@@ -1,10 +1,14 @@
 """Figures of the series, saved deterministically.
 
 Handles: a fixed style, one function per figure kind, ``show_figure`` (display in a notebook
-cell, optionally saving), and ``save_figure`` which writes PNG
+cell with its caption and alt text, optionally saving), and ``save_figure`` which writes PNG
 (and optionally SVG) under ``paths.FIGURES_DIR`` with volatile metadata removed
 (``svg.hashsalt`` fixed, no creation date, no software string), so re-execution produces
-byte-identical files. Not handled: computing what is plotted (the tables come in ready).
+byte-identical files. Every PNG carries the height in pixels of its smallest text
+(:data:`MIN_TEXT_KEY`, a PNG text chunk: :func:`smallest_text_px`), so a page can check that its
+figures' text stays legible at the width it shows them (``scripts/check_site.py``). Captions and
+alt texts live in :mod:`chunklab_core.reports.figure_text`, one entry per figure name.
+Not handled: computing what is plotted (the tables come in ready).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.core import paths
+from chunklab_core.core.atomic_files import atomic_write
 from chunklab_core.evaluation.measures import column, interval_columns
 
 plt.rcParams.update(
@@ -33,28 +38,67 @@ plt.rcParams.update(
 )
 
 
+MIN_TEXT_KEY = "chunklab:smallest-text-px"  # PNG text chunk: the smallest text's height in the PNG's pixels
+
+
+def smallest_text_px(fig, dpi: float | None = None) -> float:
+    """The font size, in pixels of the saved PNG, of the smallest visible non-empty text of ``fig``.
+
+    Font size in points × dpi / 72 (a point is 1/72 inch): what a reader sees at the PNG's natural
+    size; a page that shows the PNG at a fraction of its width scales it by that fraction.
+    """
+    from matplotlib.text import Text
+
+    dpi = dpi or plt.rcParams["savefig.dpi"]
+    if dpi == "figure":
+        dpi = fig.dpi
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    return round(min(sizes, default=plt.rcParams["font.size"]) * float(dpi) / 72, 2)
+
+
+def png_bytes(fig) -> bytes:
+    """``fig`` as PNG bytes: tight bounding box, no software string, the smallest text's size recorded."""
+    import io
+
+    buffer = io.BytesIO()
+    fig.canvas.draw()  # tick labels exist only once drawn
+    fig.savefig(buffer, format="png", bbox_inches="tight",
+                metadata={"Software": None, MIN_TEXT_KEY: f"{smallest_text_px(fig):.2f}"})
+    return buffer.getvalue()
+
+
 def save_figure(fig, name: str, folder: Path | None = None, svg: bool = False) -> Path:
     """Write ``fig`` as ``<name>.png`` (and ``.svg``) without volatile metadata; return the PNG path."""
     folder = folder or paths.FIGURES_DIR
     folder.mkdir(parents=True, exist_ok=True)
     png = folder / f"{name}.png"
-    fig.savefig(png, bbox_inches="tight", metadata={"Software": None})
+    data = png_bytes(fig)
+    atomic_write(png, lambda tmp: tmp.write_bytes(data))
     if svg:
         fig.savefig(folder / f"{name}.svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
     return png
 
 
 def show_figure(fig, name: str, write: bool = True, folder: Path | None = None) -> None:
-    """Display ``fig`` in the notebook here, then close it; with ``write`` also :func:`save_figure` it.
+    """Display ``fig`` in the notebook here with its caption, then close it; with ``write`` also save it.
 
-    Closing keeps the inline backend from showing the figure a second time at the end of the
-    cell, so a figure sits where the cell displays it, between its tables and prose.
+    The PNG shown is the one saved (:func:`png_bytes`), its alt text in the output's metadata
+    (the website writes it into ``<img alt>``), its caption as a Markdown line under it; both
+    come from :func:`chunklab_core.reports.figure_text.figure_text` (``KeyError`` for a figure
+    without an entry). Closing keeps the inline backend from showing the figure a second time.
     """
-    from IPython.display import display
+    from IPython.display import Image, Markdown, display
 
+    from chunklab_core.reports.figure_text import figure_text
+
+    text = figure_text(name)
+    data = png_bytes(fig)
     if write:
-        save_figure(fig, name, folder)
-    display(fig)
+        folder = folder or paths.FIGURES_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write(folder / f"{name}.png", lambda tmp: tmp.write_bytes(data))
+    display(Image(data=data, format="png", metadata={"alt": text.alt}))
+    display(Markdown(f"*Figure: {text.caption}*"))
     plt.close(fig)
 
 

@@ -13,7 +13,7 @@ numbers right, an estimate and its interval in one cell). The index lists every 
 form: its title (the first markdown heading, ``NN · title``), its subtitle (the first
 paragraph under the heading when it is in italics, else that paragraph's first sentence) and
 its lead figure (the first figure the post draws). Figures are written as PNG files
-beside the pages and linked relatively, and the style sheet is inline, so the folder works
+beside the pages and linked relatively, as is the style sheet, so the folder works
 offline, from ``file://`` and on any static host. The folder is built next to the target and
 moved into place only when complete, so a failed build leaves the previous site untouched.
 
@@ -65,44 +65,16 @@ IMAGE_DIR = "img"
 # Headings of a post's closing section (the first that matches), shown first as its key findings.
 KEY_SECTIONS = ("What this shows", "What to take away", "Takeaways", "What this run supports",
                 "An honest reading", "The answer: which chunker?", "The findings")
+# A post that opens with its answer (a section so headed, before its closing one) is shown as it is:
+# no key findings copied above the answer.
+ANSWER_SECTIONS = ("The answer",)
 VERSIONS_CALL = "start_post("
 SECTION = re.compile(r"^##\s+(?:\d+\.\s+)?(.+?)\s*$", re.MULTILINE)
 
-STYLE = """
-*, *::before, *::after { box-sizing: border-box; }
-body { margin: 0; font: 17px/1.6 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
-       color: #1f2328; background: #fff; }
-main, header.site, footer.site { max-width: 920px; margin: 0 auto; padding: 0 24px; }
-header.site, footer.site { display: flex; flex-wrap: wrap; gap: 8px 16px; justify-content: space-between;
-       padding-top: 14px; padding-bottom: 14px; font-size: 15px; }
-header.site { border-bottom: 1px solid #d8dee4; }
-footer.site { border-top: 1px solid #d8dee4; margin-top: 48px; }
-a { color: #0969da; }
-h1 { font-size: 2em; line-height: 1.25; margin: 1em 0 0.4em; }
-h2 { font-size: 1.45em; margin-top: 1.8em; border-bottom: 1px solid #d8dee4; padding-bottom: 0.2em; }
-img { max-width: 100%; height: auto; display: block; margin: 12px auto; }
-table { display: block; width: max-content; max-width: 100%; overflow-x: auto; border-collapse: collapse; font-size: 14px;
-        margin: 12px 0; }
-th, td { border: 1px solid #d8dee4; padding: 4px 8px; text-align: left; vertical-align: top; }
-th { background: #f6f8fa; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-
-pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f8fa; padding: 8px 12px;
-      font-size: 14px; border-radius: 6px; }
-code { font-size: 0.92em; background: #f6f8fa; padding: 0 3px; border-radius: 3px; overflow-wrap: anywhere; }
-pre code { background: none; padding: 0; }
-blockquote { margin: 0; padding: 0 1em; color: #59636e; border-left: 4px solid #d8dee4; }
-.anchor-link { visibility: hidden; text-decoration: none; margin-left: 0.2em; }
-h1:hover .anchor-link, h2:hover .anchor-link, h3:hover .anchor-link { visibility: visible; }
-.jp-Cell, .cell { margin: 0; }
-.jp-OutputArea-output, .output_subarea { max-width: 100%; overflow-x: auto; }
-.post-list { list-style: none; padding: 0; }
-.post-list li { display: flex; flex-wrap: wrap; gap: 16px 24px; align-items: flex-start; padding: 20px 0;
-                border-bottom: 1px solid #d8dee4; }
-.post-list .text { flex: 1 1 360px; min-width: 0; }
-.post-list h2 { border: 0; margin: 0 0 6px; font-size: 1.3em; }
-.post-list img { flex: 0 0 auto; width: 300px; max-width: 100%; margin: 0; border: 1px solid #d8dee4; }
-"""
+STYLE_FILE = "site.css"  # the site's one style sheet, written beside the pages (the lab links it too)
+STYLE_SOURCE = Path(__file__).with_name("site.css")
+STYLE = STYLE_SOURCE.read_text(encoding="utf-8")
+DATA_DIR_NAME = "data"  # CSV files a post links (``../data/NAME.csv``) are copied here
 
 PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -110,7 +82,7 @@ PAGE = """<!DOCTYPE html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
-<style>{style}</style>
+<link rel="stylesheet" href="{style}">
 </head>
 <body>
 <header class="site">{nav}</header>
@@ -223,7 +195,8 @@ def arrange_for_reading(notebook: nbformat.NotebookNode) -> nbformat.NotebookNod
     """A copy of ``notebook`` that opens with its key findings and ends with its versions.
 
     Key findings: the cells of the closing section (:data:`KEY_SECTIONS`), copied after the
-    first cell under the heading "Key findings", figures left out (they stay in the section).
+    first cell under the heading "Key findings", figures left out (they stay in the section);
+    not when the post already opens with its answer (a section of :data:`ANSWER_SECTIONS` before it).
     Versions: the outputs of the cell that calls ``start_post(`` move to a last section.
     """
     notebook = copy.deepcopy(notebook)
@@ -234,7 +207,8 @@ def arrange_for_reading(notebook: nbformat.NotebookNode) -> nbformat.NotebookNod
             versions, cell.outputs = cell.outputs, []
             break
     found = _section_of(notebook, KEY_SECTIONS)
-    if found is not None and found[0] > 1:
+    answered = _section_of(notebook, ANSWER_SECTIONS)
+    if found is not None and found[0] > 1 and not (answered is not None and answered[0] < found[0]):
         first, end = found
         copies = copy.deepcopy(cells[first:end])
         heading = SECTION.search(copies[0].source)
@@ -274,10 +248,51 @@ def render_body(notebook: nbformat.NotebookNode, image_prefix: str) -> tuple[str
     exporter.register_preprocessor(extract, enabled=True)
     resources = {"output_files_dir": IMAGE_DIR, "unique_key": image_prefix}
     body, resources = exporter.from_notebook_node(_drop_noise(notebook), resources=resources)
-    body = tidy_tables(body)
+    body = present_figures(tidy_tables(body), figure_alts(notebook, image_prefix))
     files = {name: data if isinstance(data, bytes) else data.encode("utf-8")
              for name, data in resources.get("outputs", {}).items()}
     return strip_active_content(body), files
+
+
+def figure_alts(notebook: nbformat.NotebookNode, image_prefix: str) -> dict[str, str]:
+    """``{extracted image path: alt text}`` from each image output's ``metadata["alt"]`` (``plots.show_figure``
+    puts it there); the paths are those ``ExtractOutputPreprocessor`` gives (cell index, output index)."""
+    alts = {}
+    for cell_index, cell in enumerate(notebook.cells):
+        for index, output in enumerate(cell.get("outputs", [])):
+            alt = output.get("metadata", {}).get("alt") or output.get("metadata", {}).get("image/png", {}).get("alt")
+            if alt and "image/png" in output.get("data", {}):
+                alts[f"{IMAGE_DIR}/{image_prefix}_{cell_index}_{index}.png"] = alt
+    return alts
+
+
+def present_figures(body: str, alts: dict[str, str]) -> str:
+    """Every image of ``body`` with its alt text (``alts``, else a generic one naming it a figure of the
+    post) and wrapped in a link to the PNG itself (click to enlarge); every table in a
+    ``.table-scroll`` box (it scrolls inside the column when wider, its first column kept in view);
+    links to ``../data/NAME.csv`` pointed at the site's copy (``data/NAME.csv``)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(body, "html.parser")
+    for img in soup.find_all("img"):
+        src = img.get("src", "")
+        img["alt"] = alts.get(src) or img.get("alt") or "A figure of this post (its caption follows)"
+        img["loading"] = "lazy"
+        if img.parent.name != "a":
+            link = soup.new_tag("a", href=src, attrs={"class": "figure-link", "title": "Open the figure at full size"})
+            img.wrap(link)
+    for table in soup.find_all("table"):
+        if not (table.parent.name == "div" and "table-scroll" in (table.parent.get("class") or [])):
+            table.wrap(soup.new_tag("div", attrs={"class": "table-scroll"}))
+    for link in soup.find_all("a", href=True):
+        if link["href"].startswith(f"../{DATA_DIR_NAME}/"):
+            link["href"] = link["href"][3:]
+    return str(soup)
+
+
+def linked_data_files(body: str) -> list[str]:
+    """The ``data/...`` files a page links (copied beside the pages by :func:`build_site`)."""
+    return sorted(set(re.findall(rf'href="({DATA_DIR_NAME}/[^"#?]+)"', body)))
 
 
 def _nav(posts: list[Post], index: int | None) -> str:
@@ -334,16 +349,22 @@ def build_site(out: Path, notebooks: list[Path] | None = None, lab_data: dict | 
     build = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
     try:
         (build / IMAGE_DIR).mkdir()
+        shutil.copyfile(STYLE_SOURCE, build / STYLE_FILE)
         pages = []
         for number, (post, notebook) in enumerate(read):
             body, files = render_body(notebook, post.source.stem)
             for name, data in files.items():
                 (build / name).write_bytes(data)
+            for name in linked_data_files(body):
+                source = PROJ_ROOT / name
+                if source.is_file():
+                    (build / name).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(source, build / name)
             post.lead_figure = next(iter(files), None)  # extracted in cell order: the first figure
-            page = PAGE.format(title=text(post.title), style=STYLE, nav=_nav(posts, number), body=body)
+            page = PAGE.format(title=text(post.title), style=STYLE_FILE, nav=_nav(posts, number), body=body)
             (build / post.page).write_text(page, encoding="utf-8")
             pages.append(out / post.page)
-        index = PAGE.format(title="chunklab · the series", style=STYLE, nav=_nav(posts, None),
+        index = PAGE.format(title="chunklab · the series", style=STYLE_FILE, nav=_nav(posts, None),
                             body=_index_body(posts, lab_data is not None))
         if lab_data is not None:
             from chunklab_core.reports import lab

@@ -113,6 +113,43 @@ def threshold_reading(results: pd.DataFrame, ks: Sequence[int], target: float = 
     return " ".join(parts)
 
 
+def cheapest_above(results: pd.DataFrame, ks: Sequence[int], target: float = 0.90):
+    """``(tokens, label, k)`` of the strategy and smallest k whose recall@k interval lies wholly above
+    ``target`` with the fewest mean returned tokens (``None`` when none does): :func:`threshold_reading`'s rule."""
+    above = []
+    for _, row in results.iterrows():
+        for k in ks:
+            low, high = interval_columns(column("hit", k))
+            if low in row and claims.interval_side(row[low] - target, row[high] - target) == 1:
+                above.append((row[column("tokens", k)], row["label"], k))
+                break
+    return min(above) if above else None
+
+
+def answer(results: pd.DataFrame, verdicts: pd.DataFrame, sample: str, ks: Sequence[int],
+           target: float = 0.90) -> str:
+    """The post's answer (under 150 words): the recall leader and its paired verdicts, then the
+    cheapest strategy that reaches ``target`` by its whole interval, with its tokens."""
+    k = largest_k(results.columns)
+    hit = column("hit", k)
+    low, high = interval_columns(hit)
+    by_strategy = results.set_index("strategy")
+    leader = by_strategy.loc[verdicts["strategy"].iloc[0]]
+    others = verdicts.iloc[1:]
+    ruled = int((others["verdict"] == claims.RULED_OUT).sum())
+    threshold = numbers.number(target, 2)
+    cheapest = cheapest_above(results, ks, target)
+    cost = (PROSE.fill("answer.cost", threshold=threshold, label=cheapest[1], ck=cheapest[2],
+                       tokens=f"{cheapest[0]:,.0f}", leader_tokens=f"{leader[column('tokens', k)]:,.0f}",
+                       leader=leader["label"], k=k)
+            if cheapest else PROSE.fill("answer.no_cost", threshold=threshold, k=ks[-1]))
+    status = PROSE.fill("results.winner" if verdicts["verdict"].iloc[0] == claims.WINNER else "results.not_winner")
+    return PROSE.fill("answer", k=k, sample=sample, leader=leader["label"],
+                      recall=numbers.estimate(leader[hit], leader[low], leader[high]), status=status,
+                      open=numbers.count(len(others) - ruled, "strategy", "strategies"),
+                      ruled=numbers.count(ruled, "strategy is", "strategies are"), cost=cost)
+
+
 def cut_example_text(row) -> str:
     """One answer cut by a chunk boundary: the question, the answer and the excerpt around the cut."""
     return PROSE.fill("cut.example", question=row["question"], answer=row["answer"], excerpt=row["excerpt"])

@@ -100,6 +100,22 @@ def display_table(summary: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def answer_table(summary: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
+    """The answer's table: per strategy (leader first, the verdicts' order) recall at the depth
+    with its 95% interval, its paired verdict against the leader, and the mean tokens it returns."""
+    depth = largest_k(summary.columns)
+    hit = column("hit", depth)
+    low, high = interval_columns(hit)
+    by_strategy = summary.set_index("strategy")
+    rows = []
+    for name, verdict in zip(verdicts["strategy"], verdicts["verdict"]):
+        row = by_strategy.loc[name]
+        rows.append({"strategy": row["label"], f"recall@{depth} [95% CI]": numbers.estimate(row[hit], row[low], row[high]),
+                     "verdict (paired, against the leader)": verdict,
+                     f"tokens returned at k = {depth}": f"{row[column('tokens', depth)]:,.0f}"})
+    return pd.DataFrame(rows)
+
+
 def cut_miss_table(result: BenchmarkResult, k: int = 10) -> pd.DataFrame:
     """Per strategy: misses at k, and how many of them have every answer cut (``benchmark.count_cut_misses``)."""
     return pd.DataFrame([count_cut_misses(run, k) for run in result.runs.values()])

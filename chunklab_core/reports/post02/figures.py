@@ -63,25 +63,49 @@ def plot_matrix(summary: pd.DataFrame, k: int, model: str, labels: Mapping[str, 
     return fig
 
 
+MEASURE_MAPS = {"containment": "viridis", "span": "magma"}  # one colour scale per measure
+
+
 def plot_matrix_by_measure(table: pd.DataFrame, k: int, labels: Mapping[str, str]):
-    """One heatmap per corpus, strategies x retrievers, in the measure the corpus is read by
-    (the panel title names the sample and the measure)."""
+    """One heatmap per corpus, strategies x retrievers, in the measure the corpus is read by.
+
+    Panels are laid out three to a row at the text column's width; each panel has its own colour
+    bar naming its measure, and each measure its own colour map (:data:`MEASURE_MAPS`), so no
+    colour bar mixes two measures. Values are printed in the cells; their intervals are in the
+    post's tables.
+    """
     corpora = list(dict.fromkeys(table["corpus"]))
     strategies = list(dict.fromkeys(table["strategy"]))
     retrievers = list(dict.fromkeys(table["retriever"]))
-    fig, axes = plt.subplots(1, len(corpora), figsize=(2.4 * len(corpora) + 2.6, 0.38 * len(strategies) + 2.0),
-                             squeeze=False, sharey=True)
-    image = None
-    for ax, corpus in zip(axes[0], corpora):
+    ncols = min(3, len(corpora))
+    nrows = -(-len(corpora) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(8.5 if ncols == 3 else 3.2 * ncols + 2.4,
+                                                    (0.3 * len(strategies) + 1.5) * nrows), squeeze=False)
+    for index, ax in enumerate(axes.flat):
+        if index >= len(corpora):
+            ax.set_axis_off()
+            continue
+        corpus = corpora[index]
         sub = table[table["corpus"] == corpus]
         read_by = sub["read by"].iloc[0]
+        kind = "span" if read_by.startswith("token") else "containment"
         grid = (sub.pivot(index="strategy", columns="retriever", values=read_by)
                 .reindex(index=strategies, columns=retrievers)).to_numpy(dtype=float)
-        image = _heatmap(ax, grid, retrievers)
-        name = "token span recall" if read_by.startswith("token") else "recall (containment)"
-        ax.set_title(f"{panel_title(labels[corpus])}\n{name}@{k}", fontsize=8)
-    axes[0][0].set_yticks(range(len(strategies)), [strategy_label(s) for s in strategies])
-    fig.colorbar(image, ax=axes[0].tolist(), label=f"score@{k} (measure per panel)", shrink=0.8)
+        image = ax.imshow(grid, aspect="auto", cmap=MEASURE_MAPS[kind], vmin=0, vmax=1)
+        for (i, j), value in np.ndenumerate(grid):
+            if not np.isnan(value):
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8,
+                        color="white" if value < 0.6 else "black")
+        ax.set_xticks(range(len(retrievers)), retrievers, fontsize=8)
+        ax.grid(False)
+        ax.set_yticks(range(len(strategies)), [strategy_label(s) for s in strategies] if index % ncols == 0 else [],
+                      fontsize=8)
+        name = "token span recall" if kind == "span" else "recall (containment)"
+        ax.set_title(panel_title(labels[corpus]), fontsize=9)
+        bar = fig.colorbar(image, ax=ax, shrink=0.8, pad=0.03)
+        bar.set_label(f"{name}@{k}", fontsize=8)
+        bar.ax.tick_params(labelsize=8)
+    fig.tight_layout()
     return fig
 
 
@@ -92,7 +116,15 @@ def _runs_for(matrix: MatrixResult, model: str):
 
 
 def plot_budget_curves(matrix: MatrixResult, model: str, labels: Mapping[str, str]):
-    """Recall against mean returned tokens (k = 1..10), a panel per corpus x retriever."""
+    """Recall against mean returned tokens (k = 1..10): small multiples, one row per kind of
+    document, one column per retriever, at the text column's width (8.5 inches, text at 8-9 pt).
+
+    The y axis is the share of a question's gold slots found in the returned contexts by
+    containment (``evaluation.budget.recall_token_curve``), named so on every corpus (CUAD's and
+    QASPER's gold is contained, not a span measure). Each row shares its axes; the legend names
+    the strategies once, below. Descriptive means: the intervals of the budget comparison are in
+    post 02's budget tables.
+    """
     curves = []
     for corpus, strategy, retriever, run in _runs_for(matrix, model):
         try:
@@ -102,8 +134,8 @@ def plot_budget_curves(matrix: MatrixResult, model: str, labels: Mapping[str, st
     data = pd.concat(curves, ignore_index=True)
     corpora = list(dict.fromkeys(data["corpus"]))
     retrievers = list(dict.fromkeys(data["retriever"]))
-    fig, axes = plt.subplots(len(corpora), len(retrievers), figsize=(3.4 * len(retrievers), 2.9 * len(corpora)),
-                             squeeze=False, sharey="row")
+    fig, axes = plt.subplots(len(corpora), len(retrievers), figsize=(8.5, 2.3 * len(corpora) + 1.6),
+                             squeeze=False, sharey="row", sharex="row")
     strategies = list(dict.fromkeys(data["strategy"]))
     styles = strategy_styles(strategies)  # colour by family (plots.FAMILY_COLOURS)
     for i, corpus in enumerate(corpora):
@@ -117,12 +149,15 @@ def plot_budget_curves(matrix: MatrixResult, model: str, labels: Mapping[str, st
                             label=strategy_label(strategy), **styles[strategy])
             ax.set_xscale("log")
             ax.xaxis.set_minor_formatter(plt.NullFormatter())  # minor labels collide on short log ranges
-            ax.set_title(f"{panel_title(labels[corpus])} · {retriever}", fontsize=8)
+            ax.tick_params(labelsize=8)
+            if i == 0:
+                ax.set_title(retriever, fontsize=10)
             if i == len(corpora) - 1:
-                ax.set_xlabel("mean returned tokens")
+                ax.set_xlabel("mean returned tokens", fontsize=9)
             if j == 0:
-                ax.set_ylabel("slot recall")
+                ax.set_ylabel(f"{panel_title(labels[corpus]).split(chr(10))[0]}\ngold found", fontsize=9)
     handles, legend_labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, legend_labels, loc="lower center", ncol=4, fontsize=7, bbox_to_anchor=(0.5, 0.0))
-    fig.tight_layout(rect=(0, 0.035 + 0.3 / (2.9 * len(corpora)), 1, 1))  # room for the legend below the panels
+    fig.legend(handles, legend_labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.supylabel("share of gold slots contained in the returned contexts", fontsize=9)
+    fig.tight_layout(rect=(0, 0.12 * 7.0 / (2.3 * len(corpora) + 1.6), 1, 1))  # room for the legend below
     return fig

@@ -97,3 +97,26 @@ def held_out_text(summary, n_splits: int, gap=None) -> str:
     return PROSE.fill("held_out", splits=n_splits, selection=f"{summary['mean_selection_score']:.3f}",
                       held_out=f"{summary['mean_held_out_score']:.3f}", gap=worded,
                       winner=summary["most_frequent_winner"], share=f"{summary['most_frequent_winner_share']:.0%}")
+
+
+def answer(widths: pd.DataFrame, matrix: pd.DataFrame, paired: pd.DataFrame, metric: str, sample: str) -> str:
+    """The post's answer (under 150 words): the interval width at the full and the smallest sample
+    against the spread of the means, and the leader's paired verdict with the questions needed to
+    separate its closest follower (``paired``: ``tables.paired_against_leader``, closest first)."""
+    full, small = widths.iloc[-1], widths.iloc[0]
+    spread = matrix.mean().max() - matrix.mean().min()
+    ruled = paired[paired["excludes 0"] & (paired["difference"] < 0)]
+    open_ = paired.drop(ruled.index)
+    closest = paired.iloc[0]
+    needed = closest["questions needed"]
+    return PROSE.fill(
+        "answer", sample=sample, metric=metric, width_n=f"{full['mean width']:.3f}", n=int(full["questions"]),
+        width_small=f"{small['mean width']:.2f}", small=int(small["questions"]),
+        compared="wider" if small["mean width"] > spread else "narrower", strategies=matrix.shape[1],
+        spread=f"{spread:.3f}", leader=closest["minus"],
+        status="the winner" if open_.empty else "not the winner",
+        open=numbers.count(len(open_), "strategy", "strategies"),
+        settle=PROSE.fill("answer.settle" if needed[0].isdigit() else "answer.settled", closest=closest["strategy"],
+                          difference=numbers.estimate(-closest["difference"], -closest["high"], -closest["low"], signed=True),
+                          needed=f"about {needed}"),
+        ruled=numbers.count(len(ruled), "strategy is", "strategies are"))

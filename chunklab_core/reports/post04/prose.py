@@ -147,6 +147,24 @@ def takeaways(overlap_paired: pd.DataFrame, comparison: pd.DataFrame, trend: pd.
     return PROSE.fill("takeaways", points="\n".join(PROSE.fill("takeaway.point", point=p) for p in points))
 
 
+def answer(overlap_paired: pd.DataFrame, comparison: pd.DataFrame, flagged: tuple[int, int], metric: str,
+           corpus_labels: Mapping, human_labels: Mapping) -> str:
+    """The post's answer (under 150 words): per corpus the overlap gap and the retrieval cells that
+    separate, then how many generated questions a check flags."""
+    points = []
+    for row in overlap_paired.to_dict("records"):
+        group = comparison[comparison["corpus"] == row["corpus"]]
+        up, down = separated_cells(group)
+        points.append(PROSE.fill(
+            "answer.corpus", corpus=corpus_labels[row["corpus"]], human_set=human_labels[row["corpus"]],
+            difference=_signed(row["generated − human"], row["low"], row["high"]),
+            verdict=interval_direction(row["low"], row["high"], "a real gap", "the generator copies less",
+                                       "no gap this sample can show"),
+            up=up, down=down, cells=numbers.count(len(group), "strategy × retriever cell"),
+            mean=numbers.number(group["generated − human"].mean(), 2, True), metric=metric))
+    return PROSE.fill("answer", points=" ".join(points), flagged=share(*flagged), metric=metric)
+
+
 def no_trend_text() -> str:
     """The sentence shown when BM25 and dense retrieval were not both run (no advantage to relate)."""
     return PROSE.fill("trend.none")

@@ -185,3 +185,21 @@ def read_sample(passages: Sequence[Passage], checks: pd.DataFrame, n: int, seed:
         "checks fired": [", ".join(name for name in CHECK_NAMES if row[name]) or "none"
                          for _, row in picked.iterrows()],
     })
+
+
+def answer_table(overlap_paired: pd.DataFrame, comparison: pd.DataFrame, metric: str, corpus_labels) -> pd.DataFrame:
+    """The answer's table, one row per corpus: generated − human word overlap with its paired
+    interval, and how many strategy × retriever cells of ``metric`` separate each way."""
+    from chunklab_core.core import numbers
+    from chunklab_core.reports.post04.prose import separated_cells
+
+    rows = []
+    for row in overlap_paired.to_dict("records"):
+        group = comparison[comparison["corpus"] == row["corpus"]]
+        up, down = separated_cells(group)
+        rows.append({"sample": corpus_labels[row["corpus"]],
+                     "overlap, generated − human [95% CI]": numbers.estimate(row["generated − human"], row["low"],
+                                                                              row["high"], 2, signed=True),
+                     f"{metric}: generated higher": up, "generated lower": down, "cells": len(group),
+                     f"mean {metric} difference": numbers.number(group["generated − human"].mean(), 2, True)})
+    return pd.DataFrame(rows)

@@ -194,3 +194,36 @@ def reading(coverage: pd.DataFrame, answers: pd.DataFrame, differences: pd.DataF
                                for _, r in part.iterrows())
             lines.append(PROSE.fill("reading.probes", judge=judge, n=int(part["n"].iloc[0]), probes=listed))
     return "\n".join(lines)
+
+
+def answer(answers: pd.DataFrame, differences: pd.DataFrame, agreement: pd.DataFrame,
+           measure: str = REFERENCE_NAME) -> str:
+    """The post's answer (under 150 words): per corpus the leading share and the paired verdict
+    between strategies, then each judge's κ against ``measure`` on the pass/fail scale."""
+    corpora = []
+    for corpus in dict.fromkeys(answers["corpus"]):
+        part = answers[(answers["corpus"] == corpus) & (answers["measure"] == measure)]
+        pairs = differences[differences["corpus"] == corpus]
+        leader = part.loc[part["share"].idxmax()]
+        words = [claims.pair_verdict(a, b, lo, hi) for a, b, lo, hi in
+                 zip(pairs["strategy A"], pairs["strategy B"], pairs["low"], pairs["high"])]
+        separated = [w for w in words if w != claims.NOT_TOLD_APART]
+        verdict = (PROSE.fill("answer.separated", pairs="; ".join(separated)) if separated else
+                   PROSE.fill("answer.no_leader", not_told_apart=claims.NOT_TOLD_APART))
+        corpora.append(PROSE.fill(
+            "answer.corpus", sample=sample_label(corpus, int(part["questions"].iloc[0]), int(part["documents"].iloc[0])),
+            measure=measure, share=numbers.estimate(leader["share"], leader["low"], leader["high"], 0, scale="percent"),
+            leader=leader["strategy"], pairs=verdict))
+    rows = answer_agreement(agreement, measure)
+    kappas = "; ".join(PROSE.fill("answer.kappa", kappa=r["κ [95% CI]"], judge=r["judge"]) for _, r in rows.iterrows())
+    items = int(rows["items"].max()) if len(rows) else 0
+    return PROSE.fill("answer", corpora=" ".join(corpora), measure=measure, items=items, kappas=kappas)
+
+
+def answer_agreement(agreement: pd.DataFrame, measure: str = REFERENCE_NAME) -> pd.DataFrame:
+    """The answer's table: each judge against ``measure`` on the pass/fail scale (items, agreeing, κ with its interval)."""
+    chosen = agreement[(agreement["scale"] == "pass/fail") & (agreement["grader A"] == measure)]
+    return pd.DataFrame({"judge": chosen["grader B"].to_numpy(), "items": chosen["items"].to_numpy(),
+                         "agree": chosen["agree"].to_numpy(),
+                         "κ [95% CI]": [numbers.estimate(k, lo, hi, 2) for k, lo, hi in
+                                        zip(chosen["kappa"], chosen["low"], chosen["high"])]})

@@ -112,23 +112,19 @@ def plot_confusions(tables: dict[str, pd.DataFrame]):
 
 
 def plot_judge_pairs(pairs: pd.DataFrame, scale: str = "binary"):
-    """Symmetric grid of the judges' kappa with each other on one scale (whole population)."""
-    chosen = pairs[pairs["scale"] == scale]
-    judges = list(dict.fromkeys([*chosen["judge a"], *chosen["judge b"]]))
-    grid = np.full((len(judges), len(judges)), np.nan)  # the diagonal stays blank
-    for _, row in chosen.iterrows():
-        i, j = judges.index(row["judge a"]), judges.index(row["judge b"])
-        grid[i, j] = grid[j, i] = row["kappa"]
-    fig, ax = plt.subplots(figsize=(1.3 * len(judges) + 2, 1.1 * len(judges) + 1))
-    image = ax.imshow(np.ma.masked_invalid(grid), cmap="viridis",
-                      vmin=min(0.0, float(np.nanmin(grid))), vmax=1)
-    ax.grid(False)
-    for (i, j), value in np.ndenumerate(grid):
-        if i != j:
-            ax.text(j, i, f"{value:.2f}", ha="center", va="center", color="white")
-    ax.set_xticks(range(len(judges)), judges, rotation=30, ha="right")
-    ax.set_yticks(range(len(judges)), judges)
-    fig.colorbar(image, ax=ax, label=f"Cohen's kappa ({scale} scale)")
+    """The judges' kappa with each other on one scale (whole population): one row per pair, the
+    estimate with its 95% interval, highest first."""
+    chosen = pairs[pairs["scale"] == scale].sort_values("kappa").reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(8, 0.5 * len(chosen) + 1.4))
+    y = np.arange(len(chosen))
+    ax.errorbar(chosen["kappa"], y, xerr=[chosen["kappa"] - chosen["kappa low"], chosen["kappa high"] - chosen["kappa"]],
+                fmt="o", capsize=3, color="#08306b")
+    ax.set_yticks(y, [f"{a} vs {b}" for a, b in zip(chosen["judge a"], chosen["judge b"])])
+    ax.set_xlim(min(0.0, float(chosen["kappa low"].min())) - 0.02, 1.0)
+    ax.axvline(0, color="#888", linewidth=0.8)
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel(f"Cohen's kappa between two judges, {scale} scale, every item (95% interval)")
+    fig.tight_layout()
     return fig
 
 

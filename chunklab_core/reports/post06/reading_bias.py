@@ -148,3 +148,47 @@ def honest_reading(data: AuditData, words: GraderWords, accuracy: pd.DataFrame |
                             kind=kind,
                             one_grader=PROSE.fill("honest.one_grader") if len(graders) == 1 else ""))
     return "\n".join(lines)
+
+
+def _binary_agreement(agreement: pd.DataFrame) -> pd.DataFrame:
+    against = "adjudicated" if "adjudicated" in set(agreement["against"]) else agreement["against"].iloc[0]
+    return agreement[(agreement["scale"] == "binary") & (agreement["against"] == against)]
+
+
+def answer(data: AuditData, words: GraderWords, agreement: pd.DataFrame, accuracy: pd.DataFrame | None,
+           paired: pd.DataFrame) -> str:
+    """The post's answer (under 150 words): who graded what, each judge's design-weighted κ, the
+    accuracy by the grades, and which judge-only accuracies the paired intervals separate from it."""
+    binary = _binary_agreement(agreement)
+    judges = "; ".join(PROSE.fill("honest.agreement_judge", judge=r["judge"], kappa=ci(
+        r["weighted kappa"], r["weighted kappa low"], r["weighted kappa high"])) for _, r in binary.iterrows())
+    share, off = "", ""
+    if accuracy is not None:
+        rows = accuracy[(accuracy["variant"] == STRICT) & (accuracy["estimator"] == GRADES)].iloc[0]
+        share = PROSE.fill("answer.accuracy", share=ci(rows["accuracy"], rows["low"], rows["high"], True))
+        strict = paired[paired["variant"] == STRICT]
+        apart = strict[strict["reading"] != "cannot be told apart"]
+        off = (PROSE.fill("answer.none_off") if apart.empty else
+               PROSE.fill("answer.off", judges="; ".join(f"{r['judge']} ({r['reading']}, "
+                                                         f"{points(r['difference'], r['low'], r['high'])})"
+                                                         for _, r in apart.iterrows())))
+    return PROSE.fill("answer", checked=PROSE.fill("answer.checked", graded=len(data.graded),
+                                                   items=len(data.population), who=words.who),
+                      judges=judges, accuracy=share, off=off)
+
+
+def answer_table(agreement: pd.DataFrame, paired: pd.DataFrame) -> pd.DataFrame:
+    """The answer's table, one row per judge: design-weighted κ (correct vs not) and judge-only
+    accuracy minus the accuracy by the grades (strict, paired), each with its 95% interval and reading."""
+    binary = _binary_agreement(agreement)
+    strict = paired[paired["variant"] == STRICT].set_index("judge")
+    rows = []
+    for _, r in binary.iterrows():
+        row = {"judge": r["judge"], "κ, all answers [95% CI]": ci(r["weighted kappa"], r["weighted kappa low"],
+                                                                 r["weighted kappa high"])}
+        if r["judge"] in strict.index:
+            d = strict.loc[r["judge"]]
+            row["judge-only − grades"] = points(d["difference"], d["low"], d["high"])
+            row["reading"] = d["reading"]
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -74,7 +74,7 @@ def plot_footprint(table: pd.DataFrame, labels: dict | None = None):
     """
     corpora = list(table["corpus"].unique())
     strategies = max(table.groupby("corpus").size().max(), 1)
-    fig = plt.figure(figsize=(2.9 * len(FOOTPRINT_COLUMNS) + 1.6, (0.32 * strategies + 1.5) * len(corpora)),
+    fig = plt.figure(figsize=(1.55 * len(FOOTPRINT_COLUMNS) + 2.6, (0.32 * strategies + 1.5) * len(corpora)),
                      layout="constrained")
     rows_of = fig.subfigures(len(corpora), 1, squeeze=False)[:, 0]
     for subfigure, corpus in zip(rows_of, corpora):
@@ -92,5 +92,5 @@ def plot_footprint(table: pd.DataFrame, labels: dict | None = None):
             ax.xaxis.set_major_locator(MaxNLocator(nbins=3, min_n_ticks=2))
             ax.xaxis.set_major_formatter(FuncFormatter(compact))
             ax.tick_params(axis="y", labelsize=9)
-            ax.tick_params(axis="x", labelsize=8)
+            ax.tick_params(axis="x", labelsize=9)
     return fig

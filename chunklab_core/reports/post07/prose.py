@@ -101,3 +101,19 @@ def reading(stage: pd.DataFrame, depths: pd.DataFrame, llm_stage: pd.DataFrame,
             strategy=strategy_label(r["strategy"]), depth=r["depth"], k=k,
             difference=_signed(r["d_ndcg"], r["d_ndcg_low"], r["d_ndcg_high"]), verdict=r["verdict"]))
     return "\n".join(lines)
+
+
+def answer(stage: pd.DataFrame, depths: pd.DataFrame, k: int, labels: dict) -> str:
+    """The post's answer in a paragraph (under 150 words): each sample's ΔnDCG verdicts, the ceiling, depth."""
+    parts = []
+    for (corpus, first_stage), group in stage.groupby(["corpus", "first_stage"], sort=False):
+        scorer = group["scorer"].iloc[0]
+        parts.append(PROSE.fill("answer.stage", sample=labels[(corpus, scorer)], scorer=scorer,
+                                first_stage=first_stage, k=k, verdicts=verdict_counts(group["verdict"]),
+                                cells=numbers.count(len(group), "(strategy, N) cell")))
+    deep, shallow = int(stage["depth"].max()), int(stage["depth"].min())
+    return PROSE.fill("answer", stage_lines=" ".join(parts), k=k,
+                      at_ceiling=int((stage["hit_after"] <= stage["ceiling"] + 1e-12).sum()),
+                      cells=numbers.count(len(stage), "cell"), deep=deep, shallow=shallow,
+                      depth_verdicts=verdict_counts(depths["verdict"]) if len(depths) else "not measured",
+                      depth_cells=numbers.count(len(depths), "cell"))

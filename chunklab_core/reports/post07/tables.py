@@ -23,6 +23,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from chunklab_core.chunking import strategy_label
 from chunklab_core.core import numbers
 from chunklab_core.reports import samples
 from chunklab_core.reports.verdict_tables import design_of, paired_interval
@@ -130,6 +131,40 @@ def display_stage_table(table: pd.DataFrame, labels: dict | None = None) -> pd.D
         "resampled": table["design"] if "design" in table else "questions",
         "verdict, questions resampled": table["question verdict"] if "question verdict" in table else table["verdict"],
     })
+
+
+STAGE_KEY = ["sample", "strategy", "re-scorer", "N"]
+
+
+def stage_views(k: int) -> dict[str, list[str]]:
+    """The stage table's views (caption -> columns), each narrow enough for the page's text column."""
+    return {
+        f"Does reranking help? nDCG@{k} before and after, the paired difference and its verdict:":
+            ["n", f"nDCG@{k} before", "after", "ΔnDCG [95% CI]", "verdict (ΔnDCG)"],
+        "The same verdict with questions resampled instead of documents, and the change in precision:":
+            ["first stage", "resampled", "verdict, questions resampled", f"ΔP@{k} [95% CI]"],
+        f"MRR@{k} before and after:": [f"MRR@{k} before", "MRR after", "ΔMRR [95% CI]"],
+        "What reranking can reach (the ceiling) and what it moved:":
+            ["ceiling hit@N", f"hit@{k} after", "same set", "rescued", "pushed out"],
+    }
+
+
+def show_stage_tables(table: pd.DataFrame, labels: dict | None = None, csv: str | None = None) -> None:
+    """Display the stage table (:func:`display_stage_table`) as the narrow views of :func:`stage_views`,
+    then link the whole table ``data/<csv>.csv``."""
+    from chunklab_core.reports.table_views import show_views
+
+    k = int(table["k"].iloc[0]) if len(table) else 0
+    show_views(display_stage_table(table, labels), STAGE_KEY, stage_views(k), csv)
+
+
+def answer_table(table: pd.DataFrame, labels: dict | None = None) -> pd.DataFrame:
+    """The answer's table: at the deepest N, per sample and strategy, nDCG@k before and after,
+    ΔnDCG with its paired interval and its verdict (the key columns of :func:`display_stage_table`)."""
+    deepest = table[table["depth"] == table["depth"].max()]
+    shown = display_stage_table(deepest, labels).assign(strategy=[strategy_label(s) for s in deepest["strategy"]])
+    k = int(table["k"].iloc[0]) if len(table) else 0
+    return shown.reset_index(drop=True)[["sample", "strategy", "n", f"nDCG@{k} before", "after", "ΔnDCG [95% CI]", "verdict (ΔnDCG)"]]
 
 
 def depth_comparison(per_question: pd.DataFrame, deep: int, shallow: int, resamples: int, seed: int) -> pd.DataFrame:

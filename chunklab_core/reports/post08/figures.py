@@ -33,7 +33,7 @@ def plot_report(comparison: pd.DataFrame, metrics=("recall", "precision_omega", 
     part = comparison[comparison["re-run mean"].notna()]
     labels = list(dict.fromkeys(part["label"]))
     y = {label: i for i, label in enumerate(labels)}
-    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics) + 2, 0.32 * len(labels) + 1.6),
+    fig, axes = plt.subplots(1, len(metrics), figsize=(2.0 * len(metrics) + 2.6, 0.32 * len(labels) + 2.0),
                              sharey=True, squeeze=False)
     depth = int(part["retrieved"].iloc[0]) if "retrieved" in part and len(part) else 5
     for ax, metric in zip(axes[0], metrics):
@@ -57,62 +57,72 @@ def plot_report(comparison: pd.DataFrame, metrics=("recall", "precision_omega", 
                 ax.scatter(pub["published mean"][~filled], np.asarray(ys)[~filled.to_numpy()], marker="o",
                            facecolors="none", edgecolors=color, zorder=3, label=f"report, {table} (not comparable)")
         ax.set_yticks(range(len(labels)), labels)
-        ax.set_xlabel(f"{METRIC_NAMES.get(metric, metric)} (points), {depth} retrieved")
-        ax.tick_params(labelsize=8)
+        ax.set_xlabel(f"{METRIC_NAMES.get(metric, metric)} (points),\n{depth} retrieved", fontsize=9)
+        ax.tick_params(labelsize=9)
     axes[0][0].invert_yaxis()
     handles, names = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="lower center", ncol=len(names), fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.legend(handles, names, loc="lower center", ncol=2, fontsize=9, frameon=False)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     return fig
 
 
 
+RETRIEVER_MARKERS = ("o", "s", "^", "D", "v")
+
+
 def plot_pool(table: pd.DataFrame, guide: pd.DataFrame):
-    """Per setting (rows: retrievers, columns: corpora): at the budget the setting is recommended
-    at, every candidate that fits it with its ``leader − this`` of the corpus's measure and paired
-    interval (the interval the verdict used, among the candidates at that budget), coloured by the verdict; each panel's title names the setting, the
-    recommendation and its tokens, on lines short enough not to reach the next panel."""
+    """One panel per kind of document (stacked, the column's full width): at the budget each
+    retriever's setting is recommended at, every candidate that fits it with its ``leader − this``
+    of the corpus's measure and paired 95% interval (the interval the verdict used), coloured by
+    the verdict, one marker shape and row offset per retriever; the panel's title names the sample
+    and, per retriever, the recommendation and its tokens, wrapped to the panel's width."""
     corpora = list(dict.fromkeys(guide["corpus"]))
     retrievers = list(dict.fromkeys(guide["retriever"]))
     names = list(dict.fromkeys(table["label"]))
-    fig, axes = plt.subplots(len(retrievers), len(corpora), figsize=(3.6 * len(corpora) + 2.6,
-                                                                     (0.22 * len(names) + 1.6) * len(retrievers)),
-                             sharey=True, squeeze=False)
-    for r, retriever in enumerate(retrievers):
-        for c, corpus in enumerate(corpora):
-            ax = axes[r][c]
-            ax.set_yticks(np.arange(len(names)), names)
-            found = guide[(guide["corpus"] == corpus) & (guide["retriever"] == retriever)]
-            if found.empty:
-                ax.set_axis_off()
+    offsets = {r: (i - (len(retrievers) - 1) / 2) * 0.22 for i, r in enumerate(retrievers)}
+    heights = [0.26 * len(names) + 0.5 + 0.32 * len(retrievers) for _ in corpora]
+    fig, axes = plt.subplots(len(corpora), 1, figsize=(8.5, sum(heights) + 0.8), squeeze=False,
+                             height_ratios=heights)
+    for ax, corpus in zip(axes[:, 0], corpora):
+        found = guide[guide["corpus"] == corpus]
+        lines = [str(found["sample"].iloc[0])]
+        shown = set()
+        for retriever in retrievers:
+            setting = found[found["retriever"] == retriever]
+            if setting.empty:
                 continue
-            g = found.iloc[0]
+            g = setting.iloc[0]
+            lines.append(textwrap.fill(f"{retriever}: use {g['use']} at {int(g['tokens']):,} tokens "
+                                       f"({g['verdict']})", 95, subsequent_indent="    "))
             part = table[(table["corpus"] == corpus) & (table["retriever"] == retriever)
                          & (table["budget"] == g["tokens"])]
-            ax.axvline(0, color="#888888", lw=0.8)
+            marker = RETRIEVER_MARKERS[retrievers.index(retriever) % len(RETRIEVER_MARKERS)]
             for _, row in part.iterrows():
                 if row["verdict"] not in VERDICT_COLORS:  # too large for the budget: not compared there
                     continue
-                y = names.index(row["label"])
+                y = names.index(row["label"]) + offsets[retriever]
+                shown.add(row["label"])
                 color = VERDICT_COLORS[row["verdict"]]
                 if np.isnan(row["low"]):
-                    ax.plot([0], [y], marker="D", color=color)
+                    ax.plot([0], [y], marker=marker, color=color, ms=5, ls="")
                     continue
                 ax.errorbar([row["leader − this"]], [y], xerr=[[max(row["leader − this"] - row["low"], 0)],
                                                                [max(row["high"] - row["leader − this"], 0)]],
-                            fmt="o", color=color, ms=3, capsize=2)
-            short = str(g["sample"]).split(",")[0]
-            use = textwrap.fill(f"use: {g['use']}", 34)
-            ax.set_title(f"{short}, {retriever}\n{use}\nat {int(g['tokens']):,} tokens ({g['verdict']})",
-                         fontsize=7, wrap=False)
-            if r == len(retrievers) - 1:
-                ax.set_xlabel("leader − this, at that budget", fontsize=8)
-            ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
-            ax.tick_params(labelsize=7)
-    axes[0][0].invert_yaxis()
+                            fmt=marker, color=color, ms=4, capsize=2, lw=1)
+        rows = [n for n in names if n in shown]
+        ax.set_yticks([names.index(n) for n in rows], rows)
+        ax.set_ylim(len(names) - 0.5, -0.5)
+        ax.axvline(0, color="#888888", lw=0.8)
+        ax.set_title("\n".join(lines), fontsize=9)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=6))
+        ax.tick_params(labelsize=9)
+        ax.grid(axis="y", visible=False)
+    axes[-1, 0].set_xlabel("leader − this, at the recommended budget (paired 95% interval)", fontsize=9)
     handles = [plt.Line2D([], [], marker="o", ls="", color=color, label=word) for word, color in VERDICT_COLORS.items()]
-    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    handles += [plt.Line2D([], [], marker=RETRIEVER_MARKERS[i % len(RETRIEVER_MARKERS)], ls="", color="#444444",
+                           label=retriever) for i, retriever in enumerate(retrievers)]
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=9, frameon=False)
+    fig.tight_layout(rect=(0, 0.035, 1, 1))
     return fig
 
 
