@@ -79,9 +79,9 @@ def added(tmp_path_factory):
     distribution whose entry point (group ``chunklab.measures``) adds AP@k."""
     root = tmp_path_factory.mktemp("clone")
     shutil.copytree(ROOT / "chunklab_core", root / "chunklab_core", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ADDITIONS / "tfidf.py", root / "chunklab_core/retrieval/retrievers/tfidf.py")
-    shutil.copy(ADDITIONS / "bm25_tfidf_first.py", root / "chunklab_core/retrieval/retrievers/bm25_tfidf_first.py")
-    shutil.copy(ADDITIONS / "sentence_packing.py", root / "chunklab_core/chunking/strategies/sentence_packing.py")
+    for name, folder in (("tfidf.py", "retrieval/retrievers"), ("bm25_tfidf_first.py", "retrieval/retrievers"),
+                         ("sentence_packing.py", "chunking/strategies")):
+        shutil.copy(ADDITIONS / name, root / "chunklab_core" / folder / name)
     plugin = tmp_path_factory.mktemp("plugin")
     shutil.copy(ADDITIONS / "chunklab_ap_plugin.py", plugin / "chunklab_ap_plugin.py")
     info = plugin / "chunklab_ap_plugin-0.1.dist-info"
@@ -135,7 +135,7 @@ def test_a_broken_dropped_module_is_an_error_naming_it(added, tmp_path):
     root, plugin = added
     broken = tmp_path / "clone"
     shutil.copytree(root / "chunklab_core", broken / "chunklab_core")
-    (broken / "chunklab_core/retrieval/retrievers/broken.py").write_text("import no_such_module_b47\n")
+    (broken / "chunklab_core" / "retrieval/retrievers" / "broken.py").write_text("import no_such_module_b47\n")
     done = run_in(broken, plugin, "import chunklab_core.retrieval")
     assert done.returncode != 0
     assert "the retrievers module chunklab_core.retrieval.retrievers.broken failed to import" in done.stderr

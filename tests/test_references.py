@@ -25,6 +25,9 @@ FICTIONAL = {
     "chunklab_core.retrieval.example": "test_layout_imports: a made-up module for the import checker's own test",
     "chunklab_core.answer_study": "this file: the stale name the resolver must reject",
     "chunklab_core.stats.bootstrap.no_such_function": "this file: a missing attribute the resolver must reject",
+    "chunklab_core.retrieval.retrievers.bm25_tfidf_first": "test_proof_by_addition: dropped into a copy of the package only",
+    "chunklab_core.retrieval.retrievers.broken": "test_proof_by_addition: a broken module dropped into a copy only",
+    "chunklab_core.reports.post09": "test_posts_registry: the post 09 a scratch copy registers",
 }
 
 
