@@ -3,6 +3,8 @@
     chunklab-own validate DOCS QUESTIONS [--config FILE]
     chunklab-own run DOCS QUESTIONS [--config FILE] [--out DIR] [--resamples N] [--notebook]
     chunklab-own strategies
+    chunklab-own questions DOCS [--out questions.yaml] [--n N] [--server URL --model M]   (``own.generate``)
+    chunklab-own review QUESTIONS DOCS        (accept / reject / edit them in the browser, ``own.review``)
     chunklab-own answers | audit draw|grade|report | check   (are the answers right? ``own.commands``)
     (also: python -m chunklab_core.own.cli ...; make own DOCS=dir QUESTIONS=file [OUT=dir] [CONFIG=file])
 
@@ -249,7 +251,15 @@ def main(argv: list[str] | None = None) -> int:
     from chunklab_core.own import commands  # answers, audit, check: are the answers right? (issue 27)
 
     commands.add_parsers(sub)
+    from chunklab_core.own import generate, review  # questions from documents alone, and their review (issue 48)
+
+    generate.add_parser(sub)
+    review.add_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "questions":
+        return generate.command(args)
+    if args.command == "review":
+        return review.command(args)
     if args.command in commands.COMMANDS:
         return commands.run(args, validate=validate, check_output_folder=check_output_folder)
     if args.command == "strategies":
