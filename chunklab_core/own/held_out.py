@@ -120,8 +120,8 @@ def held_out_check(wide: pd.DataFrame, leader: str, resamples: int, seed: int) -
         verdict = (f"confirmed: {pick}, picked on one half ({len(select)} questions), cannot be ruled out on the "
                    f"other ({len(hold)} questions)")
     text = (f"{verdict}; over {N_SPLITS} random halves the pick on one half was among the best on the other in "
-            f"{repeated['share_agrees']:.0%}, and scored {repeated['mean_gap']:+.3f} lower there on average "
-            "(post 03's held-out guard)")
+            f"{repeated['share_agrees']:.0%}, and its held-out minus selection score averaged "
+            f"{round(-repeated['mean_gap'], 3) + 0.0:+.3f} (post 03's held-out guard)")
     return {"confirmed": confirmed, "text": text, "pick": pick, "selection questions": len(select),
             "held-out questions": len(hold), "share agrees": float(repeated["share_agrees"]),
             "mean gap": float(repeated["mean_gap"])}
