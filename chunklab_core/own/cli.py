@@ -55,6 +55,13 @@ KERNEL = "chunklab"
 
 def validate(docs: str | Path, questions: str | Path, config: str | Path | None = None):
     """``(problems, approximate notes, other notes)`` of the documents, questions and config."""
+    return _validated(docs, questions, config)[:3]
+
+
+def _validated(docs, questions, config=None):
+    """:func:`validate`'s three, then the loaded corpus as ``own.report.load_with_notes`` gives it
+    (``None`` when there are problems), so a run reads and parses the documents once."""
+    from chunklab_core.data.gold_advice import GoldAdvice
     from chunklab_core.data.loaders import ValidationError, load_user_corpus
     from chunklab_core.own.config import load_config
     from chunklab_core.own.report import approximate_matches
@@ -64,14 +71,17 @@ def validate(docs: str | Path, questions: str | Path, config: str | Path | None 
         load_config(config)
     except ValidationError as exc:
         problems += exc.problems
+    corpus = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            load_user_corpus(docs, questions)
+            corpus = load_user_corpus(docs, questions)
         except ValidationError as exc:
             problems += exc.problems
     approximate, other = approximate_matches([str(w.message) for w in caught])
-    return problems, approximate, other
+    loaded = None if problems or corpus is None else (
+        corpus, *approximate_matches([str(w.message) for w in caught if not issubclass(w.category, GoldAdvice)]))
+    return problems, approximate, other, loaded
 
 
 def _print_validation(problems, approximate, other) -> None:
@@ -161,15 +171,16 @@ def write_report(result, folder: Path) -> list[str]:
     import matplotlib.pyplot as plt
 
     from chunklab_core.own import html_report
-    from chunklab_core.own.report import plot_intervals, plot_recall_tokens, save_figure, write_outputs
+    from chunklab_core.own.report import figure_png, plot_intervals, plot_recall_tokens, save_figure, write_outputs
 
     figures = {"recall_intervals": plot_intervals(result.summary, result.config.k),
                "recall_vs_tokens": plot_recall_tokens(result.curves, result.config.recall_target)}
-    written = write_outputs(folder, result.tables(), result.record())
-    written += [save_figure(fig, folder, name) for name, fig in figures.items()]
-    (folder / "report.html").write_text(html_report.render(result, figures), encoding="utf-8")
+    pngs = {name: figure_png(fig) for name, fig in figures.items()}  # drawn once, for the files and the page
     for fig in figures.values():
         plt.close(fig)
+    written = write_outputs(folder, result.tables(), result.record())
+    written += [save_figure(png, folder, name) for name, png in pngs.items()]
+    (folder / "report.html").write_text(html_report.render(result, pngs), encoding="utf-8")
     return [*written, "report.html"]
 
 
@@ -191,10 +202,10 @@ def _execute_notebook(docs: Path, questions: Path, config: Path | None, folder: 
 
 
 def _execute(docs: Path, questions: Path, config: Path | None, folder: Path, resamples: int, progress: bool,
-             notebook: bool = False) -> None:
+             notebook: bool = False, loaded=None) -> None:
     from chunklab_core.own.pipeline import compute
 
-    result = compute(str(docs), str(questions), str(config or ""), resamples, progress)
+    result = compute(str(docs), str(questions), str(config or ""), resamples, progress, loaded=loaded)
     write_report(result, folder)
     if notebook:
         _execute_notebook(docs, questions, config, folder, resamples, progress)
@@ -210,7 +221,7 @@ def run(docs: str | Path, questions: str | Path, config: str | Path | None = Non
     docs, questions = Path(docs).resolve(), Path(questions).resolve()
     config = Path(config).resolve() if config else None
     out = Path(out).resolve()
-    problems, approximate, other = validate(docs, questions, config)
+    problems, approximate, other, loaded = _validated(docs, questions, config)
     folder_problem = check_output_folder(out, docs, inputs=[questions, config])
     problems += [folder_problem] if folder_problem else []
     _print_validation(problems, approximate, other)
@@ -219,13 +230,13 @@ def run(docs: str | Path, questions: str | Path, config: str | Path | None = Non
     progress = (not os.environ.get("CI")) if progress is None else progress
     out.parent.mkdir(parents=True, exist_ok=True)
     with signals_as_interrupt():  # SIGTERM/SIGHUP: the clean-up of Ctrl-C below
-        return _run_into(docs, questions, config, out, resamples, progress, notebook)
+        return _run_into(docs, questions, config, out, resamples, progress, notebook, loaded)
 
 
 def _run_into(docs: Path, questions: Path, config: Path | None, out: Path, resamples: int, progress: bool,
-              notebook: bool = False) -> dict:
+              notebook: bool = False, loaded=None) -> dict:
     def fill(work: Path) -> dict:
-        _execute(docs, questions, config, work, resamples, progress, notebook)
+        _execute(docs, questions, config, work, resamples, progress, notebook, loaded)
         write_marker(work)
         return json.loads((work / "recommendation.json").read_text(encoding="utf-8"))
 

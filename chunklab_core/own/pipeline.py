@@ -169,8 +169,10 @@ def budget_table(runs: dict, budgets, model: str) -> pd.DataFrame:
     return wide.reindex(list(dict.fromkeys(means["strategy"])))
 
 
-def compute(docs: str, questions: str, config_path: str = "", resamples: int = 0, progress: bool = False) -> OwnResult:
-    """The whole run (see the module docstring); ``resamples`` > 0 overrides the config's."""
+def compute(docs: str, questions: str, config_path: str = "", resamples: int = 0, progress: bool = False,
+            loaded=None) -> OwnResult:
+    """The whole run (see the module docstring); ``resamples`` > 0 overrides the config's; ``loaded``: the
+    ``own.report.load_with_notes`` triple of these documents and questions when the caller has read them."""
     from chunklab_core.core.versions import package_versions
     from chunklab_core.core.headings import heading_report
     from chunklab_core.data.gold_advice import corpus_advice
@@ -178,7 +180,7 @@ def compute(docs: str, questions: str, config_path: str = "", resamples: int = 0
     config = own_config.load_config(config_path)
     if resamples:
         config.resamples = resamples
-    corpus, approximate, loader_notes = own_report.load_with_notes(docs, questions)
+    corpus, approximate, loader_notes = loaded or own_report.load_with_notes(docs, questions)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         matrix = run_matrix({"own": corpus}, config.strategies, config.retrievers, config.models, None, config.ks,
