@@ -1,31 +1,45 @@
-"""Benchmark ``chunklab-own run`` against the peer tool ``chunklab`` 0.5.0 (PyPI), cell by cell.
+"""Benchmark ``chunklab-own run`` against the peer tool ``chunklab`` 0.5.0 (PyPI): whole runs and cell by cell.
 
-Both tools run as a user runs them (one command, a fresh process, wall time measured around
-it) on the same documents and questions, one cell (strategy x retriever, MiniLM for dense and
-hybrid, k = 5, 10,000 bootstrap resamples) per run, so the ratio is per cell:
+Both tools run as a user runs them (one command, a fresh process, wall time measured around it)
+on the same documents and questions, MiniLM for dense and hybrid, k = 5, 10,000 bootstrap
+resamples. Each of our cells is matched with the peer strategy named in ``CELLS``:
 
     cell                     ours                                  peer (chunklab 0.5.0)
     fixed 512 / overlap 64   fixed_tokens_512_o64                  fixed {chunk_size 512, overlap 64}
     recursive 512 / o64      {recursive, 512, overlap 64, tokens}  recursive {chunk_size 512, overlap 64}
     semantic floor 200       {semantic, 200..1000 tokens, p95}     semantic {p95, min 200, max 1000}
     semantic no floor        {semantic, 0..1000 tokens, p95}       semantic_no_floor {p95, min 0, max 1000}
-    structure sections 800   {structure_sections, max 800}         structure {max_tokens 800}
+    structure packed 800     {structure, max 800} (section         structure {max_tokens 800} (merges small
+                             packing, structure_aware "pack")       sections up to max_tokens)
 
-*cold*: an empty embedding cache (ours ``CHUNKLAB_CACHE``, the peer's ``CHUNKLAB_CACHE_DIR``),
-so everything is embedded; *warm*: the same cell again with the cache the cold run filled.
-The ratio is ours / peer (below 1: ours is faster), printed per cell for cold and warm, then
-how many cells are at or below 0.50x. Ours embeds with the config's default backend (``auto``:
-ONNX Runtime without torch for MiniLM; ``--backend torch`` to time the PyTorch path). The ONNX
-export lives in the user's model cache (``onnx_embedding.model_cache_dir``), not in the
-embedding cache, so a cold cell finds it; it is built once before timing when missing (that
-one-time cost, torch included, is printed apart, not charged to any cell). Corpora: ``examples/own_docs`` and, with
-``--squad``, a seeded SQuAD v1.1 dev sample written as Markdown files (needs the data cache or
-``CHUNKLAB_DATA_MIRROR``). The peer runs in its own virtualenv (``--peer-venv``; see README,
-"Your own documents") with the local MiniLM folder as ``embedding.model`` and a
-``TIKTOKEN_CACHE_DIR`` holding this environment's cl100k_base file, so it needs no network.
+Modes (``--mode``): **whole** -- every cell (5 strategies x bm25/dense/hybrid = 15) in one command
+per tool, as a user runs it (ours: one config listing them; the peer: ``retrieval.compare``), then
+the like-for-like table: each cell's chunk count and median cl100k tokens (ours from
+``chunk_health.csv``, the peer's from ``report.json``) beside the matched peer strategy's, and
+whether both lie within 25% of the peer's (else the difference is printed); **cells** -- one
+command per tool and cell; **both** (the default). In both modes the two tools are alternated
+(which goes first swaps every repeat) and the 1-minute load average is recorded around every run:
+the ratio of one run is only as good as the load it ran under, so the load is printed beside it.
 
-Usage: ``python scripts/bench_own.py [--peer-venv DIR] [--squad] [--cells N] [--repeats R] [--backend B]``.
-Times come from one machine under whatever load it carries; run both tools back to back.
+*cold*: an empty embedding cache (ours ``CHUNKLAB_CACHE``, the peer's ``CHUNKLAB_CACHE_DIR``);
+*warm*: the same command again with the cache the cold run filled. The ratio is ours / peer
+(below 1: ours is faster): the fastest of each tool, and the median of the per-repeat ratios.
+Ours embeds with the config's default backend (``auto``: ONNX Runtime without torch for MiniLM;
+``--backend torch`` to time the PyTorch path). One-time costs of an installation are paid before
+timing and printed apart: the ONNX export (it lives in the user's model cache, not in the embedding
+cache, so a cold run finds it) and the byte-compilation of ``chunklab_core`` (``pip install`` does
+it for an installed package, as it did for the peer's; a shell with ``PYTHONDONTWRITEBYTECODE``
+would make every one of our runs compile its modules again). Corpora: ``examples/own_docs``
+(``--no-own-example`` to skip it), the peer's own example corpus (``--peer-example DIR``: its
+repository's ``examples`` folder, ``corpus/`` and ``questions.yaml``: 3 Markdown, 1 DOCX, 1 PDF,
+129 questions), and with ``--squad`` a seeded SQuAD v1.1 dev sample written as Markdown files
+(needs the data cache or ``CHUNKLAB_DATA_MIRROR``). The peer runs in its own virtualenv
+(``--peer-venv``; see README, "Your own documents") with the local MiniLM folder as
+``embedding.model`` and a ``TIKTOKEN_CACHE_DIR`` holding this environment's cl100k_base file, so
+it needs no network.
+
+Usage: ``python scripts/bench_own.py [--peer-venv DIR] [--peer-example DIR] [--mode whole|cells|both]
+[--squad] [--cells N] [--repeats R] [--backend B]``.
 """
 
 from __future__ import annotations
@@ -128,6 +142,15 @@ def prepare_onnx(backend: str) -> None:
     retriever.onnx_encoder()
     print(f"one-time ONNX export ({retriever.backend}) built in {time.perf_counter() - start:.1f}s: "
           f"{retriever.onnx_encoder().path} (not charged to any cell)")
+
+
+def compile_package(env: dict) -> None:
+    """Byte-compile chunklab_core into the runs' ``PYTHONPYCACHEPREFIX`` before timing (timed apart), as
+    ``pip install`` does for an installed package and did for the peer's: a development shell that sets
+    ``PYTHONDONTWRITEBYTECODE`` would otherwise make every run of ours compile its modules again."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(PROJ_ROOT / "chunklab_core")], env=env, check=True)
+    print(f"byte-compiled chunklab_core in {time.perf_counter() - start:.1f}s (not charged to any run)")
 
 
 def load() -> float:
@@ -307,9 +330,11 @@ def main(argv=None) -> int:
     print(f"load average at start: {load():.1f} (1 min), {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory(prefix="bench_own_") as tmp:
         work = Path(tmp)
-        base_env = {**os.environ, "CI": "1", "PYTHONPATH": str(PROJ_ROOT),
-                    "TIKTOKEN_CACHE_DIR": str(tiktoken_cache(work / "tiktoken")),
-                    "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        base_env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "CI": "1",
+                    "PYTHONPATH": str(PROJ_ROOT), "TIKTOKEN_CACHE_DIR": str(tiktoken_cache(work / "tiktoken")),
+                    "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                    "PYTHONPYCACHEPREFIX": str(work / "pycache")}
+        compile_package(base_env)
         if args.squad:
             docs, questions = squad_corpus(work / "squad", 5, 100)
             corpora.append(("SQuAD dev sample, 5 articles, 100 questions", docs, questions))
