@@ -72,6 +72,12 @@ def args_for(docs, out, **extra):
     return argparse.Namespace(**{**base, **extra})
 
 
+def test_unparsed_status_is_the_generators():
+    from chunklab_core.questions.generation import UNPARSED
+
+    assert generate.UNPARSED == UNPARSED
+
+
 def test_allocation_gives_every_document_one_then_shares_by_supply():
     # hand-computed: one each (1, 1, 1); 2 left over documents 0 and 2 with 2 and 5 spare:
     # shares 2*2/7 = 0.57 and 2*5/7 = 1.43 -> floors 0 and 1, the last by the larger remainder (0.57) to doc 0

@@ -29,15 +29,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import yaml
-from rapidfuzz import fuzz, process, utils
 
-from chunklab_core.own.passages import DocPassage, stratified_draw, supply
-from chunklab_core.questions.checks import CHECK_NAMES, Check, check_all, locate_ignoring_spacing
-from chunklab_core.questions.generation import UNPARSED, generate_question
-
+# the heavy imports (numpy, rapidfuzz, the checks, the generator) are deferred into the functions:
+# ``chunklab-own`` imports this module to add its subcommand, and ``run`` must not pay for them
 STAGE = "own_questions"
+UNPARSED = "unparsed"  # questions.generation.UNPARSED (a test pins it)
 DEFAULT_N = 100
 DUPLICATE_THRESHOLD = 90.0
 FLAG_PREFIX = "# FLAGGED: "
@@ -49,12 +46,12 @@ class Item:
     """One generated question: its passage, the model's reply, its checks and review state."""
 
     qid: str
-    passage: DocPassage
+    passage: object  # own.passages.DocPassage
     question: str
     answer: str
     gold: str  # the answer as the document writes it ("" when not found in the passage)
     status: str
-    checks: dict[str, Check]
+    checks: dict  # check name -> questions.checks.Check
 
     @property
     def reasons(self) -> list[str]:
@@ -71,12 +68,17 @@ class Item:
                            for name, c in self.checks.items()}}
 
 
-def earlier_duplicates(questions: list[str], threshold: float = DUPLICATE_THRESHOLD) -> list[Check]:
+def earlier_duplicates(questions: list[str], threshold: float = DUPLICATE_THRESHOLD) -> list:
     """``questions.checks.near_duplicates`` with only the later question of each pair flagged.
 
     Same similarity (``rapidfuzz`` token-sort ratio after ``default_process``) and threshold; a
     question is flagged when an *earlier* one scores >= ``threshold``, so one of each pair is kept.
     """
+    import numpy as np
+    from rapidfuzz import fuzz, process, utils
+
+    from chunklab_core.questions.checks import Check
+
     if len(questions) < 2:
         return [Check(False, "") for _ in questions]
     scores = process.cdist(questions, questions, scorer=fuzz.token_sort_ratio, processor=utils.default_process,
@@ -94,13 +96,18 @@ def earlier_duplicates(questions: list[str], threshold: float = DUPLICATE_THRESH
 
 def verbatim_gold(passage: str, answer: str) -> str:
     """The answer as the passage writes it (first located span, ``locate_ignoring_spacing``), else ""."""
+    from chunklab_core.questions.checks import locate_ignoring_spacing
+
     spans = locate_ignoring_spacing(passage, answer) if answer.strip() else []
     return passage[spans[0][0]:spans[0][1]] if spans else ""
 
 
-def generate(passages: list[DocPassage], llm, progress: bool = False) -> list[Item]:
+def generate(passages: list, llm, progress: bool = False) -> list[Item]:
     """One question per passage through ``llm`` (a recorded ``ChatModel``), then every check."""
     from tqdm import tqdm
+
+    from chunklab_core.questions.checks import CHECK_NAMES, check_all
+    from chunklab_core.questions.generation import generate_question
 
     generations = [generate_question(llm, p.text)
                    for p in tqdm(passages, desc="question generation", disable=not progress)]
@@ -156,6 +163,8 @@ def questions_from_report(run_dir: str | Path | None) -> int | None:
 
 def planned_n(documents, n: int | None, report: str | Path | None) -> tuple[int, str]:
     """How many passages to draw and the sentence saying why (bounded by the passages the documents hold)."""
+    from chunklab_core.own.passages import supply
+
     available = supply(documents)
     if n is not None:
         wanted, why = n, f"--n {n}"
@@ -175,6 +184,7 @@ def write_questions(docs: str | Path, out: str | Path, llm, n: int | None = None
     """Draw, generate, check and write ``out`` (atomically: a failed run leaves no file); the items."""
     from chunklab_core.core.atomic_files import atomic_write_text
     from chunklab_core.data.loaders import load_folder
+    from chunklab_core.own.passages import stratified_draw
 
     docs, out = Path(docs), Path(out)
     documents = load_folder(docs, exclude=(out,))

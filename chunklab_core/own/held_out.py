@@ -33,10 +33,7 @@ import pandas as pd
 
 from chunklab_core.core import paths
 from chunklab_core.decision.margin import DEFAULT_MARGIN
-from chunklab_core.questions.checks import CHECK_NAMES
 from chunklab_core.stats.bootstrap import questions_for_power
-from chunklab_core.stats.holdout import held_out_selection
-from chunklab_core.stats.selection import select_winner
 
 N_SPLITS = 50
 POWER = 0.80
@@ -59,6 +56,8 @@ class Post04:
 
 def post04_measure(folder=None) -> Post04 | None:
     """Post 04's committed numbers (see the module docstring); None when its tables are not there."""
+    from chunklab_core.questions.checks import CHECK_NAMES  # deferred: only a run on generated questions reads it
+
     folder = paths.TABLES_DIR if folder is None else folder
     retrieval, checks = folder / "04_retrieval.csv", folder / "04_checks.csv"
     if not retrieval.is_file() or not checks.is_file():
@@ -92,6 +91,9 @@ def _halves(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def held_out_check(wide: pd.DataFrame, leader: str, resamples: int, seed: int) -> dict:
     """Select on one seeded half of ``wide`` (questions x candidates), confirm on the other (module docstring)."""
+    from chunklab_core.stats.holdout import held_out_selection
+    from chunklab_core.stats.selection import select_winner
+
     n = len(wide)
     if n < 2 * MIN_HALF or wide.shape[1] < 2:
         return {"confirmed": None, "text": f"not checked: {n} questions; a held-out half needs at least "

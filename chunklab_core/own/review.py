@@ -33,7 +33,6 @@ from pathlib import Path
 import yaml
 
 from chunklab_core.own.generate import FLAG_PREFIX, HEADER_START, REJECT_PREFIX, yaml_block
-from chunklab_core.questions import checks as qchecks
 
 MAX_BODY = 64 * 1024
 DECISIONS = ("accept", "reject", "edit")
@@ -101,8 +100,10 @@ def render(header: list[str], entries: list[Entry]) -> str:
     return "\n".join(out) + "\n"
 
 
-def recheck(query: str, gold: str, document: str) -> dict[str, qchecks.Check]:
+def recheck(query: str, gold: str, document: str) -> dict:
     """The checks an edited entry allows without its passage: the document stands in for it."""
+    from chunklab_core.questions import checks as qchecks
+
     return {"answer not in passage": qchecks.answer_not_in_passage(gold, document),
             "numbers disagree": qchecks.numbers_disagree(query, document),
             "context-dependent": qchecks.context_dependent(query),
@@ -124,6 +125,8 @@ class Review:
 
     def context(self, entry: Entry, width: int = 400) -> dict:
         """The document text around the gold snippet (``before``, ``gold``, ``after``) for the page."""
+        from chunklab_core.questions import checks as qchecks
+
         text = self.documents.get(str(entry.fields.get("doc", "")), "")
         gold = str(entry.fields.get("gold_snippets") or "")
         spans = qchecks.locate_ignoring_spacing(text, gold) if gold.strip() else []
