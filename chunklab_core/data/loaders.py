@@ -36,7 +36,9 @@ found nowhere shows the closest passage and its score (``gold_diagnosis``). A sn
 fuzzily is accepted and listed in one warning quoting the document's own text of the match
 (paste-ready). ``load_user_corpus`` then warns with ``gold_advice.corpus_advice``: documents
 without headings, gold of one short word or a bare number, gold found in several documents
-(suggesting ``doc:``). Nothing is written.
+(suggesting ``doc:``). Nothing is written. Optional ``source`` (``user``, the default, or
+``generated``: written by ``chunklab-own questions``) becomes ``Question.source``; ``checks`` (that
+command's check results) is accepted and not read.
 
 Not handled: OCR, other encodings than UTF-8, .doc/.odt/.rtf, evidence spans for user gold.
 """
@@ -61,7 +63,8 @@ from chunklab_core.core.headings import as_meta
 from chunklab_core.data.question_file import parse_json_line, parse_yaml, raw_id_problem
 from chunklab_core.core.textmatch import match_gold
 
-QUESTION_FIELDS = ("id", "query", "gold_snippets", "doc", "tags", "answers")
+QUESTION_FIELDS = ("id", "query", "gold_snippets", "doc", "tags", "answers", "source", "checks")
+SOURCES = ("user", "generated")  # ``source``: who wrote the question (default user); ``checks``: kept, not read
 
 
 MAX_PROBLEM_CHARS = 2_000  # one problem's characters in the message
@@ -316,6 +319,9 @@ def _parse_questions(
         answers = _string_list(entry.get("answers") or [])
         own += [f"tags must be a string or a list of strings{_QUOTE_HINT}"] if tags is None else []
         own += [f"answers must be a string or a list of strings{_QUOTE_HINT}"] if answers is None else []
+        source = entry.get("source") or "user"
+        if source not in SOURCES:
+            own.append(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
         doc = entry.get("doc") or ""
         if not isinstance(doc, str):
             own.append("doc must be a document path (a string)")
@@ -339,7 +345,7 @@ def _parse_questions(
                     notes.append(f'{where}: gold snippet "{_short(snippet)}" {note}')
         problems += [f"{where}: {p}" for p in own]
         if qid is not None and not own:
-            questions.append(Question(qid, query.strip(), doc, slots, answers, (), "user", tags))
+            questions.append(Question(qid, query.strip(), doc, slots, answers, (), source, tags))
     if not entries and not problems:
         problems.append(f"{name}: no questions")
     return questions, problems, notes

@@ -1,4 +1,4 @@
-"""Stage 11, own: the series applied to your documents (``chunklab-own``).
+"""Stage 12, own: the series applied to your documents (``chunklab-own``).
 
 Modules: ``config`` (the YAML config, validated), ``recommendation`` (which chunking, by the
 series' verdict rule, and the box a user reads first), ``report`` (tables, figures, files),
@@ -8,6 +8,10 @@ output folder), and are the answers right?
 ``commands`` (the ``answers`` / ``audit`` / ``check`` subcommands), ``answers`` (answers and
 judges on your corpus through the recorded LLM layer), ``answers_report`` (their tables and
 page), ``audit`` (a graded sample, as post 06), ``check`` (the CI gate against a baseline).
+Documents without questions: ``passages`` (passages drawn across your documents), ``generate``
+(``chunklab-own questions``: one checked question per passage, recorded calls), ``review`` and
+``review_page`` (accept / reject / edit them in the browser), ``held_out`` (what a run rests on:
+generated questions, the held-out check, the questions that would decide at the margin delta).
 
 Not held: the stages it calls, and the series' posts (``reports``).
 """

@@ -3,6 +3,8 @@
     chunklab-own validate DOCS QUESTIONS [--config FILE]
     chunklab-own run DOCS QUESTIONS [--config FILE] [--out DIR] [--resamples N] [--notebook]
     chunklab-own strategies
+    chunklab-own questions DOCS [--out questions.yaml] [--n N] [--server URL --model M]   (``own.generate``)
+    chunklab-own review QUESTIONS DOCS        (accept / reject / edit them in the browser, ``own.review``)
     chunklab-own answers | audit draw|grade|report | check   (are the answers right? ``own.commands``)
     (also: python -m chunklab_core.own.cli ...; make own DOCS=dir QUESTIONS=file [OUT=dir] [CONFIG=file])
 
@@ -55,7 +57,14 @@ KERNEL = "chunklab"
 def validate(docs: str | Path, questions: str | Path, config: str | Path | None = None, resamples: int = 0):
     """``(problems, approximate notes, other notes)`` of the documents, questions and config
     (with ``resamples`` > 0 instead of the config's), including a run too large for this machine's memory."""
+    return _validated(docs, questions, config, resamples)[:3]
+
+
+def _validated(docs, questions, config=None, resamples: int = 0):
+    """:func:`validate`'s three, then the loaded corpus as ``own.report.load_with_notes`` gives it
+    (``None`` when there are problems), so a run reads and parses the documents once."""
     from chunklab_core.core import bounds
+    from chunklab_core.data.gold_advice import GoldAdvice
     from chunklab_core.data.loaders import ValidationError, load_user_corpus
     from chunklab_core.own.config import load_config, memory_needed
     from chunklab_core.own.report import approximate_matches
@@ -81,7 +90,9 @@ def validate(docs: str | Path, questions: str | Path, config: str | Path | None 
             problems.append(f"{Path(config).name if config else 'config'}: {too_big}; lower k or resamples, or "
                             "run fewer strategies, retrievers or models")
     approximate, other = approximate_matches([str(w.message) for w in caught])
-    return problems, approximate, other
+    loaded = None if problems or corpus is None else (
+        corpus, *approximate_matches([str(w.message) for w in caught if not issubclass(w.category, GoldAdvice)]))
+    return problems, approximate, other, loaded
 
 
 def _print_validation(problems, approximate, other) -> None:
@@ -171,15 +182,16 @@ def write_report(result, folder: Path) -> list[str]:
     import matplotlib.pyplot as plt
 
     from chunklab_core.own import html_report
-    from chunklab_core.own.report import plot_intervals, plot_recall_tokens, save_figure, write_outputs
+    from chunklab_core.own.report import figure_png, plot_intervals, plot_recall_tokens, save_figure, write_outputs
 
     figures = {"recall_intervals": plot_intervals(result.summary, result.config.k),
                "recall_vs_tokens": plot_recall_tokens(result.curves, result.config.recall_target)}
-    written = write_outputs(folder, result.tables(), result.record())
-    written += [save_figure(fig, folder, name) for name, fig in figures.items()]
-    (folder / "report.html").write_text(html_report.render(result, figures), encoding="utf-8")
+    pngs = {name: figure_png(fig) for name, fig in figures.items()}  # drawn once, for the files and the page
     for fig in figures.values():
         plt.close(fig)
+    written = write_outputs(folder, result.tables(), result.record())
+    written += [save_figure(png, folder, name) for name, png in pngs.items()]
+    (folder / "report.html").write_text(html_report.render(result, pngs), encoding="utf-8")
     return [*written, "report.html"]
 
 
@@ -201,10 +213,10 @@ def _execute_notebook(docs: Path, questions: Path, config: Path | None, folder: 
 
 
 def _execute(docs: Path, questions: Path, config: Path | None, folder: Path, resamples: int, progress: bool,
-             notebook: bool = False) -> None:
+             notebook: bool = False, loaded=None) -> None:
     from chunklab_core.own.pipeline import compute
 
-    result = compute(str(docs), str(questions), str(config or ""), resamples, progress)
+    result = compute(str(docs), str(questions), str(config or ""), resamples, progress, loaded=loaded)
     write_report(result, folder)
     if notebook:
         _execute_notebook(docs, questions, config, folder, resamples, progress)
@@ -220,7 +232,7 @@ def run(docs: str | Path, questions: str | Path, config: str | Path | None = Non
     docs, questions = Path(docs).resolve(), Path(questions).resolve()
     config = Path(config).resolve() if config else None
     out = Path(out).resolve()
-    problems, approximate, other = validate(docs, questions, config, resamples)
+    problems, approximate, other, loaded = _validated(docs, questions, config, resamples)
     folder_problem = check_output_folder(out, docs, inputs=[questions, config])
     problems += [folder_problem] if folder_problem else []
     _print_validation(problems, approximate, other)
@@ -229,13 +241,13 @@ def run(docs: str | Path, questions: str | Path, config: str | Path | None = Non
     progress = (not os.environ.get("CI")) if progress is None else progress
     out.parent.mkdir(parents=True, exist_ok=True)
     with signals_as_interrupt():  # SIGTERM/SIGHUP: the clean-up of Ctrl-C below
-        return _run_into(docs, questions, config, out, resamples, progress, notebook)
+        return _run_into(docs, questions, config, out, resamples, progress, notebook, loaded)
 
 
 def _run_into(docs: Path, questions: Path, config: Path | None, out: Path, resamples: int, progress: bool,
-              notebook: bool = False) -> dict:
+              notebook: bool = False, loaded=None) -> dict:
     def fill(work: Path) -> dict:
-        _execute(docs, questions, config, work, resamples, progress, notebook)
+        _execute(docs, questions, config, work, resamples, progress, notebook, loaded)
         write_marker(work)
         return json.loads((work / "recommendation.json").read_text(encoding="utf-8"))
 
@@ -263,7 +275,15 @@ def main(argv: list[str] | None = None) -> int:
     from chunklab_core.own import commands  # answers, audit, check: are the answers right? (issue 27)
 
     commands.add_parsers(sub)
+    from chunklab_core.own import generate, review  # questions from documents alone, and their review (issue 48)
+
+    generate.add_parser(sub)
+    review.add_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "questions":
+        return generate.command(args)
+    if args.command == "review":
+        return review.command(args)
     if args.command in commands.COMMANDS:
         return commands.run(args, validate=validate, check_output_folder=check_output_folder)
     if args.command == "strategies":

@@ -80,10 +80,15 @@ def items(lines: Iterable[str], css: str = "") -> str:
 
 
 def figure(fig) -> str:
-    """A matplotlib figure as an embedded PNG (no timestamp in its metadata)."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
-    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    """A matplotlib figure, or the PNG bytes it was already saved as (``own.report.figure_png``: drawn
+    once for the file and the page), as an embedded PNG (no timestamp in its metadata)."""
+    if isinstance(fig, bytes):
+        png = fig
+    else:
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+        png = buffer.getvalue()
+    data = base64.b64encode(png).decode("ascii")
     return f'<p><img alt="figure" src="data:image/png;base64,{data}"></p>'
 
 

@@ -29,12 +29,41 @@ from chunklab_core.evaluation.budget import recall_at_budget
 from chunklab_core.evaluation.matrix import cell_summary, corpus_table, run_matrix
 from chunklab_core.evaluation.measures import column, depth_columns, interval_columns, largest_k, require_columns
 from chunklab_core.own import config as own_config
+from chunklab_core.own import held_out as own_held_out
 from chunklab_core.own import recommendation as own_recommendation
 from chunklab_core.own import report as own_report
 from chunklab_core.stats import bootstrap
 from chunklab_core.retrieval.registry import needs_model
 
 KEYS = ["corpus", "model", "strategy", "retriever"]
+BASIS_LINES = (("generated questions", "questions"), ("held out", "held out"),
+               ("questions at margin", "to decide at δ"))  # (record key, box label)
+
+
+def scope_matrix(per_question: pd.DataFrame, rec, metric: str) -> pd.DataFrame:
+    """Questions x candidates of one recommendation's scope (as ``own.recommendation`` compares them)."""
+    data = per_question.assign(model=per_question["model"].astype(str))
+    frame = data.set_index(["strategy", "retriever", "model", "qid"])[metric].sort_index()
+    return pd.concat([frame.loc[key] for key in rec.cells.values()], axis=1, keys=list(rec.cells)).dropna()
+
+
+def basis(corpus, per_question: pd.DataFrame, recommendations, k: int, resamples: int, seed: int) -> dict:
+    """What the recommendation rests on (``own.held_out``): the generated questions and the held-out
+    check (only when some questions are generated), and the questions that would decide at delta."""
+    if not recommendations:
+        return {}
+    rec = own_recommendation.primary(recommendations)
+    diff = rec.verdict.top_two_difference
+    out = {"questions at margin": own_held_out.questions_at_margin(
+        rec.verdict.n_questions, (diff.low, diff.high), len(corpus.documents))}
+    generated = sum(q.source == "generated" for q in corpus.questions)
+    if generated:
+        out["generated questions"] = {"generated": generated, "questions": len(corpus.questions),
+                                      "text": own_held_out.generated_line(generated, len(corpus.questions),
+                                                                          own_held_out.post04_measure())}
+        wide = scope_matrix(per_question, rec, column("recall", k))
+        out["held out"] = own_held_out.held_out_check(wide, rec.verdict.leader, resamples, seed)
+    return out
 
 
 @dataclass
@@ -60,6 +89,7 @@ class OwnResult:
     budget: pd.DataFrame
     versions: dict
     notes: list[str] = field(default_factory=list)
+    basis: dict = field(default_factory=dict)  # own.held_out: generated questions, held-out check, questions at delta
 
     @property
     def box(self) -> list[tuple[str, str]]:
@@ -67,7 +97,9 @@ class OwnResult:
         if not self.recommendations:
             return own_recommendation.single_cell_box(self.summary, self.targets, self.config.k,
                                                       self.config.recall_target)
-        return own_recommendation.box(self.recommendations, self.config.k, self.config.recall_target)
+        lines = own_recommendation.box(self.recommendations, self.config.k, self.config.recall_target)
+        added = [(label, self.basis[key]["text"]) for key, label in BASIS_LINES if key in self.basis]
+        return lines[:2] + added + lines[2:]  # after "use" and "verdict": what the verdict rests on
 
     @property
     def recommendation_table(self) -> pd.DataFrame:
@@ -81,7 +113,8 @@ class OwnResult:
                 "config": {**self.config.as_parameters(), "recall_target": self.config.recall_target,
                            "k": self.config.k, "seed": self.config.seed, "config_file": self.config_path or None},
                 "recommendations": [r.to_record(self.config.recall_target) for r in self.recommendations],
-                "notes": list(self.notes), "versions": self.versions}
+                "notes": list(self.notes), "versions": self.versions,
+                **{key: value for key, value in self.basis.items()}}
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The CSV tables of the output folder, by file stem."""
@@ -136,8 +169,10 @@ def budget_table(runs: dict, budgets, model: str) -> pd.DataFrame:
     return wide.reindex(list(dict.fromkeys(means["strategy"])))
 
 
-def compute(docs: str, questions: str, config_path: str = "", resamples: int = 0, progress: bool = False) -> OwnResult:
-    """The whole run (see the module docstring); ``resamples`` > 0 overrides the config's."""
+def compute(docs: str, questions: str, config_path: str = "", resamples: int = 0, progress: bool = False,
+            loaded=None) -> OwnResult:
+    """The whole run (see the module docstring); ``resamples`` > 0 overrides the config's; ``loaded``: the
+    ``own.report.load_with_notes`` triple of these documents and questions when the caller has read them."""
     from chunklab_core.core.versions import package_versions
     from chunklab_core.core.headings import heading_report
     from chunklab_core.data.gold_advice import corpus_advice
@@ -145,7 +180,7 @@ def compute(docs: str, questions: str, config_path: str = "", resamples: int = 0
     config = own_config.load_config(config_path)
     if resamples:
         config.resamples = resamples
-    corpus, approximate, loader_notes = own_report.load_with_notes(docs, questions)
+    corpus, approximate, loader_notes = loaded or own_report.load_with_notes(docs, questions)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         matrix = run_matrix({"own": corpus}, config.strategies, config.retrievers, config.models, None, config.ks,
@@ -159,10 +194,11 @@ def compute(docs: str, questions: str, config_path: str = "", resamples: int = 0
         targets.insert(0, "label", targets["strategy"].map(strategy_label))
         curves = own_report.recall_curves(matrix.runs)
         budget = budget_table(matrix.runs, config.budgets, config.models[0])
+        rests_on = basis(corpus, matrix.per_question, recommendations, config.k, config.resamples, config.seed)
     notes = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
     return OwnResult(
         docs=str(docs), questions=str(questions), config_path=str(config_path or ""), config=config, corpus=corpus,
         corpus_table=corpus_table({"own": corpus}), approximate=approximate, loader_notes=loader_notes,
         advice=corpus_advice(corpus), headings=heading_report(corpus.documents), per_question=matrix.per_question,
         summary=summary, health=health, recommendations=recommendations, targets=targets, curves=curves,
-        budget=budget, versions=package_versions().iloc[0].to_dict(), notes=notes)
+        budget=budget, versions=package_versions().iloc[0].to_dict(), notes=notes, basis=rests_on)

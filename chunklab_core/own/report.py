@@ -206,7 +206,16 @@ def write_outputs(folder: str | Path, tables: dict[str, pd.DataFrame], record: d
     return [*written, "recommendation.json"]
 
 
+def figure_png(fig) -> bytes:
+    """The PNG of ``fig`` without timestamps (drawn once: the file and the page embed the same bytes)."""
+    import io
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=120, bbox_inches="tight", metadata={"Software": None})
+    return buffer.getvalue()
+
+
 def save_figure(fig, folder: str | Path, name: str) -> str:
-    """``<folder>/<name>.png`` without timestamps; returns the file name."""
-    fig.savefig(Path(folder) / f"{name}.png", dpi=120, bbox_inches="tight", metadata={"Software": None})
+    """``<folder>/<name>.png`` without timestamps (``fig``: a figure or its ``figure_png`` bytes); the file name."""
+    (Path(folder) / f"{name}.png").write_bytes(fig if isinstance(fig, bytes) else figure_png(fig))
     return f"{name}.png"
