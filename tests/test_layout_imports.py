@@ -2,7 +2,7 @@
 
 Stages, in the order data flows (``chunklab_core/<stage>/``; the package root counts as
 ``core``): core -> data -> chunking -> retrieval -> evaluation -> stats -> llm -> rerank ->
-answers -> questions -> audit -> own -> evaluators -> reports. A module may import its own stage and the
+answers -> questions -> audit -> decision -> own -> evaluators -> reports. A module may import its own stage and the
 stages before it, never one after it (an *upward* import); only ``reports`` imports
 ``reports``; and the module import graph has no cycle (imports inside functions count too:
 they are deferred, not absent).
@@ -17,7 +17,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "chunklab_core"
 STAGES = ["core", "data", "chunking", "retrieval", "evaluation", "stats", "llm", "rerank",
-          "answers", "questions", "audit", "own", "evaluators", "reports"]
+          "answers", "questions", "audit", "decision", "own", "evaluators", "reports"]
 
 
 def module_name(path: Path) -> str:

@@ -36,7 +36,7 @@ from chunklab_core.retrieval.run import RetrievalRun
 from chunklab_core.evaluation.slot_metrics import RankedJudgments, cumulative_slot_fills, judge_run, recall_by_rank
 
 BUDGETS = (500, 1000, 2000, 4000)
-MATCHED_BUDGETS = (512, 1024, 2048)  # the candidate pool's budgets (reports.pool), cl100k_base tokens
+MATCHED_BUDGETS = (256, 512, 1024, 2048, 4096, 8192)  # the candidate pool's budgets (decision.candidates): doubling, cl100k_base tokens
 
 
 def contexts_within_budget(tokens: np.ndarray, budget: float) -> np.ndarray:

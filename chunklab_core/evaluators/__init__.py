@@ -1,4 +1,4 @@
-"""Stage 12, evaluators: score each stage of a pipeline you already run, from its outputs alone.
+"""Stage 13, evaluators: score each stage of a pipeline you already run, from its outputs alone.
 
 Seven stage evaluators, each taking plain inputs (ids, texts, spans, numpy vectors, latencies)
 and returning a ``common.StageResult`` (per-query values and their means; "not measured" is

@@ -1,4 +1,4 @@
-"""Stage 11, own: the series applied to your documents (``chunklab-own``).
+"""Stage 12, own: the series applied to your documents (``chunklab-own``).
 
 Modules: ``config`` (the YAML config, validated), ``recommendation`` (which chunking, by the
 series' verdict rule, and the box a user reads first), ``report`` (tables, figures, files),

@@ -1,4 +1,4 @@
-"""Stage 13, reports: the code behind each post, and the posts' shared helpers.
+"""Stage 14, reports: the code behind each post, and the posts' shared helpers.
 
 Modules: one per post, or a subpackage for the larger ones (``post00`` findings, ``post01``
 chunking, ``post02`` retrievers, ``post03`` uncertainty, ``post04`` generated questions,

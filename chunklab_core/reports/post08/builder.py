@@ -63,13 +63,16 @@ def pool_counts(table: pd.DataFrame, guide: pd.DataFrame) -> dict[str, int]:
     defaults = [s for s, what in pool.LIBRARY.items() if what == pool.DOCUMENTED_DEFAULT]
     return {"settings": len(guide), "library": len(compared), "not compared": len(at) - len(compared),
             "kept": int((compared["verdict"] != claims.RULED_OUT).sum()),
+            "equivalent": int(compared[pool.margin_column("decision", pool.DEFAULT_MARGIN)].isin(
+                ["leader", "equivalent"]).sum()) if pool.margin_column("decision", pool.DEFAULT_MARGIN) in compared else 0,
             "library_used": int(guide["strategy"].isin(list(pool.LIBRARY)).sum()),
             "default_used": int(guide["strategy"].isin(defaults).sum()),
-            "decided": int((guide["verdict"] == "decided").sum())}
+            "decided": int((guide["verdict"] == pool.DECIDED).sum())}
 
 
-def pool_text(table: pd.DataFrame, guide: pd.DataFrame, csv: str) -> str:
-    """The builder section's reading of the pool (template ``builder.md``), then one sentence per setting."""
+def pool_text(table: pd.DataFrame, guide: pd.DataFrame, csv: str, windows: dict | None = None) -> str:
+    """The builder section's reading of the pool (template ``builder.md``), then one sentence per
+    setting, then how to read them (``pool.rule_text``); ``windows``: each model's window in word pieces."""
     from chunklab_core.reports import pool
     from chunklab_core.reports.templates import Templates
 
@@ -81,5 +84,7 @@ def pool_text(table: pd.DataFrame, guide: pd.DataFrame, csv: str) -> str:
         library=counts["library"], not_compared=counts["not compared"],
         library_used=numbers.count(counts["library_used"], "setting"),
         default_used=numbers.count(counts["default_used"], "setting"),
-        decided=numbers.count(counts["decided"], "setting"), csv=csv)
-    return text + "\n\n" + "\n\n".join(pool.setting_sentences(guide, pool.budget_guide(table)))
+        decided=numbers.count(counts["decided"], "setting"), equivalent=counts["equivalent"],
+        margin=numbers.number(pool.DEFAULT_MARGIN, 2), csv=csv)
+    sentences = pool.setting_sentences(guide, pool.budget_guide(table), windows=windows)
+    return text + "\n\n" + "\n\n".join(sentences) + "\n\n" + pool.rule_text()
