@@ -180,6 +180,9 @@ def test_post00_reads_the_pool_its_candidates_equal_the_pools(tmp_path):
         assert cited["strategy"] == row["strategy"] and cited["budget"] == row["tokens"]
     text = post00.pool_guide_text(guide, None, table)
     assert text.count("\n- *") == 4 and "02_pool.csv" in text and "How to read this" in text
+    bullets = [line for line in text.split("\n") if line.startswith("- *")]
+    assert all(len(line.split()) <= 60 for line in bullets), [len(b.split()) for b in bullets]
+    assert len(text.split()) < 1200
     view = post00.pool_guide_view(guide)
     assert {"use", "tokens", "equivalents", "verdict", "at 512", "at 1,024"} <= set(view.columns)
     # a guide row that does not equal its cited row is an error, not a silent guide
@@ -294,8 +297,8 @@ def test_post08_builder_views_count_the_pool_at_the_recommended_budget():
     # LangChain TokenText (0) are ruled out; at 1,024 nothing beats 0.75, so Fixed 500 chars at 512 is the pick
     assert int(guide["tokens"].iloc[0]) == 512 and guide["strategy"].iloc[0] == "fixed_500"
     counts = builder.pool_counts(table, guide)
-    assert counts == {"settings": 1, "library": 2, "not compared": 0, "kept": 0, "library_used": 0,
-                      "default_used": 0, "decided": 1}
+    assert counts == {"settings": 1, "library": 2, "not compared": 0, "kept": 0, "equivalent": 0,
+                      "library_used": 0, "default_used": 0, "decided": 1}
     compact = builder.pool_compact(table, guide)
     assert list(compact.columns[:4]) == ["setting", "use", "tokens", "verdict"]
     assert compact.filter(like="semchunk").iloc[0, 0] == claims.RULED_OUT

@@ -42,6 +42,7 @@ from chunklab_core.decision.scores import (beyond_window, budget_per_question, b
 from chunklab_core.reports import samples
 from chunklab_core.reports.templates import Templates
 
+COMPACT_NAMES = 2  # a compact sentence names this many equivalents, then counts the rest (the CSV lists them)
 FEW_DOCUMENTS = 10  # below this many documents the document-resampled interval is unreliable (post 03)
 PROSE = Templates(__file__, "pool.md")
 
@@ -169,6 +170,10 @@ def setting_sentences(guide: pd.DataFrame, budgets: pd.DataFrame | None = None, 
                                          score=numbers.number(row["score"])))
             continue
         equivalents = _listed(row["equivalents"])
+        if compact and equivalents.count(LIST_SEPARATOR) >= COMPACT_NAMES:
+            named = equivalents.split(LIST_SEPARATOR)
+            equivalents = PROSE.fill("use.more", names=LIST_SEPARATOR.join(named[:COMPACT_NAMES]),
+                                     more=len(named) - COMPACT_NAMES)
         ties = _listed(row["ties"])
         good = (PROSE.fill("use.equivalent", names=equivalents, margin=numbers.number(margin, 2))
                 if equivalents else PROSE.fill("use.alone", margin=numbers.number(margin, 2)))

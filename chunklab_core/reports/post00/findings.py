@@ -31,6 +31,9 @@ from chunklab_core.reports.post00.sources import key_text, read_table
 __all__ = ["READING_ORDER", "POST_FINDINGS", "post_findings", "reading_order", "findings_table", "findings_view", "posts_with_findings", "small_rows"]
 
 READING_ORDER = posts.reading_order()  # from the one list of posts (reports.posts)
+from chunklab_core.reports.templates import Templates
+
+_NOTES = Templates(__file__, "prose.md")
 
 
 _FINDERS: dict[str, Callable[[Path | None], list[dict]]] = {}
@@ -235,12 +238,8 @@ def post_findings(posts: str, data_dir: Path | None = None) -> pd.DataFrame:
     return pd.DataFrame(POST_FINDINGS[posts](data_dir))
 
 
-OUTSIDE = ("the estimate lies outside its own percentile interval: resampling adds noise to both rankings, "
-           "which lowers Kendall's τ on average, so the resampled τ sit below the full-sample one; read the "
-           "interval as the agreement a new sample would show")
-
-
-OUTSIDE_OTHER = "the estimate lies outside its own percentile interval: the resampled statistic is biased; read the interval"
+OUTSIDE = _NOTES.fill("findings.outside.tau")
+OUTSIDE_OTHER = _NOTES.fill("findings.outside")
 
 
 def findings_table(data_dir: Path | None = None) -> pd.DataFrame:
