@@ -122,3 +122,23 @@ def test_posts_and_own_decide_one_table_identically(fixture_table):
     assert posts[columns].reset_index(drop=True).equals(own[columns].reset_index(drop=True))
     own_rows = own.iloc[0]
     assert own_rows["tokens"] == 512 and own_rows["verdict"] == engine.DECIDED
+
+
+def test_intervals_read_from_shared_resamples_equal_the_pairwise_bootstraps():
+    """The engine draws each design's resamples once for every candidate; each pair's interval equals
+    ``paired_difference_ci`` / ``paired_difference_clustered_ci`` on the pair alone."""
+    from chunklab_core.stats.bootstrap import paired_difference_ci
+    from chunklab_core.stats.clustered import paired_difference_clustered_ci
+
+    rng = np.random.default_rng(7)
+    n = 90
+    wide = pd.DataFrame({"a": rng.random(n), "b": rng.random(n), "c": (rng.random(n) < 0.4).astype(float)})
+    docs = np.array([f"d{i // 3}" for i in range(n)])
+    intervals = engine._Intervals(wide, docs, 700, 3)
+    for x, y in (("a", "b"), ("c", "a")):
+        got = intervals(x, y)
+        diff, q_low, q_high = paired_difference_ci(wide[x].to_numpy(), wide[y].to_numpy(), 700, 3)
+        _, low, high = paired_difference_clustered_ci(wide[x].to_numpy(), wide[y].to_numpy(), docs, 700, 3)
+        assert got["diff"] == pytest.approx(diff, abs=1e-12)
+        assert (got["question low"], got["question high"]) == pytest.approx((q_low, q_high), abs=1e-12)
+        assert (got["low"], got["high"]) == pytest.approx((low, high), abs=1e-12)

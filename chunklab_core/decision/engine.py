@@ -40,9 +40,8 @@ import pandas as pd
 from chunklab_core.decision.candidates import (COLUMNS, LIBRARY, MEASURE_NAMES, candidates, measure_of,
                                                simplicity)
 from chunklab_core.decision.margin import DEFAULT_MARGIN, ROBUSTNESS, clears_zero, inside_margin
-from chunklab_core.decision.verdicts import design_of, paired_interval
+from chunklab_core.decision.verdicts import design_of
 from chunklab_core.stats import claims
-from chunklab_core.stats.bootstrap import paired_difference_ci
 from chunklab_core.stats.clustered import shares_documents
 
 FIT_SHARE = 0.9  # a candidate must read at least one context for this share of the questions to be compared at a budget
@@ -70,23 +69,49 @@ def margin_column(name: str, margin: float) -> str:
 
 
 class _Intervals:
-    """Paired intervals of ``a − b`` under both designs, each pair computed once (one seed for every pair)."""
+    """Paired intervals of ``a − b`` under both designs, each pair computed once. Every pair shares
+    the resamples (one seed), so the resampled means of every candidate are drawn once per design
+    (``stats.bootstrap.resampled_means``, ``stats.clustered.clustered_resampled_means``) and a pair's
+    percentile interval is read off the difference of its two columns: the same resamples
+    ``paired_difference_ci`` and ``paired_difference_clustered_ci`` draw for the pair alone."""
 
     def __init__(self, wide: pd.DataFrame, clusters, resamples: int, seed: int):
         self.wide, self.resamples, self.seed = wide, resamples, seed
         self.clusters = clusters if clusters is not None and shares_documents(clusters) else None
         self.cache: dict[tuple[str, str], dict] = {}
+        self.column = {name: j for j, name in enumerate(wide.columns)}
+        self._means: dict[str, np.ndarray] = {}
+
+    def _resampled(self, design: str) -> np.ndarray:
+        if design not in self._means:
+            import warnings
+
+            from chunklab_core.stats.bootstrap import resampled_means
+            from chunklab_core.stats.clustered import clustered_resampled_means
+
+            matrix = self.wide.to_numpy(dtype=float)
+            if design == "questions":
+                self._means[design] = resampled_means(matrix, self.resamples, self.seed)
+            else:
+                with warnings.catch_warnings():  # few documents: the sentences say so where it matters
+                    warnings.simplefilter("ignore", UserWarning)
+                    self._means[design] = clustered_resampled_means(matrix, self.clusters, self.resamples, self.seed)
+        return self._means[design]
+
+    def _interval(self, design: str, a: str, b: str) -> tuple[float, float]:
+        from chunklab_core.stats.bootstrap import percentile_interval
+
+        means = self._resampled(design)
+        low, high = percentile_interval(means[:, self.column[a]] - means[:, self.column[b]])
+        return float(low), float(high)
 
     def __call__(self, a: str, b: str) -> dict:
         if (a, b) not in self.cache:
-            x, y = self.wide[a].to_numpy(), self.wide[b].to_numpy()
-            diff, low, high = paired_interval(x, y, self.resamples, self.seed, self.clusters)
-            if self.clusters is not None:
-                _, q_low, q_high = paired_difference_ci(x, y, self.resamples, self.seed)
-            else:
-                q_low, q_high = low, high
-            self.cache[(a, b)] = {"diff": float(diff), "low": float(low), "high": float(high),
-                                  "question low": float(q_low), "question high": float(q_high)}
+            diff = float((self.wide[a].to_numpy(dtype=float) - self.wide[b].to_numpy(dtype=float)).mean())
+            q_low, q_high = self._interval("questions", a, b)
+            low, high = self._interval("documents", a, b) if self.clusters is not None else (q_low, q_high)
+            self.cache[(a, b)] = {"diff": diff, "low": low, "high": high, "question low": q_low,
+                                  "question high": q_high}
         return self.cache[(a, b)]
 
 
