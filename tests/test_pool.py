@@ -98,6 +98,10 @@ def test_budget_recall_flags_a_recorded_depth_that_ends_before_the_budget():
     run = _run([q], [[1, 0, -1, -1]], [20, 10, 5, 8])  # only two contexts recorded
     row = pool.budget_scores(run, budgets=(100,)).iloc[0]
     assert row["depth_binds"] and row["tokens_used"] == 30
+    # with several budgets, only those the two recorded contexts (30 tokens) do not fill are depth-bound:
+    # at 15 tokens the reading stops at the budget (context 0 overflows), not at the recorded depth
+    table = pool.budget_scores(run, budgets=(15, 40, 100)).set_index("budget")
+    assert not table.loc[15, "depth_binds"] and table.loc[40, "depth_binds"] and table.loc[100, "depth_binds"]
 
 
 def test_window_share_counts_pieces_beyond_the_window_like_the_models_tokenizer():
