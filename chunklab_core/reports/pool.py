@@ -124,9 +124,13 @@ def fit_rule() -> str:
                       rest=numbers.number(1 - FIT_SHARE, 0, scale="percent"))
 
 
-def rule_text(margin: float = DEFAULT_MARGIN) -> str:
+def rule_text(margin: float = DEFAULT_MARGIN, short: bool = False) -> str:
     """How to read the guide: the margin, equivalence, the simplicity order, the budget rule, fit,
-    floor, windows and the token unit of each measure."""
+    floor, windows and the token unit of each measure (``short``: the note post 00 shows, pointing
+    to post 02 and docs/decision.md for the rest)."""
+    if short:
+        return PROSE.fill("rule.short", margin=numbers.number(margin, 2), tokenizer=TOKENIZER,
+                          smallest=f"{min(BUDGETS):,}", largest=f"{max(BUDGETS):,}")
     units = "; ".join(f"{MEASURE_NAMES[m]}: {MEASURE_UNITS[m]}" for m in MEASURE_NAMES)
     return PROSE.fill("rule", margin=numbers.number(margin, 2), half=numbers.number(margin / 2, 3),
                       double=numbers.number(margin * 2, 2), order=SIMPLICITY_WORDS, fit=fit_rule(),
@@ -154,9 +158,11 @@ def setting_sentences(guide: pd.DataFrame, budgets: pd.DataFrame | None = None, 
     the pick at every budget first (``budgets``, :func:`budget_guide`), then the recommended
     budget, its pick and equivalents, the verdict, and the notes (still rising, window share,
     fit, few documents). ``windows``: each model's window in word pieces, named beside a window share."""
+    from chunklab_core.retrieval.registry import setting_name
+
     out = []
     for _, row in guide.iterrows():
-        setting = _setting_name(row)
+        setting = setting_name(row["retriever"], row["model"]) if compact else _setting_name(row)
         lead = ""
         if not compact and budgets is not None and not budgets.empty:
             here = budgets[(budgets["corpus"] == row["corpus"]) & (budgets["retriever"] == row["retriever"])
@@ -185,6 +191,9 @@ def setting_sentences(guide: pd.DataFrame, budgets: pd.DataFrame | None = None, 
         if _flag(row.get("still rising")):
             notes += " " + PROSE.fill("use.rising", tokens=f"{int(row['tokens']):,}",
                                       gain=numbers.number(row["last gain"], signed=True))
+        if float(row.get("depth binds", 0) or 0) > 0:
+            notes += " " + PROSE.fill("use.depth.short" if compact else "use.depth",
+                                      share=numbers.number(row["depth binds"], 0, scale="percent"))
         window = (windows or {}).get(row["model"])
         notes += _window_note(row, f"{window:,}" if window else "the model's")
         if not compact and _listed(row.get("does not fit", "")):

@@ -359,7 +359,7 @@ def pool_guide_text(guide: pd.DataFrame, budgets: pd.DataFrame | None = None,
     bullets = [PROSE.fill("pool.kind", kind=kind, sentence=sentence)
                for kind, sentence in zip(guide["kind of document"],
                                          pool.setting_sentences(guide, budgets, windows=windows, compact=True))]
-    return intro + "\n\n" + "\n".join(bullets) + "\n\n" + pool.rule_text()
+    return intro + "\n\n" + "\n".join(bullets) + "\n\n" + pool.rule_text(short=True)
 
 
 def pool_guide_view(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -367,7 +367,12 @@ def pool_guide_view(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) ->
     ``budgets`` is given): the long table is the CSV."""
     from chunklab_core.reports import pool
 
-    table = pool.compact_guide(guide, budgets)
+    from chunklab_core.retrieval.registry import setting_name
+
+    table = pool.compact_guide(guide, budgets).drop(columns=["setting", "use"])
+    table["equivalents"] = [len([n for n in str(e).split(pool.LIST_SEPARATOR) if n.strip()]) if isinstance(e, str)
+                            else 0 for e in guide["equivalents"]]
+    table.insert(0, "retriever", [setting_name(r, m) for r, m in zip(guide["retriever"], guide["model"])])
     if "kind of document" in guide:
         table.insert(0, "kind of document", guide["kind of document"].to_numpy())
-    return table
+    return table.rename(columns={"tokens": "use at tokens", "equivalents": "equivalents (CSV)"})

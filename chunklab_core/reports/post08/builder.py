@@ -26,8 +26,9 @@ LEADER_MARK = "leader"
 def pool_compact(table: pd.DataFrame, guide: pd.DataFrame) -> pd.DataFrame:
     """One row per setting of :func:`chunklab_core.reports.pool.setting_guide`: the setting, what to
     use at how many tokens, the verdict (decided or not), and per library splitter its verdict at
-    that budget (``leader`` where it leads there); each library column's header says in how many
-    settings it cannot be ruled out at the recommended budget."""
+    that budget (``leader`` where it leads there) and, where the retriever embeds chunks, the share
+    of its chunk word pieces the embedding model reads (``reads``); each library column's header says
+    in how many settings it cannot be ruled out at the recommended budget."""
     from chunklab_core.reports import pool
 
     libraries = [s for s in pool.LIBRARY if s in set(table["strategy"])]
@@ -47,7 +48,10 @@ def pool_compact(table: pd.DataFrame, guide: pd.DataFrame) -> pd.DataFrame:
                   "verdict": g["verdict"]}
         for name in libraries:
             found = part[part["strategy"] == name]
-            record[header[name]] = "" if found.empty else (LEADER_MARK if name == best else found["verdict"].iloc[0])
+            word = "" if found.empty else (LEADER_MARK if name == best else found["verdict"].iloc[0])
+            beyond = found["beyond window"].iloc[0] if len(found) and "beyond window" in found else float("nan")
+            record[header[name]] = word + (f" · reads {numbers.number(1 - float(beyond), 0, scale='percent')}"
+                                           if word and not pd.isna(beyond) else "")
         rows.append(record)
     return pd.DataFrame(rows)
 
