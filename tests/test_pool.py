@@ -188,7 +188,7 @@ def test_post00_reads_the_pool_its_candidates_equal_the_pools(tmp_path):
     assert all(len(line.split()) <= 60 for line in bullets), [len(b.split()) for b in bullets]
     assert len(text.split()) < 1200
     view = post00.pool_guide_view(guide)
-    assert {"retriever", "use at tokens", "equivalents (CSV)", "verdict", "at 512", "at 1,024"} <= set(view.columns)
+    assert {"retriever", "budget", "equivalents", "verdict", "at 512", "at 1,024"} <= set(view.columns)
     # a guide row that does not equal its cited row is an error, not a silent guide
     broken = pd.read_csv(tmp_path / "02_pool_guide.csv")
     broken.loc[0, "score"] += 0.5

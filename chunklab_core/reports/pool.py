@@ -42,7 +42,7 @@ from chunklab_core.decision.scores import (beyond_window, budget_per_question, b
 from chunklab_core.reports import samples
 from chunklab_core.reports.templates import Templates
 
-COMPACT_NAMES = 2  # a compact sentence names this many equivalents, then counts the rest (the CSV lists them)
+COMPACT_NAMES = 1  # a compact sentence names this many equivalents, then counts the rest (the CSV lists them)
 FEW_DOCUMENTS = 10  # below this many documents the document-resampled interval is unreliable (post 03)
 PROSE = Templates(__file__, "pool.md")
 
@@ -158,11 +158,9 @@ def setting_sentences(guide: pd.DataFrame, budgets: pd.DataFrame | None = None, 
     the pick at every budget first (``budgets``, :func:`budget_guide`), then the recommended
     budget, its pick and equivalents, the verdict, and the notes (still rising, window share,
     fit, few documents). ``windows``: each model's window in word pieces, named beside a window share."""
-    from chunklab_core.retrieval.registry import setting_name
-
     out = []
     for _, row in guide.iterrows():
-        setting = setting_name(row["retriever"], row["model"]) if compact else _setting_name(row)
+        setting = row["retriever"] if compact else _setting_name(row)
         lead = ""
         if not compact and budgets is not None and not budgets.empty:
             here = budgets[(budgets["corpus"] == row["corpus"]) & (budgets["retriever"] == row["retriever"])
@@ -186,10 +184,11 @@ def setting_sentences(guide: pd.DataFrame, budgets: pd.DataFrame | None = None, 
         if ties:
             good += PROSE.fill("use.ties", names=ties)
         verdict = (PROSE.fill("use.decided") if row["verdict"] == DECIDED
-                   else PROSE.fill("use.undecided", questions=row["what would decide"], margin=numbers.number(margin, 2)))
+                   else PROSE.fill("use.undecided.short" if compact else "use.undecided",
+                                   questions=row["what would decide"], margin=numbers.number(margin, 2)))
         notes = ""
         if _flag(row.get("still rising")):
-            notes += " " + PROSE.fill("use.rising", tokens=f"{int(row['tokens']):,}",
+            notes += " " + PROSE.fill("use.rising.short" if compact else "use.rising", tokens=f"{int(row['tokens']):,}",
                                       gain=numbers.number(row["last gain"], signed=True))
         if float(row.get("depth binds", 0) or 0) > 0:
             notes += " " + PROSE.fill("use.depth.short" if compact else "use.depth",
@@ -200,7 +199,7 @@ def setting_sentences(guide: pd.DataFrame, budgets: pd.DataFrame | None = None, 
             notes += " " + PROSE.fill("use.fit", names=_listed(row["does not fit"]), tokens=f"{int(row['tokens']):,}")
         if not compact and int(row["documents"]) < FEW_DOCUMENTS and str(row["design"]).startswith("documents"):
             notes += " " + PROSE.fill("use.few", documents=int(row["documents"]), few=FEW_DOCUMENTS)
-        out.append(lead + PROSE.fill("use", setting=setting, use=row["use"], tokens=f"{int(row['tokens']):,}",
+        out.append(lead + PROSE.fill("use.short" if compact else "use", setting=setting, use=row["use"], tokens=f"{int(row['tokens']):,}",
                                      measure=row["measure"], score=numbers.number(row["score"]), good=good,
                                      verdict=verdict, notes=notes))
     return out

@@ -350,7 +350,7 @@ def pool_guide_text(guide: pd.DataFrame, budgets: pd.DataFrame | None = None,
     def told(n):
         return "not computed" if n is None else numbers.count(n, "setting")
 
-    intro = PROSE.fill("pool.reading", settings=numbers.count(len(guide), "setting"),
+    intro = PROSE.fill("pool.reading", settings=len(guide),
                        margin=numbers.number(pool.DEFAULT_MARGIN, 2), decided=decided,
                        undecided=len(guide) - decided - below, below=below, before=told(counts[0.0]),
                        half=numbers.number(pool.DEFAULT_MARGIN / 2, 3), at_half=told(counts[pool.DEFAULT_MARGIN / 2]),
@@ -367,12 +367,10 @@ def pool_guide_view(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) ->
     ``budgets`` is given): the long table is the CSV."""
     from chunklab_core.reports import pool
 
-    from chunklab_core.retrieval.registry import setting_name
-
     table = pool.compact_guide(guide, budgets).drop(columns=["setting", "use"])
     table["equivalents"] = [len([n for n in str(e).split(pool.LIST_SEPARATOR) if n.strip()]) if isinstance(e, str)
                             else 0 for e in guide["equivalents"]]
-    table.insert(0, "retriever", [setting_name(r, m) for r, m in zip(guide["retriever"], guide["model"])])
+    table.insert(0, "retriever", list(guide["retriever"]))
     if "kind of document" in guide:
         table.insert(0, "kind of document", guide["kind of document"].to_numpy())
-    return table.rename(columns={"tokens": "use at tokens", "equivalents": "equivalents (CSV)"})
+    return table.rename(columns={"tokens": "budget", "kind of document": "documents"})
