@@ -30,6 +30,7 @@ from chunklab_core.decision.engine import (BELOW_FLOOR, DECIDED, DOES_NOT_FIT, E
 from chunklab_core.decision.margin import DEFAULT_MARGIN, questions_to_settle
 
 READ_SHARE = 0.80  # a pick or equivalent the model reads less of says so
+SETTLED = "—"  # "what would decide" where nothing is undecided
 
 
 def _flag(value) -> bool:
@@ -93,7 +94,7 @@ def _budget_row(part: pd.DataFrame, margin: float) -> dict | None:
             "ties": pick["ties"] if isinstance(pick["ties"], str) else "",
             "ruled out": int((decision == "ruled out").sum()), "undecided": int(len(undecided)),
             "verdict": verdict,
-            "what would decide": (_settle(undecided.iloc[0], margin) if verdict == UNDECIDED else "—"),
+            "what would decide": (_settle(undecided.iloc[0], margin) if verdict == UNDECIDED else SETTLED),
             "winner": bool(lead["verdict"] == "winner"), "reads": reads(pick),
             "reads below": LIST_SEPARATOR.join(low_reads),
             "tokens per context": float(pick["tokens per context"]),
@@ -139,7 +140,7 @@ def setting_guide(table: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> pd.Dat
         rejected = cell[cell[margin_column("pick", margin)].map(_flag) & (cell["budget"] < int(pick["budget"]))
                         & ~cell["rejected decidedly"].map(_flag)]
         decide = here["what would decide"]
-        if verdict == UNDECIDED and decide == "—" and len(rejected):
+        if verdict == UNDECIDED and decide == SETTLED and len(rejected):
             decide = _settle(rejected.iloc[0], margin, gain=True)
         best = cell[cell["verdict"] != DOES_NOT_FIT].sort_values(["score", "budget"], ascending=[False, True],
                                                                  kind="stable").iloc[0]

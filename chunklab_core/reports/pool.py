@@ -47,6 +47,9 @@ FEW_DOCUMENTS = 10  # below this many documents the document-resampled interval 
 PROSE = Templates(__file__, "pool.md")
 
 
+REASONS = ("reason.short", "reason.long")  # the templates decision.candidates.MEASURES names
+
+
 def measure_table(corpora: Sequence[str] | None = None) -> pd.DataFrame:
     """corpus, measure (the one that decides), shown beside (the other), reason."""
     names = list(corpora) if corpora is not None else list(MEASURES)
@@ -55,7 +58,7 @@ def measure_table(corpora: Sequence[str] | None = None) -> pd.DataFrame:
         measure = measure_of(name)
         other = "span" if measure == "containment" else "containment"
         rows.append({"corpus": name, "measure": MEASURE_NAMES[measure], "shown beside": MEASURE_NAMES[other],
-                     "reason": PROSE.fill(MEASURES[name][1]),
+                     "reason": PROSE.fill(REASONS[REASONS.index(MEASURES[name][1])]),
                      "unit": MEASURE_UNITS[measure]})
     return pd.DataFrame(rows)
 
@@ -132,7 +135,9 @@ def rule_text(margin: float = DEFAULT_MARGIN, short: bool = False) -> str:
         return PROSE.fill("rule.short", margin=numbers.number(margin, 2), tokenizer=TOKENIZER,
                           smallest=f"{min(BUDGETS):,}", largest=f"{max(BUDGETS):,}")
     units = "; ".join(f"{MEASURE_NAMES[m]}: {MEASURE_UNITS[m]}" for m in MEASURE_NAMES)
-    return PROSE.fill("rule", margin=numbers.number(margin, 2), half=numbers.number(margin / 2, 3),
+    from chunklab_core.decision.margin import TOST_ALPHA
+
+    return PROSE.fill("rule", margin=numbers.number(margin, 2), alpha=numbers.number(TOST_ALPHA, 1, scale="percent"), half=numbers.number(margin / 2, 3),
                       double=numbers.number(margin * 2, 2), order=SIMPLICITY_WORDS, fit=fit_rule(),
                       floor=numbers.number(FLOOR, 2), read=numbers.number(READ_SHARE, 0, scale="percent"),
                       tokenizer=TOKENIZER, smallest=f"{min(BUDGETS):,}", largest=f"{max(BUDGETS):,}", units=units)

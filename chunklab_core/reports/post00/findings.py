@@ -33,7 +33,7 @@ __all__ = ["READING_ORDER", "POST_FINDINGS", "post_findings", "reading_order", "
 READING_ORDER = posts.reading_order()  # from the one list of posts (reports.posts)
 from chunklab_core.reports.templates import Templates
 
-_NOTES = Templates(__file__, "prose.md")
+_NOTES = Templates(__file__, "findings.md")
 
 
 _FINDERS: dict[str, Callable[[Path | None], list[dict]]] = {}
