@@ -369,10 +369,13 @@ def test_a_single_comparison_reads_as_one_estimate_not_as_counts(fixture):
     assert "reads 700 to 900 tokens per question" in text and "strategies Fixed 500" in text
 
 
-def test_the_retriever_answer_names_the_strategies_the_model_truncates(fixture):
+def test_the_retriever_answer_names_every_pool_candidate_the_model_reads_under_half_of(fixture):
     counts = post00.decision_counts(fixture)
-    text = post00.retriever_text(counts["retriever"], "recall@5", pd.read_csv(fixture / "02_chunk_health.csv"))
-    assert "(A: more than half truncated" in text
+    pool_rows = pd.DataFrame({"label": ["A", "chonkie default", "B", "A"], "beyond window": [0.2, 0.55, float("nan"), 0.6]})
+    text = post00.retriever_text(counts["retriever"], "recall@5", pool_rows)
+    assert "A (60%), chonkie default (55%)" in text and "B (" not in text  # library splitters too, largest share
+    assert "truncation" not in post00.retriever_text(counts["retriever"], "recall@5", pool_rows.assign(
+        **{"beyond window": 0.1}))
 
 
 def test_limitations_word_post_04_by_its_verdicts(fixture):
@@ -388,10 +391,13 @@ def test_limitations_word_post_04_by_its_verdicts(fixture):
 def test_small_samples_are_computed_not_listed_by_post(fixture):
     table = post00.findings_table(fixture)
     text = post00.findings_text(table, below=50)
-    small = table[table["n"] < 50]
-    # nq's 31 passages, and post 02's τ over 3 and 2 ranked strategies; post 07's 400 questions are not small
-    assert sorted(set(small["post"])) == ["02", "04"]
-    assert f"{len(small)} row" in text and "posts 02, 04" in text
+    small = post00.small_rows(table, 50)
+    # nq's 31 passages; post 02's τ over 3 and 2 ranked strategies count strategies, not a sample, so they
+    # are not small samples; post 07's 400 questions are not small
+    assert sorted(set(small["post"])) == ["04"]
+    assert (table.loc[table["post"] == "02", "n counts"] == "strategies").all()
+    assert len(table[(table["n"] < 50) & (table["post"] == "02")]) > 0  # the τ rows exist and are left out
+    assert f"{len(small)} row" in text and "posts 04" in text
 
 
 # ------------------------------------------------------------------ clear errors
@@ -459,3 +465,15 @@ def test_comparison_counts_separate_only_where_both_resampling_designs_agree(tmp
     text = post00.counts_text(counts, "retriever.reading", ["corpus", "comparison"], lambda r: r["comparison"],
                               lambda r: ("dense", "bm25"), metric="recall@5")
     assert '"cannot be told apart" includes 1 separated under one resampling design only' in text
+
+
+def test_an_estimate_outside_its_own_interval_is_flagged_and_explained(fixture):
+    from chunklab_core.reports.post00 import findings
+
+    stability = pd.read_csv(fixture / "02_stability.csv")
+    stability.loc[0, "tau"] = float(stability.loc[0, "high"]) + 0.02  # as 0.953 against [0.500, 0.934]
+    stability.to_csv(fixture / "02_stability.csv", index=False)
+    table = post00.findings_table(fixture)
+    tau = table[table["source"] == "02_stability.csv"]
+    assert tau["note"].iloc[0] == findings.OUTSIDE and (tau["note"].iloc[1:] == "").all()
+    assert findings.OUTSIDE in post00.findings_view(table)["verdict"].iloc[tau.index[0]]

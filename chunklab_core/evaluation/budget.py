@@ -36,7 +36,7 @@ from chunklab_core.retrieval.run import RetrievalRun
 from chunklab_core.evaluation.slot_metrics import RankedJudgments, cumulative_slot_fills, judge_run, recall_by_rank
 
 BUDGETS = (500, 1000, 2000, 4000)
-MATCHED_BUDGETS = (512, 1024, 2048)  # the candidate pool's budgets (reports.pool), cl100k_base tokens
+MATCHED_BUDGETS = (256, 512, 1024, 2048, 4096, 8192)  # the candidate pool's budgets (decision.candidates): doubling, cl100k_base tokens
 
 
 def contexts_within_budget(tokens: np.ndarray, budget: float) -> np.ndarray:
@@ -131,20 +131,25 @@ def recall_at_budget(run_or_tables: RetrievalRun | RankedJudgments, budgets: Seq
                      threshold: float = 0.90) -> pd.DataFrame:
     """Tidy per-question table: corpus, strategy, retriever, qid, budget, contexts_read,
     tokens_used, hit, recall (slot recall on the contexts read within the budget), depth_binds
-    (a run: read from its deep ranking, :func:`budget_run`; judged tables: False)."""
+    (a run: read from its deep ranking, :func:`budget_run`; True at a budget only where every
+    recorded context was read within it, the cell has more contexts than were recorded, and the
+    budget is not spent; judged tables: False)."""
     if not budgets:
         raise ValueError("no budgets given")
-    binds = None
+    recorded = partial = None
     if isinstance(run_or_tables, RetrievalRun):
-        run_or_tables, binds = budget_run(run_or_tables, max(budgets))
+        deep = np.asarray(run_or_tables.ranked_deep if run_or_tables.ranked_deep is not None else run_or_tables.ranked)
+        recorded = (deep >= 0).sum(axis=1)  # contexts the recorded ranking holds per question
+        partial = recorded < len(run_or_tables.contexts)  # the cell has more contexts than were recorded
+        run_or_tables, _ = budget_run(run_or_tables, max(budgets))
     judged = _judged(run_or_tables, threshold)
     frames = []
     for budget in budgets:
         scores = budget_metrics(judged.fills, judged.tokens, budget, judged.n_slots)
-        if binds is None:
+        if recorded is None:
             bound = np.zeros(len(judged.qids), dtype=bool)
-        else:  # the reading ended at the recorded depth with this budget not spent
-            bound = binds & (scores["tokens_used"] < budget)
+        else:  # at this budget every recorded context was read, the cell holds more, and the budget is not spent
+            bound = (scores["contexts_read"] >= recorded) & partial & (scores["tokens_used"] < budget)
         frames.append(pd.DataFrame({
             "corpus": judged.corpus, "strategy": judged.strategy, "retriever": judged.retriever,
             "qid": judged.qids, "budget": budget, **scores, "depth_binds": bound,

@@ -2,6 +2,14 @@
 
 Handles, from the per-question table of ``evaluation.matrix.run_matrix`` on one corpus:
 
+* **the decision** (``matched``, :func:`matched_cost`, :func:`scope_decision`): per scope, the
+  decision engine posts 02, 08 and 00 decide with (``chunklab_core.decision``): recall within
+  context budgets doubling from 256 to 8,192 cl100k_base tokens, each budget on its own, the
+  leader's paired intervals under the question-level and, where your questions share documents,
+  the document-clustered design, equivalence within ±δ (``decision.margin.DEFAULT_MARGIN``), the
+  simplest of the leader and its equivalents as the pick, and the smallest budget whose pick is
+  equivalent to every larger budget's best. The box's first lines are this decision;
+
 * one selection verdict per retriever (and per embedding model for dense/hybrid) over the
   strategies, and one overall over every (strategy, retriever, model) cell, on recall@k of
   the same questions, by ``selection.select_winner`` -- the series' one rule
@@ -53,6 +61,7 @@ class Recommendation:
     tokens_at_target: dict[str, float] = field(default_factory=dict)
     k_at_target: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    matched: dict = field(default_factory=dict)  # the decision engine's setting_guide row (matched cost)
 
     def row(self, recall_target: float) -> dict:
         """One row of the recommendation table."""
@@ -89,7 +98,8 @@ class Recommendation:
                        "k_at_target": _none_if_nan(self.k_at_target.get(name))}
                       for name, r in frame.iterrows()]
         row = {key: _none_if_nan(value) for key, value in self.row(recall_target).items()}
-        return {**row, "headline": self.verdict.headline(), "verdict_warnings": list(self.verdict.warnings),
+        matched = {key: _none_if_nan(value) for key, value in self.matched.items()}
+        return {**row, "matched_cost": matched, "headline": self.verdict.headline(), "verdict_warnings": list(self.verdict.warnings),
                 "resamples": self.verdict.resamples, "seed": self.verdict.seed, "candidates": candidates}
 
 
@@ -194,6 +204,7 @@ def recommend(per_question: pd.DataFrame, runs: dict, health: pd.DataFrame, k: i
             warnings.simplefilter("ignore", UserWarning)
             verdict = _verdict(data, metric, keys, names, resamples, seed)
         cells = dict(zip(names, keys))
+        matched = scope_decision(runs, keys, overall, resamples, seed)
         flagged = [verdict.leader] + [c for c in verdict.candidates if c != verdict.leader]
         warned = []
         for name in flagged:
@@ -206,7 +217,7 @@ def recommend(per_question: pd.DataFrame, runs: dict, health: pd.DataFrame, k: i
             label, verdict, cells,
             tokens_at_target={n: tokens.get(c, (np.nan, np.nan))[0] for n, c in cells.items()},
             k_at_target={n: tokens.get(c, (np.nan, np.nan))[1] for n, c in cells.items()},
-            warnings=warned))
+            warnings=warned, matched=matched))
     return out
 
 
@@ -288,6 +299,8 @@ def box(recommendations: Sequence[Recommendation], k: int, recall_target: float)
     cost = (f"about {tokens:,.0f} tokens per question to reach recall {recall_target:.2f} (k = {at_k:.0f})"
             if not np.isnan(tokens) else f"does not reach recall {recall_target:.2f} within the top {MAX_K}")
     lines = [("use", use), ("verdict", verdict), ("cost", cost)]
+    if rec.matched:
+        lines = _matched_lines(rec.matched) + [("at k chunks", use), ("verdict at k chunks", verdict), ("cost", cost)]
     if v.winner is None:
         needed = rec.row(recall_target)["questions to separate top two"]
         priced = {c: rec.tokens_at_target.get(c, np.nan) for c in v.candidates}
@@ -303,3 +316,78 @@ def box(recommendations: Sequence[Recommendation], k: int, recall_target: float)
     lines.append(("ruled out", ", ".join(v.ruled_out) or "none"))
     lines += [("caution", w) for w in v.warnings]
     return lines
+
+
+def matched_cost(budget_table: pd.DataFrame, resamples: int, seed: int, margin: float | None = None,
+                 measure: str = "containment", label=None, simple=None) -> pd.DataFrame:
+    """The decision of posts 02, 08 and 00 on your documents: one row per retriever (x model) of
+    ``decision.guide.setting_guide`` over ``decision.engine.setting_table`` of a per-question
+    table at matched cost (``decision.scores.budget_per_question`` of your run): the pick at every
+    budget, the recommended budget, the equivalents within ±δ under both resampling designs (the
+    document-clustered one where your questions share documents) and the verdict. Candidates are
+    your strategies (in your config's order), ranked by ``measure`` (containment recall: gold is
+    a snippet)."""
+    from chunklab_core.decision import engine, guide
+    from chunklab_core.decision.margin import DEFAULT_MARGIN
+
+    margin = DEFAULT_MARGIN if margin is None else margin
+    strategies = list(dict.fromkeys(budget_table["strategy"]))
+    table = engine.setting_table(budget_table, None, None, MAX_K, resamples, seed, source="per_question.csv",
+                                 margin=margin, measure=measure, strategies=strategies, label=label, simple=simple)
+    return guide.setting_guide(table, margin)
+
+
+def scope_decision(runs: dict, keys: Sequence[tuple[str, str, str]], overall: bool, resamples: int,
+                   seed: int) -> dict:
+    """The engine's decision for one scope's cells ``keys`` (strategy, retriever, model): the
+    :func:`matched_cost` row as a dict ({} when fewer than two cells have a budget table). In the
+    overall scope a candidate is a strategy under a retriever, and a retriever that embeds counts
+    as a model in the simplicity order."""
+    from chunklab_core.decision.candidates import BUDGETS, simplicity
+    from chunklab_core.decision.scores import budget_scores
+
+    wanted = set(keys)
+    frames = []
+    for (corpus, run_model, strategy, retriever), run in runs.items():
+        if (strategy, retriever, model_column(retriever, run_model)) not in wanted:
+            continue
+        name = f"{strategy}|{retriever}|{model_column(retriever, run_model)}" if overall else strategy
+        frames.append(budget_scores(run, BUDGETS).assign(
+            corpus="own", strategy=name, retriever="overall" if overall else retriever,
+            model="—" if overall else model_column(retriever, run_model)))
+    if len(frames) < 2:
+        return {}
+    table = pd.concat(frames, ignore_index=True)
+    if not overall:
+        found = matched_cost(table, resamples, seed)
+        return found.iloc[0].to_dict() if len(found) else {}
+
+    def label(name: str) -> str:
+        strategy, retriever, model = name.split("|")
+        return _cell_name(strategy, retriever, model, True, not uses_no_model(model))
+
+    def simple(name: str, tokens: float) -> tuple:
+        strategy, retriever, _ = name.split("|")
+        return simplicity(strategy, tokens, needs_model(retriever))
+
+    found = matched_cost(table, resamples, seed, label=label, simple=simple)
+    return found.iloc[0].to_dict() if len(found) else {}
+
+
+def _matched_lines(matched: dict) -> list[tuple[str, str]]:
+    """The box's first lines from the engine's decision: the pick and its budget, the equivalents, the verdict."""
+    from chunklab_core.decision.margin import DEFAULT_MARGIN
+
+    picks = "; ".join(f"{key[3:]}: {value}" for key, value in matched.items()
+                      if key.startswith("at ") and key[3:].replace(",", "").isdigit() and isinstance(value, str))
+    equivalents = matched.get("equivalents") if isinstance(matched.get("equivalents"), str) else ""
+    verdict = matched.get("verdict", "")
+    if verdict == "undecided":
+        verdict += f": about {matched.get('what would decide')} questions would settle it at ±{DEFAULT_MARGIN:g}"
+    return [("use", f"{matched['use']} at {int(matched['tokens']):,} tokens (the smallest budget whose pick is "
+                    f"equivalent within ±{DEFAULT_MARGIN:g} to the best of every larger budget; "
+                    f"{matched['measure']} {float(matched['score']):.3f})"),
+            ("equivalent", equivalents or f"nothing else within ±{DEFAULT_MARGIN:g}"),
+            ("decision", f"{verdict} (paired intervals, {matched.get('design', '')}, n = {matched.get('questions')} "
+                         f"questions)"),
+            ("pick at each budget", picks)]

@@ -31,6 +31,9 @@ from chunklab_core.reports.post00.sources import key_text, read_table
 __all__ = ["READING_ORDER", "POST_FINDINGS", "post_findings", "reading_order", "findings_table", "findings_view", "posts_with_findings", "small_rows"]
 
 READING_ORDER = posts.reading_order()  # from the one list of posts (reports.posts)
+from chunklab_core.reports.templates import Templates
+
+_NOTES = Templates(__file__, "findings.md")
 
 
 _FINDERS: dict[str, Callable[[Path | None], list[dict]]] = {}
@@ -60,9 +63,11 @@ def reading_order() -> pd.DataFrame:
     return pd.DataFrame(READING_ORDER, columns=["post", "title", "read it for"])
 
 
-def _row(post, finding, sample, n, estimate, low, high, verdict, source, key) -> dict:
-    return {"post": post, "finding": finding, "sample": sample, "n": int(n), "estimate": float(estimate),
-            "low": float(low), "high": float(high), "verdict": verdict, "source": source, "key": key}
+def _row(post, finding, sample, n, estimate, low, high, verdict, source, key, counts: str = "questions") -> dict:
+    """One findings row; ``counts`` says what ``n`` counts (questions, items, passages, strategies)."""
+    return {"post": post, "finding": finding, "sample": sample, "n": int(n), "n counts": counts,
+            "estimate": float(estimate), "low": float(low), "high": float(high), "verdict": verdict,
+            "source": source, "key": key}
 
 
 def _passages_label(corpus: str, passages: int) -> str:
@@ -124,7 +129,8 @@ def _post02(data_dir) -> list[dict]:
                          f"{numbers.count(r['strategies'], 'strategy', 'strategies')} ranked in both settings",
                          r["strategies"], r["tau"], r["low"], r["high"],
                          "rankings agree" if side > 0 else "rankings disagree" if side < 0 else "agreement not shown",
-                         "02_stability.csv", key_text(**{"setting a": r["setting a"], "setting b": r["setting b"]})))
+                         "02_stability.csv", key_text(**{"setting a": r["setting a"], "setting b": r["setting b"]}),
+                         counts="strategies"))
     return rows
 
 
@@ -232,10 +238,18 @@ def post_findings(posts: str, data_dir: Path | None = None) -> pd.DataFrame:
     return pd.DataFrame(POST_FINDINGS[posts](data_dir))
 
 
+OUTSIDE = _NOTES.fill("findings.outside.tau")
+OUTSIDE_OTHER = _NOTES.fill("findings.outside")
+
+
 def findings_table(data_dir: Path | None = None) -> pd.DataFrame:
     """Every finding of posts 01 and 03–07 and post 02's ranking stability (its verdicts are the
-    decision guide), each citing its row."""
-    return pd.concat([post_findings(posts, data_dir) for posts in POST_FINDINGS], ignore_index=True)
+    decision guide), each citing its row; ``note`` flags an estimate outside its own interval
+    (:data:`OUTSIDE`, said for τ, the only bootstrap here whose estimate can fall outside it)."""
+    table = pd.concat([post_findings(posts, data_dir) for posts in POST_FINDINGS], ignore_index=True)
+    outside = (table["estimate"] < table["low"]) | (table["estimate"] > table["high"])
+    tau = table["source"] == "02_stability.csv"
+    return table.assign(note=np.where(outside & tau, OUTSIDE, np.where(outside, OUTSIDE_OTHER, "")))
 
 
 def posts_with_findings(*tables: pd.DataFrame) -> list[str]:
@@ -245,8 +259,10 @@ def posts_with_findings(*tables: pd.DataFrame) -> list[str]:
 
 
 def small_rows(table: pd.DataFrame, below: int = 50, n_column: str = "n") -> pd.DataFrame:
-    """The rows of ``table`` resting on fewer than ``below`` questions (or items, passages)."""
-    return table[np.asarray(table[n_column]) < below]
+    """The rows of ``table`` resting on fewer than ``below`` questions (or items, passages): a row
+    whose ``n counts`` is strategies (a ranking's length, not a sample) is not one of them."""
+    sampled = table["n counts"] != "strategies" if "n counts" in table else np.ones(len(table), bool)
+    return table[(np.asarray(table[n_column]) < below) & np.asarray(sampled)]
 
 
 def findings_view(table: pd.DataFrame) -> pd.DataFrame:
@@ -255,4 +271,6 @@ def findings_view(table: pd.DataFrame) -> pd.DataFrame:
         "post": table["post"], "finding": table["finding"], "sample": table["sample"], "n": table["n"],
         "estimate [95% interval]": [numbers.estimate(e, lo, hi) for e, lo, hi in
                                     zip(table["estimate"], table["low"], table["high"])],
-        "verdict": table["verdict"], "source": table["source"], "key": table["key"]})
+        "verdict": [v + (f" ({note})" if isinstance(note, str) and note else "")
+                    for v, note in zip(table["verdict"], table.get("note", [""] * len(table)))],
+        "source": table["source"], "key": table["key"]})

@@ -223,7 +223,9 @@ def findings_text(table: pd.DataFrame, below: int = 50) -> str:
     """What the findings table holds, computed from it (counts, separations, small samples)."""
     paired = _paired(table)
     separated = int(sum(claims.excludes_zero(lo, hi) for lo, hi in zip(paired["low"], paired["high"])))
-    small = table[table["n"] < below]
+    from chunklab_core.reports.post00.findings import small_rows
+
+    small = small_rows(table, below)
     posts = ", ".join(dict.fromkeys(table["post"]))
     small_text = (PROSE.fill("findings.small", count=numbers.count(len(small), "row"), below=below,
                              range=_spread_n(small["n"]),
@@ -276,25 +278,32 @@ def _split(row) -> tuple[str, str]:
     return a, b
 
 
-def retriever_text(counts: pd.DataFrame, metric: str, health: pd.DataFrame | None = None) -> str:
+def retriever_text(counts: pd.DataFrame, metric: str, pool_table: pd.DataFrame | None = None) -> str:
     """Post 02's retriever pairs (``02_paired_retrievers`` counted per corpus and comparison);
-    ``health`` (``02_chunk_health``) names the strategies the dense model mostly truncates."""
+    ``pool_table`` (``02_pool``) names every candidate of the pool, library splitters included,
+    more than half of whose chunk word pieces lie beyond the embedding model's window on some kind
+    of document (its ``beyond window``)."""
     text = counts_text(counts, "retriever.reading", ["corpus"], lambda r: r["comparison"], _split, metric=metric)
-    if health is None:
+    if pool_table is None or "beyond window" not in pool_table:
         return text
-    shares = health.groupby("strategy", sort=False)["share truncated"].max()
-    truncated = [strategy_label(s) if s in STRATEGIES else str(s) for s, share in shares.items() if share > 0.5]
-    if not truncated:
+    shares = pool_table.dropna(subset=["beyond window"]).groupby("label", sort=False)["beyond window"].max()
+    beyond = [f"{label} ({numbers.number(share, 0, scale='percent')})" for label, share in shares.items() if share > 0.5]
+    if not beyond:
         return text
-    return text + "\n\n" + PROSE.fill("retriever.truncation", strategies=", ".join(truncated))
+    return text + "\n\n" + PROSE.fill("retriever.truncation", strategies=", ".join(beyond))
 
 
 def model_text(counts: pd.DataFrame, metric: str) -> str:
-    """Post 02's model pairs (``02_models`` counted per corpus, retriever and comparison)."""
+    """Post 02's model pairs (``02_models`` counted per corpus, retriever and comparison), each
+    model's window in word pieces named (``decision.scores.model_window``)."""
+    from chunklab_core.decision.scores import model_window
+
     if counts.empty:
         return PROSE.fill("model.none")
+    models = list(dict.fromkeys(m.strip() for c in counts["comparison"] for m in str(c).split(" − ") if m.strip()))
+    windows = ", ".join(f"{m} {model_window(m):,}" for m in models)
     return counts_text(counts, "model.reading", ["corpus", "retriever"], lambda r: r["comparison"], _split,
-                       metric=metric)
+                       metric=metric, windows=windows)
 
 
 def rerank_text(stage: pd.DataFrame, depths: pd.DataFrame, slices: pd.DataFrame,
@@ -321,22 +330,36 @@ def rerank_text(stage: pd.DataFrame, depths: pd.DataFrame, slices: pd.DataFrame,
     return "\n\n".join(parts)
 
 
-def pool_guide_text(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) -> str:
-    """The reading of :func:`tables.pool_guide`: what the recommendation is, then one sentence
-    per setting (:func:`chunklab_core.reports.pool.setting_sentences`, with the pick at each smaller
-    budget when ``budgets``, :func:`tables.pool_budgets`, is given), each after its kind of document."""
+def pool_guide_text(guide: pd.DataFrame, budgets: pd.DataFrame | None = None,
+                    table: pd.DataFrame | None = None, windows: dict | None = None) -> str:
+    """The reading of :func:`tables.pool_guide` after its compact table: the counts (decided at δ,
+    and at 0, δ/2 and 2δ from ``table``, ``02_pool``, when given), one short sentence per setting
+    (:func:`chunklab_core.reports.pool.setting_sentences`, ``compact``) after its kind of document,
+    then how to read it (:func:`chunklab_core.reports.pool.rule_text`)."""
     from chunklab_core.reports import pool
 
     if guide.empty:
         raise ValueError("no pool guide rows to report")
-    decided = int((guide["verdict"] == "decided").sum())
-    intro = PROSE.fill("pool.reading", settings=numbers.count(len(guide), "setting"),
-                       budgets=", ".join(f"{b:,}" for b in pool.BUDGETS), tokenizer=pool.TOKENIZER,
-                       decided=numbers.count(decided, "setting"), undecided=numbers.count(len(guide) - decided, "setting"),
-                       source="02_pool.csv", guide="00_guide.csv")
+    counts = {m: None for m in (0.0, pool.DEFAULT_MARGIN / 2, pool.DEFAULT_MARGIN * 2)}
+    if table is not None:
+        found = pool.robustness(table).set_index("margin")["decided"]
+        counts = {m: (int(found[m]) if m in found.index else None) for m in counts}
+    decided = int((guide["verdict"] == pool.DECIDED).sum())
+    below = int((guide["verdict"] == pool.BELOW_FLOOR).sum())
+
+    def told(n):
+        return "not computed" if n is None else numbers.count(n, "setting")
+
+    intro = PROSE.fill("pool.reading", settings=len(guide),
+                       margin=numbers.number(pool.DEFAULT_MARGIN, 2), decided=decided,
+                       undecided=len(guide) - decided - below, below=below, before=told(counts[0.0]),
+                       half=numbers.number(pool.DEFAULT_MARGIN / 2, 3), at_half=told(counts[pool.DEFAULT_MARGIN / 2]),
+                       double=numbers.number(pool.DEFAULT_MARGIN * 2, 2),
+                       at_double=told(counts[pool.DEFAULT_MARGIN * 2]), source="02_pool.csv", guide="00_guide.csv")
     bullets = [PROSE.fill("pool.kind", kind=kind, sentence=sentence)
-               for kind, sentence in zip(guide["kind of document"], pool.setting_sentences(guide, budgets))]
-    return intro + "\n\n" + "\n".join(bullets)
+               for kind, sentence in zip(guide["kind of document"],
+                                         pool.setting_sentences(guide, budgets, windows=windows, compact=True))]
+    return intro + "\n\n" + "\n".join(bullets) + "\n\n" + pool.rule_text(short=True)
 
 
 def pool_guide_view(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -344,4 +367,10 @@ def pool_guide_view(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) ->
     ``budgets`` is given): the long table is the CSV."""
     from chunklab_core.reports import pool
 
-    return pool.compact_guide(guide, budgets)
+    table = pool.compact_guide(guide, budgets).drop(columns=["setting", "use"])
+    table["equivalents"] = [len([n for n in str(e).split(pool.LIST_SEPARATOR) if n.strip()]) if isinstance(e, str)
+                            else 0 for e in guide["equivalents"]]
+    table.insert(0, "retriever", list(guide["retriever"]))
+    if "kind of document" in guide:
+        table.insert(0, "kind of document", guide["kind of document"].to_numpy())
+    return table.rename(columns={"tokens": "budget", "kind of document": "documents"})

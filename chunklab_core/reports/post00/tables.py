@@ -325,3 +325,12 @@ def pool_candidates(data_dir: Path | None = None) -> dict[tuple[str, str, str], 
     table = read_table("02_pool.csv", data_dir)
     return {keys: list(dict.fromkeys(part["strategy"]))
             for keys, part in table.groupby(["corpus", "retriever", "model"], sort=False)}
+
+
+def model_windows(guide: pd.DataFrame) -> dict[str, int]:
+    """Each embedding model of the guide and its window in word pieces (``decision.scores.model_window``),
+    named beside a window share."""
+    from chunklab_core.decision.scores import model_window
+    from chunklab_core.retrieval.registry import uses_no_model
+
+    return {m: model_window(m) for m in dict.fromkeys(guide["model"]) if not uses_no_model(m)}

@@ -223,9 +223,32 @@ def stability_without_truncation_text(stability: pd.DataFrame, clean: pd.DataFra
     return PROSE.fill("clean", dropped=named, comparisons=comparisons)
 
 
+def _pool_note(pool_table: pd.DataFrame | None, corpus: str, retriever: str, strategy: str) -> str:
+    """What the pool (``decision.engine``'s table, ``02_pool``) says of a fixed-k leader: the budgets where it is
+    the pick or equivalent, or that it is ruled out or too large at every budget."""
+    if pool_table is None:
+        return ""
+    from chunklab_core.decision.engine import DOES_NOT_FIT, EQUIVALENT, LEADER, RULED_OUT, margin_column
+    from chunklab_core.decision.margin import DEFAULT_MARGIN
+
+    column = margin_column("decision", DEFAULT_MARGIN)
+    rows = pool_table[(pool_table["corpus"] == corpus) & (pool_table["retriever"] == retriever)
+                      & (pool_table["strategy"] == strategy)]
+    if rows.empty:
+        return ""
+    kept = rows[rows[column].isin([LEADER, EQUIVALENT]) | rows[margin_column("pick", DEFAULT_MARGIN)].astype(bool)]
+    if len(kept):
+        return PROSE.fill("answer.pool_kept", budgets=", ".join(f"{int(b):,}" for b in kept["budget"]))
+    if rows[column].isin([RULED_OUT, DOES_NOT_FIT]).all():
+        return PROSE.fill("answer.pool_out")
+    return PROSE.fill("answer.pool_open")
+
+
 def post02_answer(verdicts: pd.DataFrame, balanced: pd.DataFrame, stability: pd.DataFrame,
-                  labels: Mapping[str, str]) -> str:
-    """The post's closing answer: which chunker, per corpus and retriever, by the paired verdicts."""
+                  labels: Mapping[str, str], pool_table: pd.DataFrame | None = None) -> str:
+    """The post's closing answer: which chunker, per corpus and retriever, by the paired verdicts at
+    k chunks, each leader then read from the pool at matched cost (``pool_table``, ``02_pool``):
+    where it is the pick or equivalent, or that the pool rules it out at every budget."""
     lines = []
     for (corpus, retriever), table in verdicts.groupby(["corpus", "retriever"], sort=False):
         leader = table.iloc[0]
@@ -234,6 +257,7 @@ def post02_answer(verdicts: pd.DataFrame, balanced: pd.DataFrame, stability: pd.
         verdict = (PROSE.fill("answer.winner", leader=name) if leader["verdict"] == claims.WINNER else
                    PROSE.fill("answer.no_winner", leader=name,
                               kept=numbers.count(len(kept), "other strategy", "other strategies")))
+        verdict += _pool_note(pool_table, corpus, retriever, leader["strategy"])
         lines.append(PROSE.fill("answer.setting", sample=labels[corpus], retriever=retriever,
                                 questions=_questions(leader["questions"]), verdict=verdict))
     winners = int((balanced["verdict"] == claims.WINNER).sum())

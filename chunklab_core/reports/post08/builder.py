@@ -26,8 +26,9 @@ LEADER_MARK = "leader"
 def pool_compact(table: pd.DataFrame, guide: pd.DataFrame) -> pd.DataFrame:
     """One row per setting of :func:`chunklab_core.reports.pool.setting_guide`: the setting, what to
     use at how many tokens, the verdict (decided or not), and per library splitter its verdict at
-    that budget (``leader`` where it leads there); each library column's header says in how many
-    settings it cannot be ruled out at the recommended budget."""
+    that budget (``leader`` where it leads there) and, where the retriever embeds chunks, the share
+    of its chunk word pieces the embedding model reads (``reads``); each library column's header says
+    in how many settings it cannot be ruled out at the recommended budget."""
     from chunklab_core.reports import pool
 
     libraries = [s for s in pool.LIBRARY if s in set(table["strategy"])]
@@ -47,7 +48,10 @@ def pool_compact(table: pd.DataFrame, guide: pd.DataFrame) -> pd.DataFrame:
                   "verdict": g["verdict"]}
         for name in libraries:
             found = part[part["strategy"] == name]
-            record[header[name]] = "" if found.empty else (LEADER_MARK if name == best else found["verdict"].iloc[0])
+            word = "" if found.empty else (LEADER_MARK if name == best else found["verdict"].iloc[0])
+            beyond = found["beyond window"].iloc[0] if len(found) and "beyond window" in found else float("nan")
+            record[header[name]] = word + (f" · reads {numbers.number(1 - float(beyond), 0, scale='percent')}"
+                                           if word and not pd.isna(beyond) else "")
         rows.append(record)
     return pd.DataFrame(rows)
 
@@ -63,13 +67,16 @@ def pool_counts(table: pd.DataFrame, guide: pd.DataFrame) -> dict[str, int]:
     defaults = [s for s, what in pool.LIBRARY.items() if what == pool.DOCUMENTED_DEFAULT]
     return {"settings": len(guide), "library": len(compared), "not compared": len(at) - len(compared),
             "kept": int((compared["verdict"] != claims.RULED_OUT).sum()),
+            "equivalent": int(compared[pool.margin_column("decision", pool.DEFAULT_MARGIN)].isin(
+                ["leader", "equivalent"]).sum()) if pool.margin_column("decision", pool.DEFAULT_MARGIN) in compared else 0,
             "library_used": int(guide["strategy"].isin(list(pool.LIBRARY)).sum()),
             "default_used": int(guide["strategy"].isin(defaults).sum()),
-            "decided": int((guide["verdict"] == "decided").sum())}
+            "decided": int((guide["verdict"] == pool.DECIDED).sum())}
 
 
-def pool_text(table: pd.DataFrame, guide: pd.DataFrame, csv: str) -> str:
-    """The builder section's reading of the pool (template ``builder.md``), then one sentence per setting."""
+def pool_text(table: pd.DataFrame, guide: pd.DataFrame, csv: str, windows: dict | None = None) -> str:
+    """The builder section's reading of the pool (template ``builder.md``), then one sentence per
+    setting, then how to read them (``pool.rule_text``); ``windows``: each model's window in word pieces."""
     from chunklab_core.reports import pool
     from chunklab_core.reports.templates import Templates
 
@@ -81,5 +88,7 @@ def pool_text(table: pd.DataFrame, guide: pd.DataFrame, csv: str) -> str:
         library=counts["library"], not_compared=counts["not compared"],
         library_used=numbers.count(counts["library_used"], "setting"),
         default_used=numbers.count(counts["default_used"], "setting"),
-        decided=numbers.count(counts["decided"], "setting"), csv=csv)
-    return text + "\n\n" + "\n\n".join(pool.setting_sentences(guide, pool.budget_guide(table)))
+        decided=numbers.count(counts["decided"], "setting"), equivalent=counts["equivalent"],
+        margin=numbers.number(pool.DEFAULT_MARGIN, 2), csv=csv)
+    sentences = pool.setting_sentences(guide, pool.budget_guide(table), windows=windows)
+    return text + "\n\n" + "\n\n".join(sentences) + "\n\n" + pool.rule_text()
