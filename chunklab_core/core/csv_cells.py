@@ -99,12 +99,18 @@ def csv_rows(rows: Iterable[Sequence], lineterminator: str = "\n") -> str:
     return "".join(csv_line(neutral_row(row), lineterminator) for row in rows)
 
 
+def frame_csv_lines(frame: pd.DataFrame, lineterminator: str = "\n", **to_csv) -> list[str]:
+    """The rows of :func:`frame_csv`, one string each (a writer that must write row by row, as
+    pandas does, to give a compressor the same pieces)."""
+    text = neutral_frame(frame).to_csv(lineterminator="\r\n", **to_csv)  # CRLF: pandas quotes both then
+    rows = csv.reader(io.StringIO(text, newline=""))
+    return [csv_line(row, lineterminator) for row in rows]
+
+
 def frame_csv(frame: pd.DataFrame, lineterminator: str = "\n", **to_csv) -> str:
     """``frame`` as CSV text: its text cells neutralised, pandas' formatting of everything else
     (``index``, ``float_format``, ... as ``DataFrame.to_csv`` takes them), every CR/LF quoted."""
-    text = neutral_frame(frame).to_csv(lineterminator="\r\n", **to_csv)  # CRLF: pandas quotes both then
-    rows = csv.reader(io.StringIO(text, newline=""))
-    return "".join(csv_line(row, lineterminator) for row in rows)
+    return "".join(frame_csv_lines(frame, lineterminator, **to_csv))
 
 
 def read_frame(path, **read_csv) -> pd.DataFrame:

@@ -22,13 +22,14 @@ Not handled: figures (:func:`chunklab_core.reports.plots.show_figure`), what goe
 from __future__ import annotations
 
 import gzip
+import io
 from pathlib import Path
 from typing import Mapping
 
 import pandas as pd
 
 from chunklab_core.core.atomic_files import atomic_write, atomic_write_text
-from chunklab_core.core.csv_cells import frame_csv
+from chunklab_core.core.csv_cells import frame_csv, frame_csv_lines
 from chunklab_core.core.paths import TABLES_DIR, irreplaceable_folder_of
 
 __all__ = ["save_table", "save_tables", "save_compressed_table", "table_path"]
@@ -78,11 +79,13 @@ def save_compressed_table(frame: pd.DataFrame, name: str, write: bool, float_for
     """
     target = table_path(name, ".csv.gz", folder)
     if write:
-        text = frame_csv(frame, index=index, float_format=float_format).encode("utf-8")
+        lines = frame_csv_lines(frame, index=index, float_format=float_format)
 
         def write_gzip(tmp: Path) -> None:
-            with open(tmp, "wb") as raw, gzip.GzipFile(filename=target.name, mode="wb", fileobj=raw, mtime=0) as gz:
-                gz.write(text)
+            with open(tmp, "wb") as raw, gzip.GzipFile(filename=target.name, mode="wb", fileobj=raw, mtime=0) as gz, \
+                    io.TextIOWrapper(gz, encoding="utf-8", newline="") as text:
+                for line in lines:  # row by row through a text buffer, as pandas writes: the same deflate bytes
+                    text.write(line)
 
         atomic_write(target, write_gzip)
     return frame
