@@ -16,7 +16,7 @@ numbers (``-0.5`` is written as is). Read a table back with
 :func:`chunklab_core.core.csv_cells.read_frame`, which removes exactly those quotes.
 
 Not handled: figures (:func:`chunklab_core.reports.plots.show_figure`), what goes into a table
-(the post's report module), reading tables back.
+(the post's report module), reading tables back (:func:`chunklab_core.core.csv_cells.read_frame`).
 """
 
 from __future__ import annotations
