@@ -84,17 +84,46 @@ def test_a_frame_is_pandas_bytes_but_for_the_rule():
     assert len(read) == len(HOSTILE) + 1 and [restored_cell(r[0]) for r in read[1:]] == HOSTILE
 
 
+def _code(path: Path) -> str:
+    """The code of a module or of a notebook's code cells, without comments and docstrings."""
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    else:
+        text = path.read_text(encoding="utf-8")
+    code = "\n".join(line.split("#")[0] for line in text.splitlines())
+    return re.sub(r'"""[\s\S]*?"""', "", code)  # docstrings mention the writers
+
+
+def _sources() -> list[Path]:
+    return sorted([*(PROJ_ROOT / "chunklab_core").rglob("*.py"), *(PROJ_ROOT / "scripts").glob("*.py"),
+                   *(PROJ_ROOT / "notebooks" / "src").glob("*.ipynb")])
+
+
 def test_every_python_csv_writer_goes_through_the_rule():
-    """No module writes CSV around ``core.csv_cells``: no ``to_csv``, ``csv.writer`` or ``DictWriter``
-    elsewhere, except the posts' regenerated tables (``reports/tables.py``: the series' own numbers)."""
-    allowed = {"chunklab_core/core/csv_cells.py", "chunklab_core/reports/tables.py"}
+    """No module, script or post writes CSV around ``core.csv_cells``: no ``to_csv``, ``csv.writer``
+    or ``DictWriter`` anywhere else, the posts' regenerated tables (``reports/tables.py``) included."""
+    sources = _sources()
+    assert PROJ_ROOT / "chunklab_core" / "reports" / "tables.py" in sources  # the posts' writer is scanned
+    offenders = [str(p.relative_to(PROJ_ROOT)) for p in sources if p.name != "csv_cells.py"
+                 and re.search(r"\.to_csv\(|csv\.writer\(|csv\.DictWriter\(", _code(p))]
+    assert offenders == []
+
+
+def test_every_reader_of_a_written_table_restores_its_cells():
+    """A ``pd.read_csv`` of a file the project wrote goes through ``csv_cells.read_frame`` or
+    ``restored_frame`` (on the same line), so a model answer ``-40%`` is read as ``-40%``, not
+    ``'-40%``. The report's published tables (``data/reference/``, read with ``csv.reader`` by
+    post 08) are another program's files. The one exception is the script that rewrote the
+    committed tables: it compares the new reader with the old one."""
+    old_reader_on_purpose = {"scripts/neutralise_tables.py"}
     offenders = []
-    for path in sorted((PROJ_ROOT / "chunklab_core").rglob("*.py")):
-        relative = str(path.relative_to(PROJ_ROOT))
-        code = "\n".join(line.split("#")[0] for line in path.read_text(encoding="utf-8").splitlines())
-        code = re.sub(r'"""[\s\S]*?"""', "", code)  # docstrings mention the writers
-        if re.search(r"\.to_csv\(|csv\.writer\(|csv\.DictWriter\(", code) and relative not in allowed:
-            offenders.append(relative)
+    for path in _sources():
+        if path.name == "csv_cells.py" or str(path.relative_to(PROJ_ROOT)) in old_reader_on_purpose:
+            continue
+        for line in _code(path).splitlines():
+            if "read_csv(" in line and "restored_frame(" not in line:
+                offenders.append(f"{path.relative_to(PROJ_ROOT)}: {line.strip()}")
     assert offenders == []
 
 
@@ -129,7 +158,14 @@ def _own_tables(path: Path) -> list[str]:
     return csv_cells.restored_frame(pd.read_csv(path.parent / "answers.csv", keep_default_na=False))["answer"].tolist()
 
 
-@pytest.mark.parametrize("writer", [_sheet, _sheet_file, _key, _own_tables])
+def _post_table(path: Path) -> list[str]:
+    from chunklab_core.reports.tables import save_table
+
+    save_table(pd.DataFrame({"answer": HOSTILE, "n": range(len(HOSTILE))}), path.stem, True, folder=path.parent)
+    return csv_cells.read_frame(path, keep_default_na=False)["answer"].tolist()
+
+
+@pytest.mark.parametrize("writer", [_sheet, _sheet_file, _key, _own_tables, _post_table])
 def test_each_writer_keeps_one_row_per_record_and_no_formula(writer, tmp_path):
     target = tmp_path / "out.csv"
     assert writer(target) == HOSTILE
@@ -138,3 +174,47 @@ def test_each_writer_keeps_one_row_per_record_and_no_formula(writer, tmp_path):
         rows = _read(path.read_bytes().decode("utf-8-sig"))
         assert len(rows) == len(HOSTILE) + 1, path.name
         assert not [c for row in rows for c in row if c[:1] in FORMULA_STARTS], path.name
+
+
+def test_a_posts_table_neutralises_text_keeps_numbers_and_reads_back_as_it_was(tmp_path):
+    """``reports.tables`` (plain and gzip): text cells by the rule, numbers as numbers, and
+    ``read_frame`` gives back the very frame (dtypes included)."""
+    import gzip
+
+    from chunklab_core.reports.tables import save_compressed_table, save_table
+
+    frame = pd.DataFrame({"answer": ["-40%", "=1+1", "a\rb", "plain"], "delta": [-0.5, -1.25, 0.0, 2.0],
+                          "n": [-3, 1, 2, 3]})
+    save_table(frame, "06_x", True, float_format="%.2f", folder=tmp_path)
+    save_compressed_table(frame, "02_x", True, float_format="%.2f", folder=tmp_path)
+    expected = "answer,delta,n\n'-40%,-0.50,-3\n'=1+1,-1.25,1\n\"a\rb\",0.00,2\nplain,2.00,3\n"  # by hand
+    assert (tmp_path / "06_x.csv").read_bytes().decode() == expected
+    assert gzip.decompress((tmp_path / "02_x.csv.gz").read_bytes()).decode() == expected
+    for name in ("06_x.csv", "02_x.csv.gz"):
+        assert csv_cells.read_frame(tmp_path / name).equals(frame)
+
+
+def _committed_tables() -> list[Path]:
+    tables = sorted([*(PROJ_ROOT / "data").glob("[0-9][0-9]_*.csv"), *(PROJ_ROOT / "data").glob("[0-9][0-9]_*.csv.gz")])
+    assert len(tables) > 50 and PROJ_ROOT / "data" / "06_strict_items.csv" in tables
+    return tables
+
+
+def test_no_committed_table_holds_a_formula_cell():
+    """Every cell of a committed ``data/NN_*.csv`` that starts with a formula character is a number
+    (``-0.5``: a spreadsheet does not evaluate it); ``06_strict_items.csv``'s ``-40%`` answers are quoted."""
+    import gzip
+
+    offenders = []
+    for path in _committed_tables():
+        raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        for row in _read(raw.decode("utf-8")):
+            for cell in row:
+                if cell[:1] in FORMULA_STARTS:
+                    try:
+                        float(cell)
+                    except ValueError:
+                        offenders.append(f"{path.name}: {cell[:40]!r}")
+    assert offenders == []
+    strict = csv_cells.read_frame(PROJ_ROOT / "data" / "06_strict_items.csv")
+    assert (strict["answer"] == "-40%").sum() == 3  # restored as the post computed them

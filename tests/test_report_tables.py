@@ -1,4 +1,4 @@
-"""The shared table writer of the posts (``reports.tables``): pandas' bytes, atomically, never among the inputs."""
+"""The shared table writer of the posts (``reports.tables``): pandas' bytes (for tables without formula-leading text cells: those are in ``test_faults_round4_csv``), atomically, never among the inputs."""
 
 from __future__ import annotations
 

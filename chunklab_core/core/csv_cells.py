@@ -1,14 +1,16 @@
 """Cells that cannot start a formula: CSV injection neutralised (OWASP's rule), reversibly.
 
 Handles: every CSV the project writes for a person to open in a spreadsheet (audit sheets, keys
-and populations, ``chunklab-own``'s answers and tables, ``chunklab-evaluate``'s scorecard) passes
+and populations, ``chunklab-own``'s answers and tables, ``chunklab-evaluate``'s scorecard, the
+posts' regenerated tables ``data/NN_*.csv`` through ``reports.tables``) passes
 its text cells through :func:`neutral_cell` (or :func:`neutral_frame` / :func:`neutral_row`): a
 value beginning with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading single
 quote, so a model answer ``=HYPERLINK(...)`` shows as text instead of running (OWASP, "CSV
 Injection": https://owasp.org/www-community/attacks/CSV_Injection). A value that already begins
 with a quote followed by one of those characters (or another quote) is quoted too, so the rule
 is a bijection and :func:`restored_cell` -- used by the project's own readers of those files --
-strips exactly the quote it added and nothing else ("'abc" stays "'abc").
+strips exactly the quote it added and nothing else ("'abc" stays "'abc"); :func:`read_frame`
+reads such a table back as it was before writing (every reader of a committed table uses it).
 
 Every such file is also written by :func:`csv_line` / :func:`csv_rows` / :func:`frame_csv`
 (RFC 4180): a cell holding a comma, a double quote, a line feed *or a lone carriage return* is
@@ -20,8 +22,8 @@ The same rule in the browser: ``chunklab_core/reports/static/csv_cells.js`` (``c
 the same hostile rows (the JavaScript with node) and requires identical bytes.
 
 Not handled: numbers (numeric columns are written as numbers; a spreadsheet does not evaluate
-``-0.5``), the posts' regenerated tables ``data/NN_*.csv`` (only the project's own labels and
-numbers), other programs' CSV files.
+``-0.5``), column names (the project's own labels), other programs' CSV files (the report's
+published tables under ``data/reference/``).
 """
 
 from __future__ import annotations
@@ -97,12 +99,24 @@ def csv_rows(rows: Iterable[Sequence], lineterminator: str = "\n") -> str:
     return "".join(csv_line(neutral_row(row), lineterminator) for row in rows)
 
 
+def frame_csv_lines(frame: pd.DataFrame, lineterminator: str = "\n", **to_csv) -> list[str]:
+    """The rows of :func:`frame_csv`, one string each (a writer that must write row by row, as
+    pandas does, to give a compressor the same pieces)."""
+    text = neutral_frame(frame).to_csv(lineterminator="\r\n", **to_csv)  # CRLF: pandas quotes both then
+    rows = csv.reader(io.StringIO(text, newline=""))
+    return [csv_line(row, lineterminator) for row in rows]
+
+
 def frame_csv(frame: pd.DataFrame, lineterminator: str = "\n", **to_csv) -> str:
     """``frame`` as CSV text: its text cells neutralised, pandas' formatting of everything else
     (``index``, ``float_format``, ... as ``DataFrame.to_csv`` takes them), every CR/LF quoted."""
-    text = neutral_frame(frame).to_csv(lineterminator="\r\n", **to_csv)  # CRLF: pandas quotes both then
-    rows = csv.reader(io.StringIO(text, newline=""))
-    return "".join(csv_line(row, lineterminator) for row in rows)
+    return "".join(frame_csv_lines(frame, lineterminator, **to_csv))
+
+
+def read_frame(path, **read_csv) -> pd.DataFrame:
+    """The table a writer here wrote to ``path``, as it was: ``pd.read_csv(path, **read_csv)``
+    with every text cell restored (:func:`restored_frame`); numbers are read as pandas reads them."""
+    return restored_frame(pd.read_csv(path, **read_csv))
 
 
 def torn_table_problem(path, expected_rows: int | None = None, counted_by: str = "") -> str | None:

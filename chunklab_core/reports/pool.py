@@ -29,6 +29,7 @@ import pandas as pd
 
 from chunklab_core.chunking import strategy_label
 from chunklab_core.core import numbers
+from chunklab_core.core.csv_cells import read_frame
 from chunklab_core.decision.candidates import (BUDGETS, COLUMNS, DOCUMENTED_DEFAULT, LIBRARY, MEASURE_NAMES,  # noqa: F401
                                                MEASURE_UNITS, MEASURES, POOL, SERIES, SIMPLICITY_WORDS, TOKENIZER,
                                                candidates, measure_of)
@@ -244,8 +245,8 @@ def committed_tables(data_dir=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     if missing:
         raise FileNotFoundError(f"{', '.join(missing)} missing in {folder}: execute post 02 first "
                                 f"(make notebooks/02_retrievers.ipynb)")
-    return (pd.read_csv(folder / "02_pool.csv", keep_default_na=False, na_values=[""]),
-            pd.read_csv(folder / "02_pool_guide.csv", keep_default_na=False, na_values=[""]))
+    return (read_frame(folder / "02_pool.csv", keep_default_na=False, na_values=[""]),
+            read_frame(folder / "02_pool_guide.csv", keep_default_na=False, na_values=[""]))
 
 
 def measures_view(corpora: Sequence[str], labels: Mapping[str, str] | None = None) -> pd.DataFrame:

@@ -19,6 +19,7 @@ import pandas as pd
 
 from chunklab_core.chunking import STRATEGIES, strategy_label
 from chunklab_core.core import numbers
+from chunklab_core.core.csv_cells import read_frame
 from chunklab_core.reports.samples import DATASETS
 from chunklab_core.reports.templates import Templates
 from chunklab_core.stats import claims
@@ -171,7 +172,7 @@ def read_table_any(name: str, post: str, data_dir) -> pd.DataFrame:
     path = Path(data_dir or DATA_DIR) / name
     if not path.exists():
         raise MissingTable(f"{path} is missing: re-execute post {post} (make notebooks/{post}_*.ipynb), then post 00")
-    return pd.read_csv(path)
+    return read_frame(path)
 
 
 def judge_text(agreement: pd.DataFrame, accuracy: pd.DataFrame, gaps: pd.Series, data_dir=None) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from chunklab_core.core.csv_cells import read_frame
 from chunklab_core.core.paths import DATA_DIR
 from chunklab_core.reports.posts import findings_tables
 
@@ -94,7 +95,7 @@ def read_table(name: str, data_dir: Path | None = None) -> pd.DataFrame:
     path = Path(data_dir or DATA_DIR) / name
     if not path.exists():
         raise MissingTable(f"{path} is missing: {_rerun(post)}")
-    table = pd.read_csv(path)
+    table = read_frame(path)  # the writer's sheet-safe quotes removed
     missing = [c for c in needed if c not in table.columns]
     if missing:
         raise MissingTable(f"{path} lacks the column(s) {', '.join(missing)} (an older post {post}?): {_rerun(post)}")

@@ -24,6 +24,7 @@ from scipy.stats import kendalltau
 from chunklab_core.stats import bootstrap as stats
 from chunklab_core.stats.claims import excludes_zero
 from chunklab_core.chunking import strategy_label
+from chunklab_core.core.csv_cells import read_frame
 from chunklab_core.core.paths import DATA_DIR
 from chunklab_core.evaluation.measures import column
 from chunklab_core.stats.simulation import calibration_table, simulate_comparisons
@@ -34,7 +35,7 @@ def load_per_question(path: Path | None = None) -> pd.DataFrame:
     path = Path(path) if path is not None else DATA_DIR / "01_per_question.csv"
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found: run notebook 01 first (make notebooks/01_chunking.ipynb)")
-    return pd.read_csv(path, dtype={"qid": str})
+    return read_frame(path, dtype={"qid": str})
 
 
 def score_matrix(per_question: pd.DataFrame, metric: str, strategies: Sequence[str] | None = None) -> pd.DataFrame:

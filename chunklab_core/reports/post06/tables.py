@@ -35,6 +35,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from chunklab_core.core.csv_cells import read_frame
 from chunklab_core.stats.agreement import kappa_ci
 from chunklab_core.answers.verdicts import (BINARY, CORRECT, GRADE_LABELS, NOT_CORRECT, THREE_WAY, UNPARSED, binary_labels,
                                             is_yesno, grader_name, pass_fail, scale_of, verdict_confusion)
@@ -205,7 +206,7 @@ def read_probes(path) -> pd.DataFrame | None:
     from chunklab_core.audit.loading import resolve_path
 
     found = resolve_path(path)
-    return pd.read_csv(found) if found.is_file() else None
+    return read_frame(found) if found.is_file() else None
 
 
 def population_check(data: AuditData, answers_path) -> pd.DataFrame | None:
@@ -220,7 +221,7 @@ def population_check(data: AuditData, answers_path) -> pd.DataFrame | None:
     found = resolve_path(answers_path)
     if not found.is_file() or "corpus" not in data.population.columns:
         return None
-    answers = pd.read_csv(found)
+    answers = read_frame(found)
     first = answers["measure"].iloc[0]
     published = answers[answers["measure"] == first].groupby("corpus")["questions"].sum()
     drawn = data.population["corpus"].value_counts()
