@@ -29,7 +29,8 @@ builds from, its ``sizing`` (``chunking.sizing``; ``own.config`` reads them).
 Post 08's strategies: ``library_splitters`` (LangChain, LlamaIndex, chonkie and semchunk run as
 they are, their chunks mapped back to offsets by ``span_recovery``), ``chroma_semantic`` (Chroma's
 Kamradt-style, modified Kamradt and cluster chunkers) and ``llm_split`` (Chroma's LLM chunker,
-through a recorded ``complete``); their names are ``LIBRARY_STRATEGIES``.
+through a recorded ``complete``); their names are ``LIBRARY_STRATEGIES``. ``report_locating`` places
+a library chunk string as Chroma's report's own code does (post 08 re-runs that report on those spans).
 
 Beside the strategies: ``spans`` (the span contract's helpers), ``health`` and ``lexical``
 (chunk health: fragments, cut sentences, near-duplicates, per corpus).

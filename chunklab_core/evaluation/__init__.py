@@ -8,7 +8,8 @@ overlap counting), ``budget`` (recall at a token budget), ``judgment_store`` (ju
 stored beside the recorded rankings, read by a replay), ``judgment_checks`` (their arrays
 checked on load, their counts recounted in a sample when used), ``scoring`` (a retrieval run judged and
 scored per question), ``matrix`` (corpus x strategy x retriever x model), ``trec_export``
-(TREC run and qrels files; ``chunklab-trec``).
+(TREC run and qrels files; ``chunklab-trec``), ``report_view`` (a run's spans as Chroma's report's code
+locates its chunks, to score it as that code does).
 
 Not held: intervals and verdicts (``stats``). Imports the stages above it.
 """

@@ -249,9 +249,9 @@ def _tokens_pair(row) -> str:
     return f"{here} / {row['published mean tokens']:.0f}{mark}"
 
 
+# The report's heuristic rows whose bracketed size is a measured mean (a TokenText row's size is its
+# window, not a mean); the embedding chunkers' means depend on the model that cut them.
 MEASURED_SIZES = ("RecursiveCharacterTextSplitter",)
-"""The report's heuristic rows whose bracketed size is a measured mean (a TokenText row's size is its
-window, not a mean); the embedding chunkers' means depend on the model that cut them."""
 
 
 def with_chunk_tokens(comparison: pd.DataFrame, sizes: pd.DataFrame) -> pd.DataFrame:
