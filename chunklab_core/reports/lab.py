@@ -301,10 +301,16 @@ def data_script(data: dict) -> str:
 
 
 def write_lab(folder: Path, data: dict, nav: str = "") -> list[Path]:
-    """Write ``lab.html`` (the template with the site's navigation and ``static/csv_cells.js`` inlined) and
-    ``lab-data.js`` into ``folder``."""
+    """Write ``lab.html`` (the template with the site's navigation and ``static/csv_cells.js`` inlined),
+    ``lab-data.js`` and the site's one style sheet (``website.STYLE_FILE``, which the page links and
+    whose lab section styles it) into ``folder``, so the page is styled when opened by itself."""
+    import shutil
+
+    from chunklab_core.reports.website import STYLE_FILE, STYLE_SOURCE
+
     folder = Path(folder)
+    shutil.copyfile(STYLE_SOURCE, folder / STYLE_FILE)
     page = TEMPLATE.read_text(encoding="utf-8").replace("<!--NAV-->", nav).replace("<!--CSV-->", CSV_SCRIPT.read_text(encoding="utf-8"))
     (folder / PAGE).write_text(page, encoding="utf-8")
     (folder / DATA_FILE).write_text(data_script(data), encoding="utf-8")
-    return [folder / PAGE, folder / DATA_FILE]
+    return [folder / PAGE, folder / DATA_FILE, folder / STYLE_FILE]
