@@ -163,6 +163,29 @@ def test_build_site_writes_the_lab_and_links_it(tmp_path):
     assert not (tmp_path / "plain" / "lab.html").exists() and len(without) == len(pages) - 1
 
 
+def test_the_lab_is_styled_by_the_sites_one_style_sheet(tmp_path):
+    """The page carries no CSS of its own: it links ``site.css``, which ``write_lab`` alone writes
+    beside it (the same file the site writes), and the sheet's lab rules touch only the lab."""
+    from chunklab_core.reports.site_style import STYLE_FILE, STYLE_SOURCE
+
+    written = lab.write_lab(tmp_path, small_data())
+    page = (tmp_path / lab.PAGE).read_text(encoding="utf-8")
+    assert tmp_path / STYLE_FILE in written
+    assert (tmp_path / STYLE_FILE).read_bytes() == STYLE_SOURCE.read_bytes()
+    assert f'<link rel="stylesheet" href="{STYLE_FILE}">' in page and '<body class="lab">' in page
+    assert "<style" not in page and not re.search(r"\sstyle=", page)
+    sheet = STYLE_SOURCE.read_text(encoding="utf-8")
+    start = sheet.index("the lab (lab.html only)")
+    rules = re.sub(r"/\*.*?\*/", "", sheet[sheet.index("*/", start) + 2:], flags=re.S)
+    selectors = [s.strip() for block in re.findall(r"([^{}]+)\{[^{}]*\}", re.sub(r"@media[^{]*\{", "", rules))
+                 for s in block.split(",")]
+    assert len(selectors) >= 40
+    assert all(s.startswith(".lab ") for s in selectors), [s for s in selectors if not s.startswith(".lab ")]
+    # the site's scroll box holds the two tables that can outgrow a phone's column
+    for table in ("r-table", "b-table"):
+        assert re.search(rf'<div class="table-scroll"><table id="{table}"', page), table
+
+
 def test_gain_rules_hand_computed():
     """Grades by rank 2, 1, 0, 2 with full only counted relevant (threshold 2), 3 relevant in the qrels.
     Threshold only: gains 3, 0, 0, 3; ideal 3, 3, 3. All grades as gain: gains 3, 1, 0, 3; ideal

@@ -466,14 +466,40 @@ def test_page_at_390_px_has_no_sideways_scroll_and_marks_the_gold(built, browser
         wide = page.evaluate("[...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > 390.5)"
                              ".map(e => e.tagName + '#' + e.id + '.' + e.className).slice(0, 5)")
         assert not wide
+        assert not tables_wider_than_the_column(page)
         alternatives = [a.lower() for a in cell["questions"][q]["gold_alternatives"]]
         for mark in page.locator("#r-table tr.ctx mark").all():
             assert mark.text_content().lower() in alternatives
             marked += 1
     assert marked >= 3
+    steps = int(page.locator("#b-budget").get_attribute("max"))
+    assert steps >= 3
+    for step in range(steps + 1):  # every budget of the budget panel's table
+        page.locator("#b-budget").fill(str(step))
+        assert not tables_wider_than_the_column(page), step
+    # the page is styled by the site's one style sheet, written beside it (no inline CSS)
+    assert (folder / "site.css").is_file() and page.locator("style").count() == 0
+    assert page.evaluate("getComputedStyle(document.querySelector('.toolbar')).display") == "flex"
     # the contexts sit under their rows, full width, not in a side column
     assert page.locator("#r-table tbody tr.ctx td").first.evaluate("td => td.colSpan") == 4
     assert not errors
+
+
+def tables_wider_than_the_column(page) -> list:
+    """Tables of the page wider than its text column and not in a scroll box (``.table-scroll``,
+    the site's, itself no wider than the column, its key column kept in view): as
+    ``scripts/check_site.py`` judges the site's pages."""
+    return page.evaluate("""() => {
+      const main = document.querySelector('main'), style = getComputedStyle(main);
+      const column = main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      return [...main.querySelectorAll('table')].filter(t => {
+        const width = Math.max(t.scrollWidth, t.getBoundingClientRect().width);
+        if (width <= column + 1) return false;
+        const box = t.closest('.table-scroll'), key = t.querySelector('tbody tr td:first-child');
+        return !box || box.getBoundingClientRect().width > column + 1 || getComputedStyle(box).overflowX !== 'auto'
+               || !key || getComputedStyle(key).position !== 'sticky';
+      }).map(t => [t.id, t.scrollWidth, column]);
+    }""")
 
 
 HOSTILE_LINK = ("#k=1000000000&d=7.5&q=1e308&rs=%3Cscript%3E&g=5&gr=linear&sg=2x9" + "1" * 80 + "&sk=-3&st=1e400"

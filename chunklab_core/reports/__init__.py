@@ -9,7 +9,7 @@ helpers: ``notebook_setup`` (a post's first cell), ``markdown`` (prose cells), `
 ``table_views`` (wide tables as narrow views, long ones as a head, the CSV linked), ``verdict_tables`` (interval wording as tables), ``reference_results`` (published
 numbers shown beside ours), ``templates`` (prose kept as Markdown templates beside a report
 module, filled with computed values), ``samples`` (a sample named by its n and documents),
-``site_tables`` (the website's tables as a reader expects them); ``notebook_run`` (the safe runner every Makefile notebook rule
+``site_tables`` (the website's tables as a reader expects them), ``site_style`` (the site's one style sheet, which the lab links too); ``notebook_run`` (the safe runner every Makefile notebook rule
 uses), ``posts`` (the one list of posts the Makefile, ``make runs`` and post 00 derive from), ``run_recording`` (``make runs`` records the posts' retrieval runs by executing them in
 record mode; ``make verify-runs`` recomputes a sample), ``chunker_recording`` (``make llm-chunker`` records
 post 08's LLM chunker calls), ``run_cluster`` (``make runs`` on a Ray cluster), ``cluster_claims`` (its claims: who records which

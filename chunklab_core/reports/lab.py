@@ -3,7 +3,8 @@
 Handles: the data the page ``lab.html`` of the website shows, computed here in Python from the
 recorded runs (``data/runs``, replayed) and written beside the page as ``lab-data.js``, plus
 the page itself (the static template ``lab.html`` beside this module, with ``static/csv_cells.js``
-inlined, whose script only re-reads and re-sorts those data). Panels:
+inlined, whose script only re-reads and re-sorts those data; styled by the site's one style sheet,
+``site.css``, copied beside it, whose lab section is scoped to ``<body class="lab">``). Panels:
 
 * **a ranking you build** (page only): grades 0/1/2 set by click or key, items added and
   removed, the total relevant in the qrels; the page's metrics are :func:`reference_metrics`
@@ -59,6 +60,7 @@ import numpy as np
 from chunklab_core.reports.lab_formulas import (GAIN_RULES, budget_grid, context_budget, excerpt,  # noqa: F401
                                                 footprint_estimate, measured_budget, reference_metrics)
 from chunklab_core.reports.posts import post
+from chunklab_core.reports.site_style import write_style
 from chunklab_core.retrieval.registry import BASELINE, model_column, registered
 
 SEED = 20260729
@@ -301,10 +303,12 @@ def data_script(data: dict) -> str:
 
 
 def write_lab(folder: Path, data: dict, nav: str = "") -> list[Path]:
-    """Write ``lab.html`` (the template with the site's navigation and ``static/csv_cells.js`` inlined) and
-    ``lab-data.js`` into ``folder``."""
+    """Write ``lab.html`` (the template with the site's navigation and ``static/csv_cells.js`` inlined),
+    ``lab-data.js`` and the site's one style sheet (``site_style.STYLE_FILE``, which the page links and
+    whose lab section styles it) into ``folder``, so the page is styled when opened by itself."""
     folder = Path(folder)
+    style = write_style(folder)
     page = TEMPLATE.read_text(encoding="utf-8").replace("<!--NAV-->", nav).replace("<!--CSV-->", CSV_SCRIPT.read_text(encoding="utf-8"))
     (folder / PAGE).write_text(page, encoding="utf-8")
     (folder / DATA_FILE).write_text(data_script(data), encoding="utf-8")
-    return [folder / PAGE, folder / DATA_FILE]
+    return [folder / PAGE, folder / DATA_FILE, style]

@@ -30,7 +30,8 @@ writes them.
 The lab (``lab.html`` and its data ``lab-data.js``, :mod:`chunklab_core.reports.lab`): an
 interactive page on the recorded runs, built by the CLI (``make site``) unless ``--no-lab``;
 :func:`build_site` writes it when given its data, and the index then links to it. It is the one
-page with a script, its own (the template beside ``lab.py``), which shows data as text only.
+page with a script, its own (the template beside ``lab.py``), which shows data as text only; it
+links the site's one style sheet (``site.css``, whose last section, scoped to ``body.lab``, is the lab's).
 
 Not handled: executing notebooks (``make notebooks`` does), math typesetting (the posts use
 none), interactive outputs (JavaScript widgets), unexecuted notebooks (rendered as they are).
@@ -58,6 +59,7 @@ from chunklab_core.core.html_safety import attr, escape_markdown_html, strip_act
 from chunklab_core.core.output_dirs import OutputFolderRefused, require_output_folder, write_marker
 from chunklab_core.core.paths import PROJ_ROOT
 from chunklab_core.reports.posts import POSTS
+from chunklab_core.reports.site_style import STYLE_FILE, write_style  # the site's one style sheet (the lab links it too)
 from chunklab_core.reports.site_tables import tidy_tables
 from chunklab_core.core.cli_errors import command_edge
 
@@ -71,9 +73,6 @@ ANSWER_SECTIONS = ("The answer",)
 VERSIONS_CALL = "start_post("
 SECTION = re.compile(r"^##\s+(?:\d+\.\s+)?(.+?)\s*$", re.MULTILINE)
 
-STYLE_FILE = "site.css"  # the site's one style sheet, written beside the pages (the lab links it too)
-STYLE_SOURCE = Path(__file__).with_name("site.css")
-STYLE = STYLE_SOURCE.read_text(encoding="utf-8")
 DATA_DIR_NAME = "data"  # CSV files a post links (``../data/NAME.csv``) are copied here
 
 PAGE = """<!DOCTYPE html>
@@ -349,7 +348,7 @@ def build_site(out: Path, notebooks: list[Path] | None = None, lab_data: dict | 
     build = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
     try:
         (build / IMAGE_DIR).mkdir()
-        shutil.copyfile(STYLE_SOURCE, build / STYLE_FILE)
+        write_style(build)
         pages = []
         for number, (post, notebook) in enumerate(read):
             body, files = render_body(notebook, post.source.stem)
