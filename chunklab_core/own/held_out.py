@@ -25,6 +25,8 @@ are one per passage), choosing delta for you.
 
 from __future__ import annotations
 
+from chunklab_core.core.csv_cells import read_frame
+
 import math
 from dataclasses import dataclass
 
@@ -62,9 +64,9 @@ def post04_measure(folder=None) -> Post04 | None:
     retrieval, checks = folder / "04_retrieval.csv", folder / "04_checks.csv"
     if not retrieval.is_file() or not checks.is_file():
         return None
-    table = pd.read_csv(retrieval)
+    table = read_frame(retrieval)
     nq = table[table["corpus"] == POST04_CORPUS]
-    generated = pd.read_csv(checks)
+    generated = read_frame(checks)
     generated = generated[generated["set"] == "generated"]
     flagged = generated[list(CHECK_NAMES)].astype(bool).any(axis=1)
     return Post04(float(nq["generated − human"].mean()), len(nq), int((nq["low"] > 0).sum()),
@@ -76,8 +78,8 @@ def generated_line(n_generated: int, n_questions: int, post04: Post04 | None) ->
     share = "all" if n_generated == n_questions else f"{n_generated} of {n_questions}"
     head = f"{share} questions generated from your documents (chunklab-own questions), not asked by your users"
     if post04 is None:
-        return head + "; post 04's tables are not in this installation, so what they hide is not quoted"
-    return (f"{head}. Post 04 measured what such questions hide: on Natural Questions, {POST04_METRIC} was "
+        return head + "; the series' generated-question tables are not in this installation, so what they hide is not quoted"
+    return (f"{head}. The series' generated-question study measured what such questions hide: on Natural Questions, {POST04_METRIC} was "
             f"{post04.mean_gap:+.2f} higher on generated questions than on real search queries (mean of "
             f"{post04.cells} strategy × retriever cells, {post04.passages} passages; {post04.above} of "
             f"{post04.cells} paired intervals above 0), and the checks flagged {post04.flagged} of "
@@ -123,7 +125,7 @@ def held_out_check(wide: pd.DataFrame, leader: str, resamples: int, seed: int) -
                    f"other ({len(hold)} questions)")
     text = (f"{verdict}; over {N_SPLITS} random halves the pick on one half was among the best on the other in "
             f"{repeated['share_agrees']:.0%}, and its held-out minus selection score averaged "
-            f"{round(-repeated['mean_gap'], 3) + 0.0:+.3f} (post 03's held-out guard)")
+            f"{round(-repeated['mean_gap'], 3) + 0.0:+.3f} (the series' held-out guard)")
     return {"confirmed": confirmed, "text": text, "pick": pick, "selection questions": len(select),
             "held-out questions": len(hold), "share agrees": float(repeated["share_agrees"]),
             "mean gap": float(repeated["mean_gap"])}

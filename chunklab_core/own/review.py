@@ -20,6 +20,8 @@ several reviewers at once, adding questions.
 
 from __future__ import annotations
 
+from chunklab_core.core import bounds
+
 import html
 import json
 import secrets
@@ -244,7 +246,7 @@ def add_parser(sub) -> None:
     parser = sub.add_parser("review", help="accept / reject / edit generated questions in the browser")
     parser.add_argument("questions", help="the file chunklab-own questions wrote")
     parser.add_argument("docs", help="the documents folder it was generated from")
-    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--port", type=bounds.int_in("port"), default=0, help="port on 127.0.0.1 (default: a free one)")
     parser.add_argument("--no-browser", action="store_true", help="print the address, do not open a browser")
 
 
