@@ -93,7 +93,9 @@ def test_run_writes_every_output_and_no_tracked_file(tmp_path):
     start = lines.index("RECOMMENDATION")
     for i, item in enumerate(record["box"]):
         assert lines[start + 1 + i].strip().startswith(item["label"]) and lines[start + 1 + i].endswith(item["text"])
-    assert record["box"][0]["label"] == "use" and record["box"][0]["text"].startswith(rec["leader"])
+    labels = [item["label"] for item in record["box"]]  # "use" is the matched-cost pick; the at-k leader follows
+    assert labels[0] == "use" and " tokens (" in record["box"][0]["text"]
+    assert record["box"][labels.index("at k chunks")]["text"].startswith(rec["leader"])
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "own_recommendation.recommend" not in html and "<script" not in html  # no code in the report
     assert html.index('class="box"') < html.index("Each retriever") < html.index("Settings and versions")

@@ -295,4 +295,4 @@ def test_a_run_on_generated_questions_says_so_and_holds_half_out(docs, tmp_path)
     record = result.record()
     assert record["generated questions"]["generated"] == 12
     assert record["held out"]["confirmed"] in (True, False)
-    assert "to decide at δ" in box
+    assert "to decide at k" in box

@@ -137,14 +137,14 @@ def questions_at_margin(n: int, interval: tuple[float, float], n_documents: int,
     ``margin``: ``questions_for_power(n, margin, interval, POWER)``; ``questions`` None above its cap."""
     if interval[1] - interval[0] <= 1e-12:  # no paired spread observed: nothing to size from
         return {"questions": None, "documents": None, "margin": margin, "power": POWER,
-                "text": f"not sized: the top two scored alike on every one of your {n} questions (no paired "
+                "text": f"at k chunks (the secondary view): not sized, the top two scored alike on every one of your {n} questions (no paired "
                         f"spread), so the questions that would decide them at δ = {margin:g} cannot be estimated"}
     needed = questions_for_power(n, margin, interval, power=POWER)
     documents = None if needed is None else max(1, math.ceil(needed * n_documents / n))
     if needed is None:
-        text = f"more than 100,000 questions would decide the top two at δ = {margin:g}"
+        text = f"at k chunks (the secondary view): more than 100,000 questions would decide the top two at δ = {margin:g}"
     else:
-        text = (f"about {needed:,} questions (about {documents:,} documents at your {n / n_documents:.1f} questions "
+        text = (f"at k chunks (the secondary view): about {needed:,} questions (about {documents:,} documents at your {n / n_documents:.1f} questions "
                 f"per document) would decide the top two at δ = {margin:g} of recall with {POWER:.0%} power "
                 f"(you have {n}); chunklab-own questions DOCS --report OUT draws that many, as far as the documents allow")
     return {"questions": needed, "documents": documents, "margin": margin, "power": POWER, "text": text}

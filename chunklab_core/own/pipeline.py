@@ -37,7 +37,7 @@ from chunklab_core.retrieval.registry import needs_model
 
 KEYS = ["corpus", "model", "strategy", "retriever"]
 BASIS_LINES = (("generated questions", "questions"), ("held out", "held out"),
-               ("questions at margin", "to decide at δ"))  # (record key, box label)
+               ("questions at margin", "to decide at k"))  # (record key, box label): the at-k view, beside "decision"
 
 
 def scope_matrix(per_question: pd.DataFrame, rec, metric: str) -> pd.DataFrame:
@@ -99,7 +99,10 @@ class OwnResult:
                                                       self.config.recall_target)
         lines = own_recommendation.box(self.recommendations, self.config.k, self.config.recall_target)
         added = [(label, self.basis[key]["text"]) for key, label in BASIS_LINES if key in self.basis]
-        return lines[:2] + added + lines[2:]  # after "use" and "verdict": what the verdict rests on
+        labels = [label for label, _ in lines]
+        # after the verdict the basis lines qualify: the at-k verdict when the box has one, else "verdict"
+        anchor = next((labels.index(name) + 1 for name in ("verdict at k chunks", "verdict") if name in labels), 2)
+        return lines[:anchor] + added + lines[anchor:]
 
     @property
     def recommendation_table(self) -> pd.DataFrame:
