@@ -11,7 +11,7 @@ import pytest
 
 from chunklab_core.core.paths import PROJ_ROOT
 
-ANSWER_FIRST = ["01_chunking", "03_uncertainty", "04_questions", "05_answers", "06_judge_audit", "07_reranking"]
+ANSWER_FIRST = ["00_findings", "01_chunking", "03_uncertainty", "04_questions", "05_answers", "06_judge_audit", "07_reranking", "08_library_splitters"]
 MAX_WORDS = 150
 
 

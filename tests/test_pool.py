@@ -305,7 +305,8 @@ def test_post08_builder_views_count_the_pool_at_the_recommended_budget():
     assert int(guide["tokens"].iloc[0]) == 512 and guide["strategy"].iloc[0] == "fixed_500"
     counts = builder.pool_counts(table, guide)
     assert counts == {"settings": 1, "library": 2, "not compared": 0, "kept": 0, "equivalent": 0,
-                      "library_used": 0, "default_used": 0, "decided": 1}
+                      "library_used": 0, "default_used": 0, "decided": 1,
+                      "leads": 0, "equivalent at margin": 0, "undecided": 0, "ruled out at margin": 2}
     compact = builder.pool_compact(table, guide)
     assert list(compact.columns[:4]) == ["setting", "use", "tokens", "verdict"]
     assert compact.filter(like="semchunk").iloc[0, 0] == claims.RULED_OUT

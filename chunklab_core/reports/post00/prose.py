@@ -25,6 +25,7 @@ from chunklab_core.reports.templates import Templates
 from chunklab_core.stats import claims
 from chunklab_core.reports.post00.tables import DECIDED, KINDS, NO_DIFFERENCE, PAIRED_TABLES, POWER, series_comparisons
 from chunklab_core.reports.post00.sources import read_table
+from chunklab_core.decision.engine import DECIDED as SETTING_DECIDED
 
 __all__ = ["PROSE", "guide_text", "cost_text", "counts_text", "retriever_text", "model_text", "rerank_text", "judge_text", "findings_text", "limitations", "guide_view"]
 
@@ -375,3 +376,16 @@ def pool_guide_view(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) ->
     if "kind of document" in guide:
         table.insert(0, "kind of document", guide["kind of document"].to_numpy())
     return table.rename(columns={"tokens": "budget", "kind of document": "documents"})
+
+
+def answer(guide: pd.DataFrame, margin: float, model: str, window: int) -> str:
+    """The post's answer in a paragraph (under 150 words), counted from the guide (``00_guide``): how many
+    settings are decided at the margin, recommend a budget below the largest, and still gain at the largest."""
+    budgets = [int(c[3:].replace(",", "")) for c in guide.columns if c.startswith("at ") and c[3:4].isdigit()]
+    largest = max(budgets)
+    return PROSE.fill("answer", unit="cl100k_base tokens", margin=numbers.number(margin, 2),
+                      decided=int((guide["verdict"] == SETTING_DECIDED).sum()),
+                      settings=numbers.count(len(guide), "setting"),
+                      below=int((pd.to_numeric(guide["tokens"], errors="coerce") < largest).sum()),
+                      largest=f"{largest:,}", rising=int(guide["still rising"].astype(str).eq("True").sum()),
+                      model=model, window=window)

@@ -112,6 +112,7 @@ def answer(widths: pd.DataFrame, matrix: pd.DataFrame, paired: pd.DataFrame, met
     return PROSE.fill(
         "answer", sample=sample, metric=metric, width_n=f"{full['mean width']:.3f}", n=int(full["questions"]),
         width_small=f"{small['mean width']:.2f}", small=int(small["questions"]),
+        compared_n="wider" if full["mean width"] > spread else "narrower",
         compared="wider" if small["mean width"] > spread else "narrower", strategies=matrix.shape[1],
         spread=f"{spread:.3f}", leader=closest["minus"],
         status="the winner" if open_.empty else "not the winner",

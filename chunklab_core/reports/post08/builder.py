@@ -18,7 +18,6 @@ from chunklab_core.core import numbers
 from chunklab_core.stats import claims
 
 CELL = ["corpus", "retriever", "model"]
-LEADER_MARK = "leader"
 
 
 
@@ -32,10 +31,11 @@ def pool_compact(table: pd.DataFrame, guide: pd.DataFrame) -> pd.DataFrame:
     from chunklab_core.reports import pool
 
     libraries = [s for s in pool.LIBRARY if s in set(table["strategy"])]
+    decision = pool.margin_column("decision", pool.DEFAULT_MARGIN)  # the guide's rule: ±δ, both designs
     at = table.merge(guide[["corpus", "retriever", "model", "tokens"]], on=CELL)
     at = at[at["budget"] == at["tokens"]]
-    compared = at[at["verdict"] != pool.DOES_NOT_FIT]
-    kept = {name: int(((compared["strategy"] == name) & (compared["verdict"] != claims.RULED_OUT)).sum())
+    compared = at[at[decision] != pool.DOES_NOT_FIT]
+    kept = {name: int(((compared["strategy"] == name) & (compared[decision] != claims.RULED_OUT)).sum())
             for name in libraries}
     shown = {name: int((compared["strategy"] == name).sum()) for name in libraries}
     header = {name: f"{strategy_label(name)}, kept in {kept[name]} of {numbers.count(shown[name], 'setting')} compared"
@@ -43,12 +43,11 @@ def pool_compact(table: pd.DataFrame, guide: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, g in guide.iterrows():
         part = at[(at["corpus"] == g["corpus"]) & (at["retriever"] == g["retriever"]) & (at["model"] == g["model"])]
-        best = part.sort_values("score", ascending=False, kind="stable").iloc[0]["strategy"] if len(part) else ""
         record = {"setting": f"{g['sample']}, {g['retriever']}", "use": g["use"], "tokens": int(g["tokens"]),
                   "verdict": g["verdict"]}
         for name in libraries:
             found = part[part["strategy"] == name]
-            word = "" if found.empty else (LEADER_MARK if name == best else found["verdict"].iloc[0])
+            word = "" if found.empty else found[decision].iloc[0]
             beyond = found["beyond window"].iloc[0] if len(found) and "beyond window" in found else float("nan")
             record[header[name]] = word + (f" · reads {numbers.number(1 - float(beyond), 0, scale='percent')}"
                                            if word and not pd.isna(beyond) else "")
@@ -64,14 +63,18 @@ def pool_counts(table: pd.DataFrame, guide: pd.DataFrame) -> dict[str, int]:
     at = table.merge(guide[["corpus", "retriever", "model", "tokens"]], on=CELL)
     at = at[(at["budget"] == at["tokens"]) & at["strategy"].isin(list(pool.LIBRARY))]
     compared = at[at["verdict"] != pool.DOES_NOT_FIT]
+    decision = pool.margin_column("decision", pool.DEFAULT_MARGIN)
+    words = compared[decision].value_counts() if decision in compared else pd.Series(dtype=int)
     defaults = [s for s, what in pool.LIBRARY.items() if what == pool.DOCUMENTED_DEFAULT]
     return {"settings": len(guide), "library": len(compared), "not compared": len(at) - len(compared),
-            "kept": int((compared["verdict"] != claims.RULED_OUT).sum()),
+            "kept": int((words.sum() - words.get(claims.RULED_OUT, 0)) if len(words) else 0),  # at ±δ, as the guide
             "equivalent": int(compared[pool.margin_column("decision", pool.DEFAULT_MARGIN)].isin(
                 ["leader", "equivalent"]).sum()) if pool.margin_column("decision", pool.DEFAULT_MARGIN) in compared else 0,
             "library_used": int(guide["strategy"].isin(list(pool.LIBRARY)).sum()),
             "default_used": int(guide["strategy"].isin(defaults).sum()),
-            "decided": int((guide["verdict"] == pool.DECIDED).sum())}
+            "decided": int((guide["verdict"] == pool.DECIDED).sum()),
+            "leads": int(words.get("leader", 0)), "equivalent at margin": int(words.get("equivalent", 0)),
+            "undecided": int(words.get("undecided", 0)), "ruled out at margin": int(words.get("ruled out", 0))}
 
 
 def pool_text(table: pd.DataFrame, guide: pd.DataFrame, csv: str, windows: dict | None = None) -> str:
@@ -92,3 +95,17 @@ def pool_text(table: pd.DataFrame, guide: pd.DataFrame, csv: str, windows: dict 
         margin=numbers.number(pool.DEFAULT_MARGIN, 2), csv=csv)
     sentences = pool.setting_sentences(guide, pool.budget_guide(table), windows=windows)
     return text + "\n\n" + "\n\n".join(sentences) + "\n\n" + pool.rule_text()
+
+
+def answer(table: pd.DataFrame, guide: pd.DataFrame) -> str:
+    """The post's answer in a paragraph (under 150 words), counted by :func:`pool_counts` from post 02's pool."""
+    from chunklab_core.reports import pool
+    from chunklab_core.reports.templates import Templates
+
+    counts = pool_counts(table, guide)
+    return Templates(__file__, "builder.md").fill(
+        "answer", settings=numbers.count(counts["settings"], "setting"), leads=counts["leads"],
+        library=counts["library"], equivalent=counts["equivalent at margin"], undecided=counts["undecided"],
+        ruled_out=counts["ruled out at margin"], margin=numbers.number(pool.DEFAULT_MARGIN, 2),
+        library_used=numbers.count(counts["library_used"], "setting"),
+        default_used=numbers.count(counts["default_used"], "setting"))

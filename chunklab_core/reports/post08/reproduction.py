@@ -136,11 +136,16 @@ def main_vs_appendix(published: pd.DataFrame, appendix: pd.DataFrame, model: str
     both = main.merge(extra, on=["strategy", "metric"], suffixes=(" main", " appendix"))
     rows = []
     for strategy, group in both.groupby("strategy", sort=False):
-        row = {"strategy": strategy, "label": strategy_label(strategy)}
+        # the report's own LLM chunker (GPT-4o) is not the series' recorded local one: named as the report names it
+        label = (f"{group['chroma_chunker main'].iloc[0]}, the report's" if strategy == "llm_semantic"
+                 else strategy_label(strategy))
+        row = {"strategy": strategy, "label": label}
         for _, value in group.iterrows():
             row[f"{value['metric']} main"] = f"{value['mean main']:.1f} ± {value['sd main']:.1f}"
             row[f"{value['metric']} appendix"] = f"{value['mean appendix']:.1f} ± {value['sd appendix']:.1f}"
         row["metrics that differ"] = int(((group["mean main"] - group["mean appendix"]).abs() > ROUNDING).sum())
+        omega = group[group["metric"] == "precision_omega"]
+        row["precision_Ω differs"] = bool(((omega["mean main"] - omega["mean appendix"]).abs() > ROUNDING).any())
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -190,6 +195,7 @@ def reproduction_text(per_corpus: pd.DataFrame, sizes: pd.DataFrame, published: 
     shared = shared[shared.index.map(lambda s: s not in EMBEDDING_CHUNKERS)]
     shared_text = "; ".join(f"{strategy_label(s)}: {r['text-embedding-3-large']:.0f} and {r['all-MiniLM-L6-v2']:.0f} tokens"
                             for s, r in shared.iterrows() if r["text-embedding-3-large"] != r["all-MiniLM-L6-v2"])
+    chunks_only = ~main_appendix["strategy"].isin(EMBEDDING_CHUNKERS + ("llm_semantic",))
     return PROSE.fill(
         "reproduction", depth=depth,
         large_agree=int(large["agree"]), large_values=numbers.count(int(large["values"]), "value"),
@@ -201,5 +207,7 @@ def reproduction_text(per_corpus: pd.DataFrame, sizes: pd.DataFrame, published: 
         shared=shared_text or "none",
         differ=int((main_appendix["metrics that differ"] > 0).sum()),
         appendix_rows=numbers.count(len(main_appendix), "row"),
+        omega_differ=int(main_appendix.loc[chunks_only, "precision_Ω differs"].sum()),
+        omega_rows=numbers.count(int(chunks_only.sum()), "row"),
         effect_low=numbers.number(float(effect["report − series"].min()), 2, signed=True),
         effect_high=numbers.number(float(effect["report − series"].max()), 2, signed=True))
