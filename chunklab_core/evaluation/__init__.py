@@ -6,7 +6,8 @@ the metric column names), ``ranking_metrics`` (hit, P, RR, nDCG, tokens@k), ``go
 documents), ``token_metrics`` (token span recall, for gold longer than a chunk), ``chroma_metrics`` (Chroma's report's recall, precision, precision_Ω and IoU, its
 overlap counting), ``budget`` (recall at a token budget), ``judgment_store`` (judgments and token counts
 stored beside the recorded rankings, read by a replay), ``scoring`` (a retrieval run judged and
-scored per question), ``matrix`` (corpus x strategy x retriever x model), ``trec_export``
+scored per question), ``scoreability`` (which questions a measure can score at all, and the
+corpus without those none can), ``matrix`` (corpus x strategy x retriever x model), ``trec_export``
 (TREC run and qrels files; ``chunklab-trec``).
 
 Not held: intervals and verdicts (``stats``). Imports the stages above it.

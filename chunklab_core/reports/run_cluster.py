@@ -86,7 +86,7 @@ def compute_cell(spec: dict, spans: np.ndarray | None = None, device: str = "cpu
     from chunklab_core.reports.run_recording import _inputs
     from chunklab_core.retrieval.registry import needs_model
 
-    texts, queries = _inputs(spec, _Spans(spans))
+    texts, queries, scope = _inputs(spec, _Spans(spans), with_scope=True)
     for name, values in (("texts", texts), ("queries", queries)):
         if name in spec and texts_sha256(values) != spec[name]["sha256"]:
             raise RunStoreError(f"the {name} rebuilt for {Cell(**spec['cell']).describe()} differ from the planned ones")
@@ -103,14 +103,20 @@ def compute_cell(spec: dict, spans: np.ndarray | None = None, device: str = "cpu
 
         engine = BM25Index()
     engine.fit(texts)
-    ids, scores = engine.search(queries, depth)
+    if scope is not None:  # a cell scoped to each question's document (retrieval.scope)
+        from chunklab_core.retrieval.scope import scoped_search
+
+        ids, scores = scoped_search(lambda k: engine.search(queries, k), len(texts), scope, depth)
+    else:
+        ids, scores = engine.search(queries, depth)
     if needs_model(cell.retriever):
         arrays["truncated"] = np.packbits(np.asarray(engine.truncated_mask(texts), dtype=bool))
     seconds = time.perf_counter() - started
     ids = np.asarray(ids, np.int64)
     meta = provenance(cell, texts, queries, min(depth, len(texts)),
                       corpus_source=spec.get("corpus_source"), strategy_options=spec.get("strategy_options"),
-                      model_identity=engine.identity if needs_model(cell.retriever) else None, seconds=seconds)
+                      model_identity=engine.identity if needs_model(cell.retriever) else None, seconds=seconds,
+                      scope=None if scope is None else scope.provenance())
     arrays = {"ids": pack_ids(ids, len(texts)), "scores": np.asarray(scores, np.float32)[:, :SCORE_DEPTH], **arrays}
     return {"meta": meta, "arrays": arrays}
 
@@ -129,7 +135,7 @@ def _stale(store: RunStore, spec: dict) -> str | None:
     if record is None:
         return "not recorded"
     return store._stale_reason(record.meta, spec["texts"]["sha256"], spec["queries"]["sha256"], spec["depth"],
-                               cell.retriever, spec["texts"]["n"])
+                               cell.retriever, spec["texts"]["n"], spec.get("scope"))
 
 
 def _spans_for(store: RunStore, spec: dict) -> np.ndarray | None:
