@@ -173,6 +173,11 @@ def test_run_cell_of_a_document_scoped_corpus_ranks_within_the_document_to_its_w
         returned = [run.contexts[i][0] for i in run.ranked_deep[row] if i >= 0]
         assert set(returned) == {question.doc_id}
         assert len(returned) == sum(c.doc_id == question.doc_id for c in chunks)  # the whole document
+    assert run.scope_contexts.tolist() == [sum(c.doc_id == q.doc_id for c in chunks) for q in corpus.questions]
+    from chunklab_core.evaluation.budget import budget_run
+
+    _, binds = budget_run(run, 10_000)  # the whole document returned: its length, not the depth, ends the reading
+    assert not binds.any()
     everywhere = run_cell(_corpus("corpus"), "sentences", "bm25", k_max=2, chunks=chunks,
                           store=RunStore(tmp_path, mode="live"))
     assert {run.contexts[i][0] for i in everywhere.ranked_deep[1] if i >= 0} == {"c1", "c2", "c3"}

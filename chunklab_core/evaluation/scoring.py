@@ -192,6 +192,10 @@ def run_cell(
         ranked_deep = ranked_deep[:, : max(int((ranked_deep >= 0).sum(axis=1).max()), 1)]
 
     context_texts = [corpus.doc(d).text[s:e] for d, s, e in unique_contexts]
+    scope_contexts = None
+    if scope is not None:  # per question, the contexts of its document: all a scoped ranking can return
+        per_document = pd.Series([d for d, _, _ in unique_contexts]).value_counts()
+        scope_contexts = np.array([int(per_document.get(q.doc_id, 0)) for q in corpus.questions], np.int64)
     relevant = LazyRelevance(context_texts, corpus.questions)
     from chunklab_core.evaluation.judgment_store import default_store as stored_judgments
 
@@ -211,6 +215,7 @@ def run_cell(
         model=model,
         ranked_deep=ranked_deep,
         truncated=truncated,
+        scope_contexts=scope_contexts,
     )
 
 
