@@ -125,7 +125,8 @@ def spec_from_record(meta: dict) -> dict:
     """The spec that records a cell again, from a record's provenance."""
     return {"cell": dict(meta["cell"]), "corpus_source": dict(meta.get("corpus_source") or {}),
             "strategy_options": dict(meta.get("strategy_options") or {}), "depth": int(meta["depth"]),
-            "texts": dict(meta["texts"]), "queries": dict(meta["queries"])}
+            "texts": dict(meta["texts"]), "queries": dict(meta["queries"]),
+            **({"scope": dict(meta["scope"])} if meta.get("scope") else {})}
 
 
 def _stale(store: RunStore, spec: dict) -> str | None:
@@ -410,7 +411,10 @@ def recorded_specs(root: Path, sample: int, max_texts: int | None, model: str | 
 
 def second_model_specs(root: Path, corpus: str, strategies, model: str, like: str = "all-MiniLM-L6-v2") -> list[dict]:
     """Specs of ``model``'s dense cells on the recorded ``like`` cells of a corpus sample (its folder
-    name or prefix, e.g. ``qasper``) and strategies: the same texts, questions and depth."""
+    name or prefix, e.g. ``qasper``) and strategies: the same texts, questions and depth, in the
+    scope the corpus is searched in (``data.corpora.QUESTION_SCOPE``; CUAD and QASPER: within the
+    question's document)."""
+    from chunklab_core.data.corpora import QUESTION_SCOPE
     from chunklab_core.reports.run_recording import recorded_cells
 
     source = RunStore(root, mode="replay")
@@ -419,7 +423,9 @@ def second_model_specs(root: Path, corpus: str, strategies, model: str, like: st
         meta = source.load(path).meta
         cell = meta.get("cell") or {}
         if (cell.get("retriever") == EMBEDDER and cell.get("model") == like and cell["strategy"] in strategies
-                and cell["corpus"].startswith(corpus)):
+                and cell["corpus"].startswith(corpus)
+                and cell.get("scope", "corpus") == QUESTION_SCOPE.get((meta.get("corpus_source") or {}).get("name"),
+                                                                      "corpus")):
             spec = spec_from_record(meta)
             spec["cell"]["model"] = model
             specs.append(spec)
