@@ -238,3 +238,23 @@ def test_retrieved_counts_count_questions_credited_in_some_cell():
     assert counts.loc["recall", "credited in a retrieved context"] == 1
     assert counts.loc["ndcg", "credited in a retrieved context"] == 1
     assert counts.loc["recall", "questions"] == 2 and "span_recall" not in counts.index
+
+
+def test_post02_scope_section_counts_what_the_cross_document_setting_measured():
+    from chunklab_core.reports.post02 import scope as section
+    from chunklab_core.reports.samples import labels_for
+
+    unscoreable = Question("q3", "Which court?", "c3", (("the supreme court of mars",),))
+    corpus = Corpus("cuad", list(DOCS), [*QUESTIONS, unscoreable])
+    corpus.scope, corpus.source = "document", {"name": "cuad"}
+    state = section.well_posed({"cuad": corpus})
+    assert [q.qid for q in state.corpora["cuad"].questions] == ["q1", "q2"]
+    facts = section.cross_document_facts(state).iloc[0]
+    assert (facts["questions"], facts["distinct question texts"], facts["most documents one text asks about"],
+            facts["questions asked of several documents"]) == (3, 2, 2, 2)
+    assert np.isnan(facts["top 5 from another document, least"])  # no recorded cross-document cell asked
+    text = section.scope_text(state, section.cross_document_facts(state), labels_for(state.corpora))
+    assert "asked 3 questions in only 2 distinct texts over 3 documents" in text
+    assert "up to 2 different golds" in text and "No measure can credit 1 of the 3 questions in CUAD" in text
+    view = section.scoreability_view(state)
+    assert view.iloc[0]["no measure can score (dropped)"] == 1 and view.iloc[0]["questions loaded"] == 3

@@ -24,6 +24,7 @@ import pandas as pd
 from chunklab_core.core import numbers
 from chunklab_core.core.corpus import Corpus
 from chunklab_core.evaluation import scoreability
+from chunklab_core.reports.samples import DATASETS
 from chunklab_core.reports.templates import Templates
 from chunklab_core.retrieval.scope import CORPUS, DOCUMENT, SCOPE_WORDS
 
@@ -106,10 +107,11 @@ def cross_document_facts(state: WellPosed, strategies: Sequence[str] = (), retri
     return pd.DataFrame(rows)
 
 
-def scoreability_view(state: WellPosed, labels: Mapping[str, str]) -> pd.DataFrame:
-    """Per corpus as loaded: questions, questions each measure can score, and those none can (dropped)."""
+def scoreability_view(state: WellPosed) -> pd.DataFrame:
+    """Per corpus as loaded (named by its data set: the sample labels count the questions kept):
+    questions, questions each measure can score, and those none can (dropped)."""
     view = state.counts.copy()
-    view["corpus"] = view["corpus"].map(lambda key: labels.get(key, key))
+    view["corpus"] = view["corpus"].map(lambda key: DATASETS.get(key, key))  # counts of the corpora as loaded
     return view.rename(columns={name: f"{words}: can score" for name, words in MEASURE_WORDS.items()}
                        | {"no measure": "no measure can score (dropped)", "questions": "questions loaded"})
 
@@ -143,7 +145,7 @@ def scope_text(state: WellPosed, facts: pd.DataFrame, labels: Mapping[str, str],
     for _, row in facts.iterrows():
         key = row["corpus"]
         most = int(row["most documents one text asks about"])
-        parts.append(PROSE.fill("facts" if most > 1 else "facts_unique", corpus=labels.get(key, key),
+        parts.append(PROSE.fill("facts" if most > 1 else "facts_unique", corpus=DATASETS.get(key, key),
                                 questions=numbers.count(int(row["questions"]), "question"),
                                 texts=f"{int(row['distinct question texts']):,}",
                                 documents=f"{int(row['documents']):,}", most=f"{most:,}",
@@ -159,7 +161,7 @@ def scope_text(state: WellPosed, facts: pd.DataFrame, labels: Mapping[str, str],
         parts.append(PROSE.fill("none_dropped"))
     for _, row in dropped.iterrows():
         key = row["corpus"]
-        parts.append(PROSE.fill("dropped", corpus=labels.get(key, key), dropped=f"{int(row['no measure']):,}",
+        parts.append(PROSE.fill("dropped", corpus=DATASETS.get(key, key), dropped=f"{int(row['no measure']):,}",
                                 questions=f"{int(row['questions']):,}",
                                 kept=f"{int(row['questions'] - row['no measure']):,}"))
     return "\n\n".join(parts)
