@@ -219,11 +219,12 @@ def _scoreability_corpus() -> Corpus:
 
 def test_scoreability_counts_on_a_fixture():
     table = scoreability.question_table(_scoreability_corpus()).set_index("qid")
-    assert table.loc["verbatim", ["recall", "ndcg", "span_recall", "any"]].tolist() == [True, True, True, True]
+    assert table.loc["verbatim", ["recall", "ndcg", "token_recall", "any"]].tolist() == [True, True, True, True]
+    assert not table.loc["verbatim", "span_recall"]  # no character offsets given: span recall cannot score it
     assert not table.loc["paraphrase", "any"] and not table.loc["no-gold", "any"]
     counts = scoreability.document_counts({"papers": _scoreability_corpus()})
     assert counts.iloc[0].to_dict() == {"corpus": "papers", "questions": 3, "recall": 1, "ndcg": 1,
-                                        "span_recall": 1, "no measure": 2}
+                                        "span_recall": 0, "token_recall": 1, "no measure": 2}
     kept = scoreability.keep_scoreable(_scoreability_corpus())
     assert [q.qid for q in kept.questions] == ["verbatim"]
     assert kept.source == {"name": "papers", "scoreable_only": 0.9} and len(kept.documents) == 1
@@ -238,6 +239,9 @@ def test_retrieved_counts_count_questions_credited_in_some_cell():
     assert counts.loc["recall", "credited in a retrieved context"] == 1
     assert counts.loc["ndcg", "credited in a retrieved context"] == 1
     assert counts.loc["recall", "questions"] == 2 and "span_recall" not in counts.index
+    with_offsets = Question("o", "t", "p1", (("BERT",),), evidence_spans=(("p1", 55, 59),))
+    corpus = Corpus("x", _scoreability_corpus().documents, [with_offsets])
+    assert scoreability.question_table(corpus).loc[0, "span_recall"]
 
 
 def test_post02_scope_section_counts_what_the_cross_document_setting_measured():

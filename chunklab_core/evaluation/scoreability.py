@@ -4,9 +4,10 @@ Handles: per question, whether each gold-reading measure of the matrix could eve
 (:data:`MEASURE_TESTS`), judged against the question's *whole document*, the best context any
 chunking can return: slot ``recall`` (some gold slot found in the document by the matrix's own
 judge, exact or fuzzy containment at the threshold: ``slot_metrics.judge_context``), graded
-``ndcg`` (the judge's grade above 0, partial credit included) and token ``span_recall`` (the
-question's evidence offsets, or its gold located once in its document:
-``data.gold_advice.question_evidence``). :func:`question_table` gives those booleans;
+``ndcg`` (the judge's grade above 0, partial credit included), character ``span_recall`` (the
+question's own evidence offsets: ``span_metrics.has_evidence``) and ``token_recall`` (token
+span recall: those offsets, or its gold located once in its document:
+``data.gold_advice.question_evidence``, as ``token_metrics`` reads it). :func:`question_table` gives those booleans;
 :func:`keep_scoreable` drops the questions no measure can score (a question whose gold is
 nowhere in its document, or that has no gold, only pulls every cell's score towards the same
 floor); :func:`retrieved_counts` counts, from a scored matrix, the questions each measure
@@ -30,6 +31,7 @@ import pandas as pd
 from chunklab_core.core.corpus import Corpus, Question
 from chunklab_core.data.gold_advice import question_evidence
 from chunklab_core.evaluation.slot_metrics import judge_context
+from chunklab_core.evaluation.span_metrics import has_evidence
 
 
 def _slot_recall(question: Question, text: str, threshold: float) -> bool:
@@ -41,6 +43,10 @@ def _graded(question: Question, text: str, threshold: float) -> bool:
 
 
 def _span(question: Question, text: str, threshold: float) -> bool:
+    return has_evidence(question.evidence_spans)
+
+
+def _token_span(question: Question, text: str, threshold: float) -> bool:
     return bool(question_evidence(question, text))
 
 
@@ -49,6 +55,7 @@ MEASURE_TESTS: dict[str, Callable[[Question, str, float], bool]] = {
     "recall": _slot_recall,
     "ndcg": _graded,
     "span_recall": _span,
+    "token_recall": _token_span,
 }
 
 
@@ -92,7 +99,7 @@ def scoreable_again(corpus: Corpus, source: dict) -> Corpus:
 def retrieved_counts(per_question: pd.DataFrame, k: int) -> pd.DataFrame:
     """Per corpus and measure of :data:`MEASURE_TESTS`: questions credited (``<measure>@<k>`` above 0)
     in some cell (any strategy, retriever, model), and questions scored. Measures without a
-    column at ``k`` are left out."""
+    column at ``k`` in the matrix's table (``token_recall``: post 02 computes it apart) are left out."""
     rows = []
     for corpus, frame in per_question.groupby("corpus", sort=False):
         for name in MEASURE_TESTS:

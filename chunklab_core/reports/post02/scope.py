@@ -30,7 +30,8 @@ from chunklab_core.retrieval.scope import CORPUS, DOCUMENT, SCOPE_WORDS
 
 PROSE = Templates(__file__, "scope.md")
 MEASURE_WORDS = {"recall": "slot recall (containment, exact or fuzzy)", "ndcg": "graded nDCG (partial credit)",
-                 "span_recall": "token span recall (located evidence)"}
+                 "span_recall": "span recall (evidence offsets)",
+                 "token_recall": "token span recall (offsets or gold located once)"}
 
 __all__ = ["WellPosed", "well_posed", "cross_document_facts", "scoreability_view", "retrieved_view", "retrieved_text", "scope_text"]
 
