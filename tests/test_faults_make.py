@@ -208,3 +208,30 @@ def test_a_successful_run_keeps_what_it_wrote(tmp_path, monkeypatch):
     output = tmp_path / "02_retrievers.ipynb"
     assert run_notebook(tiny_notebook(tmp_path / "src.ipynb", "pass"), output, []) == 0
     assert (tables / "02_matrix.csv").read_text(encoding="utf-8") == "new\n"
+
+
+def test_a_number_given_to_a_notebook_is_bounded_before_anything_runs(tmp_path):
+    """Issue 49, class 3: numbers reach a post through PARAMS too. A parameter's kind comes from its
+    name (``notebook_run.PARAMETER_KINDS``: RESAMPLES, SEED, N_*/ *_QUESTIONS, K/DEPTHS, *_REPEATS ...);
+    any other number must be finite. Every papermill form is read, lists and mappings searched."""
+    from chunklab_core.reports.notebook_run import ParameterError, check_parameter_values, papermill_parameter_values
+
+    ok = papermill_parameter_values(["-p", "N_QUESTIONS", "80", "-p", "RESAMPLES", "500", "-p", "WRITE_OUTPUTS", "False",
+                                     "-y", "DEPTHS: [5, 10]\nCORPORA: {squad: 8}\nRATE_SPREADS: [0.06]", "-r", "X", "1e999"])
+    assert ok == [("N_QUESTIONS", 80), ("RESAMPLES", 500), ("WRITE_OUTPUTS", False), ("DEPTHS", [5, 10]),
+                  ("CORPORA", {"squad": 8}), ("RATE_SPREADS", [0.06]), ("X", "1e999")]
+    check_parameter_values("post", ok)  # CI's own values pass; a raw (-r) text is text
+    for args, said in ((["-p", "RESAMPLES", "0"], "RESAMPLES must be"), (["-p", "N_QUESTIONS", "1000000000000"], "N_QUESTIONS"),
+                       (["-y", "DEPTHS: [5, 1000000000]"], "DEPTHS"), (["-p", "SEED", "-1"], "SEED"),
+                       (["-p", "SCALE", "nan"], "SCALE must be a finite number"), (["-y", "CORPORA: {squad: .inf}"], "CORPORA"),
+                       (["-p", "HELD_OUT_SPLITS", "-3"], "HELD_OUT_SPLITS")):
+        with pytest.raises(ParameterError, match=said):
+            check_parameter_values("post", papermill_parameter_values(args))
+
+
+def test_an_out_of_range_number_fails_before_the_notebook_runs(tmp_path):
+    out = tmp_path / "01.ipynb"
+    done = subprocess.run([sys.executable, "-m", "chunklab_core.reports.notebook_run", str(POST01), str(out),
+                           "-p", "N_QUESTIONS", "-5"], capture_output=True, text=True, timeout=60, cwd=PROJ_ROOT)
+    assert done.returncode == 2 and not out.exists() and not list(tmp_path.iterdir())
+    assert "N_QUESTIONS must be" in done.stderr and "nothing was run" in done.stderr and "Traceback" not in done.stderr

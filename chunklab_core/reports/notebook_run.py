@@ -39,7 +39,9 @@ import ast
 import base64
 import difflib
 import json
+import math
 import os
+import re
 import shutil
 import subprocess  # noqa: F401  (tests replace subprocess.call through this module)
 import sys
@@ -114,6 +116,88 @@ def papermill_parameter_names(args: list[str]) -> list[str]:
     return names
 
 
+def _typed(text: str):
+    """A ``-p`` value as papermill types it (``True``/``False``/``None``, an int, a float, else text)."""
+    if text in ("True", "False"):
+        return text == "True"
+    if text == "None":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def papermill_parameter_values(args: list[str]) -> list[tuple[str, object]]:
+    """``(name, value)`` of every parameter a papermill command line sets, typed as papermill types
+    them (``-p``: :func:`_typed`; ``-r``: text; ``-y``/``-f``/``-b``: YAML)."""
+    pairs, i = [], 0
+    while i < len(args):
+        arg = args[i]
+        option, _, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if option in _PAIR_OPTIONS:
+            name, value = (inline, args[i + 1] if i + 1 < len(args) else "") if inline else \
+                (args[i + 1] if i + 1 < len(args) else "", args[i + 2] if i + 2 < len(args) else "")
+            pairs.append((name, value if option in ("-r", "--parameters_raw") else _typed(value)))
+            i += 2 if inline else 3
+            continue
+        if option in (*_YAML_OPTIONS, *_FILE_OPTIONS, *_B64_OPTIONS):
+            value = inline or (args[i + 1] if i + 1 < len(args) else "")
+            if option in _FILE_OPTIONS:
+                value = Path(value).read_text(encoding="utf-8")
+            elif option in _B64_OPTIONS:
+                value = base64.b64decode(value).decode("utf-8")
+            data = yaml.safe_load(value) or {}
+            if isinstance(data, dict):
+                pairs += [(str(k), v) for k, v in data.items()]
+            i += 1 if inline else 2
+            continue
+        i += 1
+    return pairs
+
+
+# A notebook parameter's kind by its name (core.bounds.RANGES); every other number must be finite.
+PARAMETER_KINDS = ((re.compile(r"RESAMPLES$"), "resamples"), (re.compile(r"^SEED$"), "seed"),
+                   (re.compile(r"^N_|_QUESTIONS$|_ARTICLES$|_DOCUMENTS$"), "questions"),
+                   (re.compile(r"^(K|KS|DEPTH|DEPTHS)$"), "k"),
+                   (re.compile(r"_REPEATS$|_SPLITS$|_COMPARISONS$|REPETITIONS$|_QUERIES$"), "count"))
+
+
+def _numbers(value):
+    """Every number inside ``value`` (lists, tuples and mapping values searched; booleans are not numbers)."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, (int, float)):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _numbers(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _numbers(item)
+
+
+def check_parameter_values(source: str | os.PathLike, pairs: list[tuple[str, object]]) -> None:
+    """Raise :class:`ParameterError` for a number from the command line outside its kind's range
+    (``PARAMETER_KINDS``: ``core.bounds.RANGES``) or, for any other parameter, not finite (NaN, inf)."""
+    from chunklab_core.core import bounds
+
+    problems = []
+    for name, value in pairs:
+        kind = next((k for pattern, k in PARAMETER_KINDS if pattern.search(name)), None)
+        for number in _numbers(value):
+            if kind is not None:
+                message = bounds.problem(name, number, kind, integer=True)
+            else:
+                message = None if math.isfinite(number) else f"{name} must be a finite number, got {number!r}"
+            if message:
+                problems.append(f"  - {message}")
+    if problems:
+        raise ParameterError(f"{source}: parameter value(s) out of range; nothing was run:\n" + "\n".join(problems))
+
+
 def check_parameters(source: str | os.PathLike, names: list[str]) -> None:
     """Raise :class:`ParameterError` listing every name not in ``source``'s parameters cell."""
     known = notebook_parameters(source)
@@ -134,6 +218,7 @@ def run_notebook(source: str | os.PathLike, output: str | os.PathLike, papermill
     changed; returns papermill's (or the cleaner's) exit status, or
     :data:`IRREPLACEABLE_WRITTEN`."""
     check_parameters(source, papermill_parameter_names(papermill_args))
+    check_parameter_values(source, papermill_parameter_values(papermill_args))
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{output.stem}.tmp-{os.getpid()}-", suffix=".ipynb", dir=output.parent)
