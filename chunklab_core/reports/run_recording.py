@@ -171,7 +171,7 @@ def _rebuild(meta: dict, chunks_store: RunStore):
     if needs_embedding(strategy):  # cut with the recorded model's chunks (verified by their own digest)
         from chunklab_core.evaluation.matrix import _chunks
 
-        chunks = _chunks(corpus, strategy, meta["cell"].get("model") or "all-MiniLM-L6-v2", None, chunks_store)
+        chunks = _chunks(corpus, STRATEGIES[strategy], meta["cell"].get("model") or "all-MiniLM-L6-v2", None, chunks_store)
     else:
         options = dict(meta.get("strategy_options") or {})
         if "complete" in STRATEGIES[strategy].params:  # an LLM-cut strategy: its recorded calls, replayed
