@@ -204,27 +204,35 @@ def check_address(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
 def _bounded_init(ray, address: str, options: dict, timeout: float) -> None:
     """``ray.init(address=address, **options)``, or ``RunStoreError`` naming the address and the fix
     when it fails or has not connected within ``timeout`` seconds (Ray itself retries for about a
-    minute before its ``ConnectionError``; the thread left waiting ends with the command)."""
+    minute before its ``ConnectionError``). ``ray.init`` runs in the calling thread (Ray needs the main
+    thread: started from another one, its local cluster loses its GCS connection); the bound is a
+    ``SIGALRM`` timer, set only in the main thread and never for ``local``, which starts its own cluster."""
+    import signal
     import threading
 
-    outcome: dict = {}
+    class _NoAnswer(Exception):
+        pass
 
-    def connect() -> None:
-        try:
-            ray.init(address=address, **options)
-            outcome["ok"] = True
-        except BaseException as error:  # noqa: BLE001 - reported below, with the address
-            outcome["error"] = error
+    def alarm(signum, frame):
+        raise _NoAnswer()
 
-    thread = threading.Thread(target=connect, name="ray-init", daemon=True)
-    thread.start()
-    thread.join(timeout)
-    if thread.is_alive():
-        raise RunStoreError(f"no Ray cluster answered at RUNS_CLUSTER={address} within {timeout:.0f} s; {ADDRESS_FIX}")
-    error = outcome.get("error")
-    if error is not None:
+    timed = (address != "local" and hasattr(signal, "SIGALRM")
+             and threading.current_thread() is threading.main_thread())
+    previous = signal.signal(signal.SIGALRM, alarm) if timed else None
+    try:
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+        ray.init(address=address, **options)
+    except _NoAnswer:
+        raise RunStoreError(f"no Ray cluster answered at RUNS_CLUSTER={address} within {timeout:.0f} s; "
+                            f"{ADDRESS_FIX}") from None
+    except Exception as error:  # noqa: BLE001 - reported with the address and the fix
         raise RunStoreError(f"cannot connect to the Ray cluster at RUNS_CLUSTER={address} ({type(error).__name__}: "
                             f"{' '.join(str(error).split())[:300]}); {ADDRESS_FIX}") from None
+    finally:
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
 
 class RayCluster:
