@@ -142,3 +142,24 @@ def test_intervals_read_from_shared_resamples_equal_the_pairwise_bootstraps():
         assert got["diff"] == pytest.approx(diff, abs=1e-12)
         assert (got["question low"], got["question high"]) == pytest.approx((q_low, q_high), abs=1e-12)
         assert (got["low"], got["high"]) == pytest.approx((low, high), abs=1e-12)
+
+
+def test_a_models_window_is_read_from_the_model_or_its_declaration():
+    """Post 00 reads committed tables on machines without the second model: the declared window stands in,
+    and where the model is here the two agree."""
+    from chunklab_core.decision import scores
+
+    assert scores.model_window("all-MiniLM-L6-v2") == scores.DECLARED_WINDOWS["all-MiniLM-L6-v2"] == 256
+    from chunklab_core.retrieval import dense
+
+    def missing(model):
+        raise FileNotFoundError(model)
+
+    original = dense.window_tokenizer
+    dense.window_tokenizer = missing
+    try:
+        assert scores.model_window("all-mpnet-base-v2") == 384
+        with pytest.raises(FileNotFoundError):
+            scores.model_window("some-other-model")
+    finally:
+        dense.window_tokenizer = original

@@ -107,11 +107,23 @@ def window_share(texts: Sequence[str], model: str) -> float:
     return beyond_window(word_pieces(texts, model), window_tokenizer(model)[1])
 
 
+# Each shipped model's max_seq_length as its sentence_bert_config.json declares it, for a reader (post 00 reads
+# committed tables and loads no model) on a machine where the model is not assembled; read from the model
+# itself whenever it is there.
+DECLARED_WINDOWS = {"all-MiniLM-L6-v2": 256, "all-mpnet-base-v2": 384}
+
+
 def model_window(model: str) -> int:
-    """The embedding model's window in word pieces (its ``max_seq_length``)."""
+    """The embedding model's window in word pieces (its ``max_seq_length``): from its own files, else the
+    window it declares (:data:`DECLARED_WINDOWS`) when those files are not on this machine."""
     from chunklab_core.retrieval.dense import window_tokenizer
 
-    return int(window_tokenizer(model)[1])
+    try:
+        return int(window_tokenizer(model)[1])
+    except FileNotFoundError:
+        if model in DECLARED_WINDOWS:
+            return DECLARED_WINDOWS[model]
+        raise
 
 
 def chunk_facts(matrix, model: str, store=None) -> pd.DataFrame:
