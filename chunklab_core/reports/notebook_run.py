@@ -87,33 +87,7 @@ def notebook_parameters(source: str | os.PathLike) -> list[str]:
 
 def papermill_parameter_names(args: list[str]) -> list[str]:
     """The parameter names a papermill command line sets (``-p NAME VALUE``, ``-y YAML`` ...)."""
-    names, i = [], 0
-    while i < len(args):
-        arg = args[i]
-        option, _, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        if option in _PAIR_OPTIONS:
-            if inline:
-                names.append(inline)
-                i += 2
-                continue
-            if i + 1 < len(args):
-                names.append(args[i + 1])
-            i += 3
-            continue
-        if option in (*_YAML_OPTIONS, *_FILE_OPTIONS, *_B64_OPTIONS):
-            value = inline or (args[i + 1] if i + 1 < len(args) else "")
-            if option in _FILE_OPTIONS:
-                value = Path(value).read_text(encoding="utf-8")
-            elif option in _B64_OPTIONS:
-                value = base64.b64decode(value).decode("utf-8")
-            data = yaml.safe_load(value) or {}
-            if not isinstance(data, dict):
-                raise ParameterError(f"{arg} must give a YAML mapping of parameter names to values")
-            names += [str(k) for k in data]
-            i += 1 if inline else 2
-            continue
-        i += 1
-    return names
+    return [name for name, _ in papermill_parameter_values(args)]
 
 
 def _typed(text: str):
@@ -150,8 +124,9 @@ def papermill_parameter_values(args: list[str]) -> list[tuple[str, object]]:
             elif option in _B64_OPTIONS:
                 value = base64.b64decode(value).decode("utf-8")
             data = yaml.safe_load(value) or {}
-            if isinstance(data, dict):
-                pairs += [(str(k), v) for k, v in data.items()]
+            if not isinstance(data, dict):
+                raise ParameterError(f"{arg} must give a YAML mapping of parameter names to values")
+            pairs += [(str(k), v) for k, v in data.items()]
             i += 1 if inline else 2
             continue
         i += 1
