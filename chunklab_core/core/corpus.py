@@ -77,6 +77,8 @@ class Corpus:
     questions: list[Question]
     # how the corpus was loaded (``data.corpora.load_corpus``'s arguments), for provenance
     source: dict[str, Any] | None = field(default=None, compare=False)
+    # where a question is searched: "corpus" (every document) or "document" (its own; ``retrieval.scope``)
+    scope: str = field(default="corpus", compare=False)
 
     def __post_init__(self) -> None:
         self._by_id = {d.doc_id: d for d in self.documents}

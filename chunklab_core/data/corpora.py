@@ -23,6 +23,11 @@ CORPUS_LABELS = {
     "own": "your documents",
 }
 
+# Corpora whose questions name their document ("this contract", "they" in a paper): each question
+# is searched within its own document (``retrieval.scope``); every other corpus across all documents.
+QUESTION_SCOPE = {"cuad": "document", "qasper": "document"}
+
+
 def subsample_documents(corpus: Corpus, n_documents: int | None, seed: int) -> Corpus:
     """Seeded subsample of whole documents with all their questions (``None`` or too many: unchanged).
 
@@ -60,6 +65,7 @@ def load_corpus(name: str, *, squad_articles: int = 40, squad_questions: int = 8
                          "seed": seed, "n_documents": n_documents,
                          "chroma_corpora": list(chroma_corpora) if chroma_corpora else None,
                          "descriptive_name": descriptive_name}
+    corpus.scope = QUESTION_SCOPE.get(name, "corpus")
     return corpus
 
 

@@ -76,7 +76,9 @@ def budget_run(run: RetrievalRun, max_budget: float) -> tuple[RetrievalRun, np.n
     cut = np.full((deep.shape[0], width), -1, dtype=np.int64)
     for row, n in enumerate(keep):
         cut[row, :n] = deep[row, :n]
-    depth_binds = (fits >= valid) & (valid < len(run.contexts)) & (tokens.sum(axis=1) < max_budget)
+    # a run scoped to each question's document can return that document's contexts only (``retrieval.scope``)
+    available = run.scope_contexts if getattr(run, "scope_contexts", None) is not None else len(run.contexts)
+    depth_binds = (fits >= valid) & (valid < available) & (tokens.sum(axis=1) < max_budget)
     return dataclasses.replace(run, ranked=cut), depth_binds
 
 

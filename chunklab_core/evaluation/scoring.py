@@ -34,6 +34,7 @@ from chunklab_core.retrieval.cell_search import search_cell
 from chunklab_core.retrieval.recorded_runs import RECORD_DEPTH, corpus_sample_label
 from chunklab_core.retrieval.registry import BASELINE, RetrieverSpec, spec
 from chunklab_core.retrieval.run import RetrievalRun, collapse_to_contexts, make_retriever
+from chunklab_core.retrieval.scope import CORPUS, DOCUMENT, DocumentScope, check_scope, scoped_search
 from chunklab_core.core.tokens import count_tokens_many
 
 SEPARATOR = "\x00"
@@ -140,6 +141,8 @@ def run_cell(
     retriever's factory (to the parts that need a model, for a fused one; ``run.make_retriever``).
     ``deep``: chunks ranked per question beyond the ``k_max`` contexts, kept in
     ``RetrievalRun.ranked_deep`` for token budgets (default the recorded depth, 100).
+    A corpus whose questions name their document (``corpus.scope == "document"``,
+    ``retrieval.scope``) is searched within each question's document, to its whole length.
     ``engine``: any object with ``fit``/``search`` to use instead (computed live, never
     recorded: for retrievers outside the registry); ``retriever`` is then only its name.
     ``retriever``: a registered name, or its spec (``run_matrix`` resolves names once and passes specs).
@@ -159,13 +162,17 @@ def run_cell(
     chunk_context = np.array([context_position[key] for key in context_keys], dtype=np.int64)
     per_context = np.bincount(chunk_context).max()
     depth = int(min(len(chunks), k_max * per_context))
+    scope = DocumentScope.of(corpus, chunks) if check_scope(getattr(corpus, "scope", CORPUS)) == DOCUMENT else None
+    if scope is not None:  # the whole ranking of each question's document: every token budget fills
+        deep = max(deep, scope.deepest())
     deep = int(min(len(chunks), max(depth, deep)))
     queries = [q.text for q in corpus.questions]
 
     truncated = None
     if engine is not None:
         engine.fit(texts)
-        ids, _ = engine.search(queries, deep)
+        ids, _ = (engine.search(queries, deep) if scope is None else
+                  scoped_search(lambda k: engine.search(queries, k), len(texts), scope, deep))
         model = model or getattr(engine, "label", None)
     else:
         built = built or {}
@@ -178,7 +185,8 @@ def run_cell(
         engines = _engines(retriever, model, built, retriever_options or {})
         result = search_cell(corpus_sample_label(corpus), strategy, retriever, texts, queries, deep, model=model,
                              engines=engines, store=store,
-                             corpus_source=getattr(corpus, "source", None), strategy_options=strategy_options)
+                             corpus_source=getattr(corpus, "source", None), strategy_options=strategy_options,
+                             scope=scope)
         ids, truncated = result.ids, result.truncated
     ids = np.asarray(ids)
     ranked = collapse_to_contexts(ids[:, :depth], chunk_context, k_max)
@@ -187,6 +195,10 @@ def run_cell(
         ranked_deep = ranked_deep[:, : max(int((ranked_deep >= 0).sum(axis=1).max()), 1)]
 
     context_texts = [corpus.doc(d).text[s:e] for d, s, e in unique_contexts]
+    scope_contexts = None
+    if scope is not None:  # per question, the contexts of its document: all a scoped ranking can return
+        per_document = pd.Series([d for d, _, _ in unique_contexts]).value_counts()
+        scope_contexts = np.array([int(per_document.get(q.doc_id, 0)) for q in corpus.questions], np.int64)
     relevant = LazyRelevance(context_texts, corpus.questions)
     from chunklab_core.evaluation.judgment_store import default_store as stored_judgments
 
@@ -206,6 +218,7 @@ def run_cell(
         model=model,
         ranked_deep=ranked_deep,
         truncated=truncated,
+        scope_contexts=scope_contexts,
     )
 
 

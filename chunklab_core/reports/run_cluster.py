@@ -94,7 +94,7 @@ def compute_cell(spec: dict, spans: np.ndarray | None = None, device: str = "cpu
     from chunklab_core.reports.run_recording import _inputs
     from chunklab_core.retrieval.registry import needs_model
 
-    texts, queries = _inputs(spec, _Spans(spans))
+    texts, queries, scope = _inputs(spec, _Spans(spans), with_scope=True)
     for name, values in (("texts", texts), ("queries", queries)):
         if name in spec and texts_sha256(values) != spec[name]["sha256"]:
             raise RunStoreError(f"the {name} rebuilt for {Cell(**spec['cell']).describe()} differ from the planned ones")
@@ -111,14 +111,20 @@ def compute_cell(spec: dict, spans: np.ndarray | None = None, device: str = "cpu
 
         engine = BM25Index()
     engine.fit(texts)
-    ids, scores = engine.search(queries, depth)
+    if scope is not None:  # a cell scoped to each question's document (retrieval.scope)
+        from chunklab_core.retrieval.scope import scoped_search
+
+        ids, scores = scoped_search(lambda k: engine.search(queries, k), len(texts), scope, depth)
+    else:
+        ids, scores = engine.search(queries, depth)
     if needs_model(cell.retriever):
         arrays["truncated"] = np.packbits(np.asarray(engine.truncated_mask(texts), dtype=bool))
     seconds = time.perf_counter() - started
     ids = np.asarray(ids, np.int64)
     meta = provenance(cell, texts, queries, min(depth, len(texts)),
                       corpus_source=spec.get("corpus_source"), strategy_options=spec.get("strategy_options"),
-                      model_identity=engine.identity if needs_model(cell.retriever) else None, seconds=seconds)
+                      model_identity=engine.identity if needs_model(cell.retriever) else None, seconds=seconds,
+                      scope=None if scope is None else scope.provenance())
     arrays = {"ids": pack_ids(ids, len(texts)), "scores": np.asarray(scores, np.float32)[:, :SCORE_DEPTH], **arrays}
     return {"meta": meta, "arrays": arrays}
 
@@ -127,7 +133,8 @@ def spec_from_record(meta: dict) -> dict:
     """The spec that records a cell again, from a record's provenance."""
     return {"cell": dict(meta["cell"]), "corpus_source": dict(meta.get("corpus_source") or {}),
             "strategy_options": dict(meta.get("strategy_options") or {}), "depth": int(meta["depth"]),
-            "texts": dict(meta["texts"]), "queries": dict(meta["queries"])}
+            "texts": dict(meta["texts"]), "queries": dict(meta["queries"]),
+            **({"scope": dict(meta["scope"])} if meta.get("scope") else {})}
 
 
 def _stale(store: RunStore, spec: dict) -> str | None:
@@ -137,7 +144,7 @@ def _stale(store: RunStore, spec: dict) -> str | None:
     if record is None:
         return "not recorded"
     return store._stale_reason(record.meta, spec["texts"]["sha256"], spec["queries"]["sha256"], spec["depth"],
-                               cell.retriever, spec["texts"]["n"])
+                               cell.retriever, spec["texts"]["n"], spec.get("scope"))
 
 
 def _spans_for(store: RunStore, spec: dict) -> np.ndarray | None:
@@ -415,7 +422,10 @@ def recorded_specs(root: Path, sample: int, max_texts: int | None, model: str | 
 
 def second_model_specs(root: Path, corpus: str, strategies, model: str, like: str = "all-MiniLM-L6-v2") -> list[dict]:
     """Specs of ``model``'s dense cells on the recorded ``like`` cells of a corpus sample (its folder
-    name or prefix, e.g. ``qasper``) and strategies: the same texts, questions and depth."""
+    name or prefix, e.g. ``qasper``) and strategies: the same texts, questions and depth, in the
+    scope the corpus is searched in (``data.corpora.QUESTION_SCOPE``; CUAD and QASPER: within the
+    question's document)."""
+    from chunklab_core.data.corpora import QUESTION_SCOPE
     from chunklab_core.reports.run_recording import recorded_cells
 
     source = RunStore(root, mode="replay")
@@ -424,7 +434,9 @@ def second_model_specs(root: Path, corpus: str, strategies, model: str, like: st
         meta = source.load(path).meta
         cell = meta.get("cell") or {}
         if (cell.get("retriever") == EMBEDDER and cell.get("model") == like and cell["strategy"] in strategies
-                and cell["corpus"].startswith(corpus)):
+                and cell["corpus"].startswith(corpus)
+                and cell.get("scope", "corpus") == QUESTION_SCOPE.get((meta.get("corpus_source") or {}).get("name"),
+                                                                      "corpus")):
             spec = spec_from_record(meta)
             spec["cell"]["model"] = model
             specs.append(spec)

@@ -139,11 +139,17 @@ def recorded_cells(store: RunStore) -> list[Path]:
     return [p for p in store.cells() if not p.name.endswith(".chunks.npz")]
 
 
-def _inputs(meta: dict, chunks_store: RunStore):
-    """The texts and queries of a recorded cell, rebuilt from its provenance."""
+def _inputs(meta: dict, chunks_store: RunStore, with_scope: bool = False):
+    """The texts and queries of a recorded cell, rebuilt from its provenance; ``with_scope``: and
+    its document scope (``retrieval.scope.DocumentScope``; ``None`` for a cell ranked across the corpus)."""
+    from chunklab_core.retrieval.scope import DocumentScope
+
     corpus, chunks = _rebuild(meta, chunks_store)
     texts = [corpus.doc(c.doc_id).text[c.start:c.end] for c in chunks]
-    return texts, [q.text for q in corpus.questions]
+    if not with_scope:
+        return texts, [q.text for q in corpus.questions]
+    scope = DocumentScope.of(corpus, chunks) if meta["cell"].get("scope", "corpus") != "corpus" else None
+    return texts, [q.text for q in corpus.questions], scope
 
 
 def _rebuild(meta: dict, chunks_store: RunStore):
@@ -158,12 +164,16 @@ def _rebuild(meta: dict, chunks_store: RunStore):
         raise RunStoreError(f"cell {meta['cell']} records no corpus source; it cannot be rebuilt")
     name = source.pop("name")
     rerank = source.pop("rerank_corpus", None)
+    scoreable = {"scoreable_only": source.pop("scoreable_only", None)}
     if rerank is not None:  # post 07's corpora: a seeded question order (and NQ's verbatim gold only)
         from chunklab_core.rerank.study import rerank_corpus
 
         corpus = rerank_corpus(name, **rerank)
     else:
         corpus = load_corpus(name, **{k: v for k, v in source.items() if v is not None or k == "n_documents"})
+        from chunklab_core.evaluation.scoreability import scoreable_again  # questions no measure can score: dropped
+
+        corpus = scoreable_again(corpus, scoreable)
     if corpus_sample_label(corpus) != meta["cell"]["corpus"]:
         raise RunStoreError(f"the corpus rebuilt from {meta['corpus_source']} is sample "
                             f"{corpus_sample_label(corpus)}, not {meta['cell']['corpus']}")
@@ -299,7 +309,7 @@ def verify(sample: int = 3, seed: int = DEFAULT_SEED, max_texts: int | None = No
                       f"{inside.relative_path()}); delete {label} and run `make runs` to record its own cell")
                 failures += 1
                 continue
-            texts, queries = _inputs(meta, store)
+            texts, queries, scope = _inputs(meta, store, with_scope=True)
             if texts_sha256(texts) != meta["texts"]["sha256"] or texts_sha256(queries) != meta["queries"]["sha256"]:
                 print(f"FAIL {label}: the rebuilt inputs differ from the recorded ones (stale record)")
                 failures += 1
@@ -310,7 +320,18 @@ def verify(sample: int = 3, seed: int = DEFAULT_SEED, max_texts: int | None = No
             options = {"model": meta["cell"]["model"], "cache_dir": cache} if needs_model(name) else {}
             engine = make_retriever(name, **options)
             engine.fit(texts)
-            ids, scores = engine.search(queries, min(meta["depth"] + TIE_MARGIN, len(texts)))
+            live_depth = min(meta["depth"] + TIE_MARGIN, len(texts))
+            if scope is not None:  # a scoped cell: its scope rebuilt, every question ranked within its document
+                from chunklab_core.retrieval.scope import scoped_search
+
+                if meta.get("scope") != scope.provenance():
+                    print(f"FAIL {label}: the rebuilt documents of its texts and questions differ from the recorded "
+                          "scope (stale record)")
+                    failures += 1
+                    continue
+                ids, scores = scoped_search(lambda k: engine.search(queries, k), len(texts), scope, live_depth)
+            else:
+                ids, scores = engine.search(queries, live_depth)
             tolerance = score_tolerance(meta["cell"]["retriever"])
             differ, beyond = ranking_differences(ids, scores, record.ids, 2 * tolerance)
             width = record.scores.shape[1]

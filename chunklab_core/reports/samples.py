@@ -20,7 +20,7 @@ from typing import Mapping
 from chunklab_core.core import numbers
 from chunklab_core.core.corpus import Corpus
 
-__all__ = ["DATASETS", "DOCUMENT_WORDS", "sample_label", "corpus_sample_label", "labels_for"]
+__all__ = ["DATASETS", "DOCUMENT_WORDS", "sample_label", "corpus_sample_label", "scope_label", "labels_for"]
 
 DATASETS = {"squad": "SQuAD v1.1", "nq": "Natural Questions", "cuad": "CUAD",
             "qasper": "QASPER", "chroma": "Chroma's corpora", "own": "your documents"}
@@ -39,10 +39,21 @@ def sample_label(key: str, questions: int, documents: int) -> str:
 
 
 def corpus_sample_label(key: str, corpus: Corpus) -> str:
-    """:func:`sample_label` of ``corpus``: its questions, and the documents they are about."""
+    """:func:`sample_label` of ``corpus``: its questions, and the documents they are about; a corpus
+    whose questions are searched within their own document (``retrieval.scope``) says so."""
     named = [getattr(q, "doc_id", None) for q in corpus.questions]
     about = len(set(named)) if named and all(named) else len(corpus.documents)
-    return sample_label(key, len(corpus.questions), about)
+    label = sample_label(key, len(corpus.questions), about)
+    return scope_label(key, label, getattr(corpus, "scope", "corpus"))
+
+
+def scope_label(key: str, label: str, scope: str) -> str:
+    """``label``, followed by ``, each searched within its <document>`` for a document-scoped corpus."""
+    if scope == "corpus":
+        return label
+    if scope != "document":
+        raise ValueError(f"unknown retrieval scope {scope!r}")
+    return f"{label}, each searched within its {DOCUMENT_WORDS.get(key, ('document', 'documents'))[0]}"
 
 
 def labels_for(corpora: Mapping[str, Corpus]) -> dict[str, str]:

@@ -10,7 +10,8 @@ stages read), ``footprint`` (what a strategy costs in the index: chunks, stride,
 recorded once with their provenance, replayed by ``make all``), ``store_checks`` (every
 stored file's kind, cell and array lengths checked on load), ``run_plan`` (the planning pass of
 ``make runs RUNS_CLUSTER=...``: the cells to record, none computed), ``cell_search`` (one cell's
-ranking through the run store, hybrid fused from its stored components); ``make runs`` and
+ranking through the run store, hybrid fused from its stored components), ``scope`` (retrieval
+across the corpus or within the question's document); ``make runs`` and
 ``make verify-runs`` live in ``reports.run_recording``, since they execute the posts.
 
 Not held: relevance and metrics (``evaluation``). Imports ``core``, ``data``, ``chunking``.

@@ -7,7 +7,9 @@ replayed, recorded or computed live by the mode), each under its registered name
 as its built retriever fuses them (each part to ``max(RECORD_DEPTH, depth)``, then ``fuse`` to
 ``min(depth, n)``), so a fused replay equals a live search. Cells
 of a retriever that needs a model also carry the model's truncation mask (which chunks exceed
-``max_seq_length`` tokens).
+``max_seq_length`` tokens). A cell scoped to the question's document (``scope``, a
+``retrieval.scope.DocumentScope``) is recorded under its scope, ranks each question's document
+whole (``scope.scoped_search``) and fuses the scoped parts.
 
 Not handled: chunking, relevance, metrics (``evaluation.scoring``).
 """
@@ -22,6 +24,7 @@ import numpy as np
 from chunklab_core.retrieval.recorded_runs import Cell, RunStore, default_store
 from chunklab_core.retrieval.registry import RECORD_DEPTH, Retriever, RetrieverSpec, spec
 from chunklab_core.retrieval.run import make_retriever
+from chunklab_core.retrieval.scope import CORPUS, DOCUMENT, DocumentScope, scoped_search
 
 @dataclass
 class CellResult:
@@ -33,14 +36,17 @@ class CellResult:
 def search_cell(corpus_label: str, strategy: str, retriever: str | RetrieverSpec, texts: Sequence[str], queries: Sequence[str],
                 depth: int, *, model: str | None = None,
                 engines: Mapping[str, Callable[[], Retriever]] | None = None, store: RunStore | None = None,
-                corpus_source: dict | None = None, strategy_options: dict | None = None) -> CellResult:
+                corpus_source: dict | None = None, strategy_options: dict | None = None,
+                scope: DocumentScope | None = None) -> CellResult:
     """The top ``depth`` texts of every query for one cell.
 
     ``engines``: factories of stored retrievers by registered name, called only when a ranking
     must be computed (a replay builds no model); a stored retriever without one is built by
     ``run.make_retriever`` (with ``model=`` when it needs a model). ``model`` names the
     embedding model of the cells that need one (its label, e.g. ``all-MiniLM-L6-v2``). Every
-    stored ranking is recorded under its retriever's registered name.
+    stored ranking is recorded under its retriever's registered name. ``scope``: rank each query
+    within its own document (``None``: across the corpus); ``depth`` then grows to the largest
+    document's text count, so a scoped cell holds every document's whole ranking.
     """
     retriever_spec = spec(retriever)  # a spec object passes through: resolved once, by the caller
     store = store if store is not None else default_store()
@@ -48,6 +54,9 @@ def search_cell(corpus_label: str, strategy: str, retriever: str | RetrieverSpec
         raise ValueError(f"retriever {retriever_spec.name!r} needs an embedding model name")
     texts, queries = list(texts), list(queries)
     engines = engines or {}
+    scope_name, scope_meta = (CORPUS, None) if scope is None else (DOCUMENT, scope.provenance())
+    if scope is not None:
+        depth = max(int(depth), scope.deepest())
 
     def component(part: RetrieverSpec, asked: int) -> CellResult:
         name = part.name
@@ -63,11 +72,14 @@ def search_cell(corpus_label: str, strategy: str, retriever: str | RetrieverSpec
         def compute(d: int):
             e = engine()
             e.fit(texts)
+            if scope is not None:
+                return scoped_search(lambda k: e.search(queries, k), len(texts), scope, d)
             return e.search(queries, d)
 
         if not part.needs_model:
-            ids, scores, _ = store.ranking(Cell(corpus_label, strategy, name), texts, queries, asked, compute,
-                                           corpus_source=corpus_source, strategy_options=strategy_options)
+            ids, scores, _ = store.ranking(Cell(corpus_label, strategy, name, scope=scope_name), texts, queries,
+                                           asked, compute, corpus_source=corpus_source,
+                                           strategy_options=strategy_options, scope=scope_meta)
             return CellResult(ids, scores, None)
 
         def extra():  # the model's truncation mask, when it has a length limit
@@ -75,9 +87,11 @@ def search_cell(corpus_label: str, strategy: str, retriever: str | RetrieverSpec
                 return {}
             return {"truncated": np.packbits(np.asarray(engine().truncated_mask(texts), dtype=bool))}
 
-        ids, scores, arrays = store.ranking(Cell(corpus_label, strategy, name, model), texts, queries, asked,
-                                            compute, corpus_source=corpus_source, strategy_options=strategy_options,
-                                            model_identity=lambda: getattr(engine(), "identity", None), extra=extra)
+        ids, scores, arrays = store.ranking(Cell(corpus_label, strategy, name, model, scope_name), texts, queries,
+                                            asked, compute, corpus_source=corpus_source,
+                                            strategy_options=strategy_options,
+                                            model_identity=lambda: getattr(engine(), "identity", None), extra=extra,
+                                            scope=scope_meta)
         mask = np.unpackbits(arrays["truncated"], count=len(texts)).astype(bool) if "truncated" in arrays else None
         return CellResult(ids, scores, mask)
 

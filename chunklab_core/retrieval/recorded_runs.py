@@ -109,14 +109,19 @@ class Cell:
     strategy: str
     retriever: str
     model: str | None = None
+    scope: str = "corpus"  # ``retrieval.scope``: "corpus", or "document" (within each question's document)
 
     def relative_path(self) -> Path:
         leaf = self.retriever if self.model is None else f"{self.retriever}@{self.model}"
-        return Path(self.corpus) / _safe(self.strategy) / f"{_safe(leaf)}.npz"
+        scoped = () if self.scope == "corpus" else (f"{_safe(self.scope)}-scope",)
+        return Path(self.corpus, _safe(self.strategy), *scoped, f"{_safe(leaf)}.npz")
 
     def describe(self) -> str:
         model = f", model {self.model}" if self.model else ""
-        return f"corpus sample {self.corpus}, strategy {self.strategy}, retriever {self.retriever}{model}"
+        from chunklab_core.retrieval.scope import SCOPE_WORDS
+
+        return (f"corpus sample {self.corpus}, strategy {self.strategy}, retriever {self.retriever}{model}, "
+                f"{SCOPE_WORDS.get(self.scope, self.scope)}")
 
 
 def _safe(name: str) -> str:
@@ -142,15 +147,22 @@ def library_versions() -> dict[str, str]:
 
 
 def provenance_cell(cell: Cell) -> dict:
-    """The cell as its provenance records it (checked against the cell asked for on every load)."""
-    return {"corpus": cell.corpus, "strategy": cell.strategy, "retriever": cell.retriever, "model": cell.model}
+    """The cell as its provenance records it (checked against the cell asked for on every load).
+
+    A cell scoped to the question's document records its scope; a corpus-wide cell records none
+    (the records made before scopes existed), so neither is ever read as the other."""
+    cell_dict = {"corpus": cell.corpus, "strategy": cell.strategy, "retriever": cell.retriever, "model": cell.model}
+    if cell.scope != "corpus":
+        cell_dict["scope"] = cell.scope
+    return cell_dict
 
 
 def provenance(cell: Cell, texts: Sequence[str], queries: Sequence[str], depth: int, *,
                corpus_source: dict | None = None, strategy_options: dict | None = None,
-               model_identity: str | None = None, seconds: float | None = None) -> dict:
-    """What produced a record: the cell, its inputs' digests, model, libraries, code, time."""
-    return {
+               model_identity: str | None = None, seconds: float | None = None, scope: dict | None = None) -> dict:
+    """What produced a record: the cell, its inputs' digests, model, libraries, code, time
+    (and, for a scoped cell, its scope: ``retrieval.scope.DocumentScope.provenance``)."""
+    return {**({"scope": scope} if scope else {}),
         "format": FORMAT_VERSION,
         "cell": provenance_cell(cell),
         "corpus_source": corpus_source or {},
@@ -270,9 +282,11 @@ class RunStore:
 
     # ---- rankings ----------------------------------------------------------------------
     def _stale_reason(self, meta: dict, texts_digest: str, queries_digest: str, depth: int, retriever: str,
-                      n_texts: int) -> str | None:
+                      n_texts: int, scope: dict | None = None) -> str | None:
         if meta.get("format") != FORMAT_VERSION:
             return f"record format {meta.get('format')} is not {FORMAT_VERSION}"
+        if meta.get("scope") != scope:
+            return "the texts' or questions' documents changed (the retrieval scope's assignment)"
         if meta["texts"]["sha256"] != texts_digest:
             return (f"the chunk texts changed ({meta['texts']['n']} recorded, {n_texts} now; "
                     f"sha256 {meta['texts']['sha256'][:12]} recorded, {texts_digest[:12]} now)")
@@ -288,8 +302,11 @@ class RunStore:
     def ranking(self, cell: Cell, texts: Sequence[str], queries: Sequence[str], depth: int,
                 compute: Callable[[int], tuple[np.ndarray, np.ndarray]], *, corpus_source: dict | None = None,
                 strategy_options: dict | None = None, model_identity: Callable[[], str] | None = None,
-                extra: Callable[[], dict] | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
+                extra: Callable[[], dict] | None = None, scope: dict | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
         """Top-``depth`` ids and scores of one bm25 or dense cell, replayed or computed.
+
+        ``scope``: a cell scoped to the question's document gives its scope's provenance
+        (``retrieval.scope.DocumentScope.provenance``; ``compute`` then ranks within documents).
 
         ``compute(depth)`` returns ``(ids, scores)`` from a live retriever; ``extra()`` returns
         arrays recorded beside the ranking (the dense truncation mask). Returns ``(ids, scores,
@@ -307,7 +324,7 @@ class RunStore:
                                 f"{cell.describe()}: a file copied over another; delete it and run `{RECORD_COMMAND}` "
                                 "to record it again")
         reason = "not recorded" if record is None else self._stale_reason(
-            record.meta, texts_digest, queries_digest, depth, cell.retriever, len(texts))
+            record.meta, texts_digest, queries_digest, depth, cell.retriever, len(texts), scope)
         if reason is None:
             self.replayed += 1
             width = min(depth, record.ids.shape[1])
@@ -321,7 +338,7 @@ class RunStore:
 
         if run_plan.plan_file() is not None:
             return run_plan.plan_ranking(cell, texts, queries, min(deep, len(texts)), corpus_source,
-                                         strategy_options, depth)
+                                         strategy_options, depth, scope)
         started = time.perf_counter()
         ids, scores = compute(deep)
         arrays = extra() if extra else {}
@@ -329,7 +346,8 @@ class RunStore:
         ids = np.asarray(ids, np.int64)
         meta = provenance(cell, texts, queries, min(deep, len(texts)), corpus_source=corpus_source,
                           strategy_options=strategy_options,
-                          model_identity=model_identity() if model_identity else None, seconds=seconds)
+                          model_identity=model_identity() if model_identity else None, seconds=seconds,
+                          scope=scope)
         self.write(path, meta, ids=pack_ids(ids, len(texts)),
                    scores=np.asarray(scores, np.float32)[:, :SCORE_DEPTH], **arrays)
         self.recorded.append((cell, seconds))

@@ -73,6 +73,8 @@ class RetrievalRun:
     model: str | None = None  # the embedding model of a dense or hybrid cell
     ranked_deep: np.ndarray = field(repr=False, default=None)  # every context of the recorded depth
     truncated: np.ndarray = field(repr=False, default=None)  # per chunk: cut by the dense model's length limit
+    # per question: the contexts its retrieval scope holds (``retrieval.scope``; None: every context)
+    scope_contexts: np.ndarray = field(repr=False, default=None)
 
     def context_text(self, index: int) -> str:
         doc_id, start, end = self.contexts[index]

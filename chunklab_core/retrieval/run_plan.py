@@ -40,23 +40,25 @@ def plan_file() -> Path | None:
 
 
 def cell_spec(cell, texts: Sequence[str], queries: Sequence[str], depth: int, corpus_source: dict | None,
-              strategy_options: dict | None) -> dict:
+              strategy_options: dict | None, scope: dict | None = None) -> dict:
     """The JSON-able spec of one cell to record (``depth``: the depth the record will hold)."""
     from chunklab_core.core.hashing import texts_sha256
 
+    scoped = {} if getattr(cell, "scope", "corpus") == "corpus" else {"scope": cell.scope}  # as provenance_cell
     return {"cell": {"corpus": cell.corpus, "strategy": cell.strategy, "retriever": cell.retriever,
-                     "model": cell.model},
+                     "model": cell.model, **scoped},
             "corpus_source": dict(corpus_source or {}), "strategy_options": dict(strategy_options or {}),
             "depth": int(depth), "texts": {"n": len(texts), "sha256": texts_sha256(texts)},
-            "queries": {"n": len(queries), "sha256": texts_sha256(queries)}}
+            "queries": {"n": len(queries), "sha256": texts_sha256(queries)},
+            **({"scope": scope} if scope else {})}
 
 
 def plan_ranking(cell, texts: Sequence[str], queries: Sequence[str], depth: int, corpus_source: dict | None,
-                 strategy_options: dict | None, asked: int) -> tuple[np.ndarray, np.ndarray, dict]:
+                 strategy_options: dict | None, asked: int, scope: dict | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
     """Append the cell's spec to the plan file (when it can be rebuilt); a placeholder ranking."""
     path = plan_file()
     if corpus_source:  # a cell without a loader's corpus (post 04's questions) is left to the final pass
-        line = json.dumps(cell_spec(cell, texts, queries, depth, corpus_source, strategy_options), sort_keys=True)
+        line = json.dumps(cell_spec(cell, texts, queries, depth, corpus_source, strategy_options, scope), sort_keys=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, (line + "\n").encode("utf-8"))
