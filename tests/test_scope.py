@@ -263,3 +263,25 @@ def test_post02_scope_section_counts_what_the_cross_document_setting_measured():
     assert "up to 2 different golds" in text and "No measure can credit 1 of the 3 questions in CUAD" in text
     view = section.scoreability_view(state)
     assert view.iloc[0]["no measure can score (dropped)"] == 1 and view.iloc[0]["questions loaded"] == 3
+
+
+def test_post02_scope_section_reads_cells_by_strategy_member_and_words_unique_texts(tmp_path, monkeypatch):
+    """The cross-document facts cut chunks through the matrix's own path (a strategy member, not a
+    name) and skip cells never recorded; a corpus whose texts are all distinct gets the other wording."""
+    from chunklab_core.core import paths
+    from chunklab_core.reports.post02 import scope as section
+    from chunklab_core.reports.samples import labels_for
+    from chunklab_core.retrieval import recorded_runs
+
+    monkeypatch.setattr(paths, "RUNS_DIR", tmp_path)
+    monkeypatch.setenv("CHUNKLAB_RUNS", "replay")
+    monkeypatch.setattr(recorded_runs, "_DEFAULT", {})
+    unique = [Question(q.qid, f"{q.text} ({q.doc_id})", q.doc_id, q.answers) for q in QUESTIONS]
+    corpus = Corpus("qasper", list(DOCS), unique)
+    corpus.scope, corpus.source = "document", {"name": "qasper"}
+    state = section.well_posed({"qasper": corpus})
+    facts = section.cross_document_facts(state, ["fixed_500"], ["bm25"], "all-MiniLM-L6-v2", 5)
+    assert facts.iloc[0]["most documents one text asks about"] == 1
+    assert np.isnan(facts.iloc[0]["top 5 from another document, least"])  # nothing recorded in tmp_path
+    text = section.scope_text(state, facts, labels_for(state.corpora))
+    assert "no text is asked of two documents" in text and "up to" not in text
