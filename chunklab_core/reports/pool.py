@@ -203,23 +203,45 @@ def setting_sentences(guide: pd.DataFrame, budgets: pd.DataFrame | None = None, 
         notes += _window_note(row, f"{window:,}" if window else "the model's")
         if not compact and _listed(row.get("does not fit", "")):
             notes += " " + PROSE.fill("use.fit", names=_listed(row["does not fit"]), tokens=f"{int(row['tokens']):,}")
-        if not compact and int(row["documents"]) < FEW_DOCUMENTS and str(row["design"]).startswith("documents"):
-            notes += " " + PROSE.fill("use.few", documents=int(row["documents"]), few=FEW_DOCUMENTS)
+        if few_documents(row):  # the compact sentence (post 00) keeps the caveat its source (post 02) states
+            notes += " " + PROSE.fill("use.few.short" if compact else "use.few", documents=int(row["documents"]),
+                                      few=FEW_DOCUMENTS)
         out.append(lead + PROSE.fill("use.short" if compact else "use", setting=setting, use=row["use"], tokens=f"{int(row['tokens']):,}",
                                      measure=row["measure"], score=numbers.number(row["score"]), good=good,
                                      verdict=verdict, notes=notes))
     return out
 
 
+def few_documents(row) -> bool:
+    """True when a setting rests on fewer than :data:`FEW_DOCUMENTS` documents resampled as clusters
+    (its document-resampled interval is unreliable, post 03): every view of the setting says so."""
+    return int(row["documents"]) < FEW_DOCUMENTS and str(row["design"]).startswith("documents")
+
+
+FLOOR_MARK = f" ({BELOW_FLOOR})"  # after a budget's pick whose leader scores under FLOOR, in every table of picks
+
+
+def floor_marks(guide: pd.DataFrame, budgets: pd.DataFrame) -> dict[tuple, set[int]]:
+    """Per setting (corpus, retriever, model) of ``guide``: the budgets whose verdict in ``budgets``
+    (:func:`budget_guide`) is below floor, the same verdict post 02's sentences print beside each pick."""
+    below = budgets[budgets["verdict"] == BELOW_FLOOR]
+    return {keys: set(int(b) for b in part["budget"]) for keys, part in below.groupby(SETTING, sort=False)}
+
+
 def compact_guide(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The guide as a builder scans it: setting, the pick at every budget (``at B``), then the
-    recommended budget, its pick, its equivalents and the verdict."""
+    """The guide as a builder scans it: setting, the pick at every budget (``at B``, marked
+    :data:`FLOOR_MARK` where that budget is below floor: ``budgets``, :func:`budget_guide`, is
+    needed for the marks), then the recommended budget, its pick, its equivalents and the verdict."""
     from chunklab_core.retrieval.registry import setting_name
 
     table = pd.DataFrame({"setting": [f"{s}, {setting_name(r, m)}" for s, r, m in
                                       zip(guide["sample"], guide["retriever"], guide["model"])]})
+    marks = floor_marks(guide, budgets) if budgets is not None and not budgets.empty else {}
+    keys = list(zip(*(guide[c] for c in SETTING)))
     for column in [c for c in guide.columns if c.startswith("at ") and c[3:].replace(",", "").isdigit()]:
-        table[column] = guide[column].map(_listed).to_numpy()
+        budget = int(column[3:].replace(",", ""))
+        table[column] = [_listed(v) + (FLOOR_MARK if _listed(v) and budget in marks.get(k, ()) else "")
+                         for v, k in zip(guide[column], keys)]
     table["use"] = guide["use"].to_numpy()
     table["tokens"] = guide["tokens"].to_numpy()
     table["equivalents"] = guide["equivalents"].map(_listed).to_numpy()
