@@ -1,4 +1,10 @@
-"""The declared smallest worthwhile difference (delta) of every equivalence test in the series."""
+"""The declared smallest worthwhile difference (delta) of every equivalence test in the series.
+
+Why 0.02: it is the smallest change of a share (recall, a judge's accuracy) a builder would notice,
+about two answers in a hundred questions. It is chosen for what matters, not for what a sample can
+confirm: settling a comparison at ±δ needs the questions :func:`questions_to_settle` gives, often
+several times the few hundred questions a builder writes (post 02 and post 00 print the range for
+the undecided settings beside this reason: ``reports.pool.margin_text``)."""
 DEFAULT_MARGIN = 0.02
 
 # Below: the equivalence arithmetic on a paired interval (added by the decision engine).

@@ -128,20 +128,55 @@ def fit_rule() -> str:
                       rest=numbers.number(1 - FIT_SHARE, 0, scale="percent"))
 
 
-def rule_text(margin: float = DEFAULT_MARGIN, short: bool = False) -> str:
+def settle_counts(guide: pd.DataFrame) -> list[int | None]:
+    """The questions that would settle each undecided setting of ``guide`` at its margin (its
+    ``what would decide``, from ``decision.margin.questions_to_settle``); None: more than the cap."""
+    out = []
+    for _, row in guide[guide["verdict"] == UNDECIDED].iterrows():
+        text = str(row["what would decide"]).replace(",", "")
+        out.append(int(text) if text.isdigit() else None)
+    return out
+
+
+def margin_text(guide: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> str:
+    """Why δ, beside what it costs: the margin's reason (a difference a builder would notice,
+    ``decision.margin``) and, computed from ``guide`` (:func:`setting_guide` at ``margin``), how
+    many questions the undecided settings would need to be settled at it, against those measured."""
+    needed = settle_counts(guide)
+    per_hundred = numbers.number(margin * 100, 0)
+    if not needed:
+        return PROSE.fill("margin.why.settled", margin=numbers.number(margin, 2), per_hundred=per_hundred,
+                          settings=numbers.count(len(guide), "setting"))
+    undecided = guide[guide["verdict"] == UNDECIDED]
+    pairs = [(n, int(q)) for n, q in zip(needed, undecided["questions"]) if n is not None]
+    capped = len(needed) - len(pairs)
+    parts = [f"about {min(n for n, _ in pairs):,} to {max(n for n, _ in pairs):,}" if pairs else "",
+             f"{capped} more than 100,000" if capped else ""]
+    ratios = [n / q for n, q in pairs]
+    return PROSE.fill("margin.why", margin=numbers.number(margin, 2), per_hundred=per_hundred,
+                      undecided=numbers.count(len(needed), "undecided setting"), settings=len(guide),
+                      needed=", ".join(p for p in parts if p),
+                      measured=f"{int(undecided['questions'].min()):,} to {int(undecided['questions'].max()):,}",
+                      times=(numbers.span(min(ratios), max(ratios), 1) if ratios else "unknown"))
+
+
+def rule_text(margin: float = DEFAULT_MARGIN, short: bool = False, guide: pd.DataFrame | None = None) -> str:
     """How to read the guide: the margin, equivalence, the simplicity order, the budget rule, fit,
     floor, windows and the token unit of each measure (``short``: the note post 00 shows, pointing
-    to post 02 and docs/decision.md for the rest)."""
+    to post 02 and docs/decision.md for the rest); with ``guide``, the margin's reason and the
+    questions it would take to settle the undecided settings follow (:func:`margin_text`)."""
+    why = (" " + margin_text(guide, margin)) if guide is not None else ""
     if short:
         return PROSE.fill("rule.short", margin=numbers.number(margin, 2), tokenizer=TOKENIZER,
-                          smallest=f"{min(BUDGETS):,}", largest=f"{max(BUDGETS):,}")
+                          smallest=f"{min(BUDGETS):,}", largest=f"{max(BUDGETS):,}") + why
     units = "; ".join(f"{MEASURE_NAMES[m]}: {MEASURE_UNITS[m]}" for m in MEASURE_NAMES)
     from chunklab_core.decision.margin import TOST_ALPHA
 
     return PROSE.fill("rule", margin=numbers.number(margin, 2), alpha=numbers.number(TOST_ALPHA, 1, scale="percent"), half=numbers.number(margin / 2, 3),
                       double=numbers.number(margin * 2, 2), order=SIMPLICITY_WORDS, fit=fit_rule(),
                       floor=numbers.number(FLOOR, 2), read=numbers.number(READ_SHARE, 0, scale="percent"),
-                      tokenizer=TOKENIZER, smallest=f"{min(BUDGETS):,}", largest=f"{max(BUDGETS):,}", units=units)
+                      tokenizer=TOKENIZER, smallest=f"{min(BUDGETS):,}", largest=f"{max(BUDGETS):,}",
+                      units=units) + why
 
 
 def _setting_name(row) -> str:

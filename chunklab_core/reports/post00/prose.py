@@ -378,7 +378,7 @@ def pool_guide_text(guide: pd.DataFrame, budgets: pd.DataFrame | None = None,
     bullets = [PROSE.fill("pool.kind", kind=kind, sentence=sentence)
                for kind, sentence in zip(guide["kind of document"],
                                          pool.setting_sentences(guide, budgets, windows=windows, compact=True))]
-    return intro + "\n\n" + "\n".join(bullets) + "\n\n" + pool.rule_text(short=True)
+    return intro + "\n\n" + "\n".join(bullets) + "\n\n" + pool.rule_text(short=True, guide=guide)
 
 
 def pool_guide_view(guide: pd.DataFrame, budgets: pd.DataFrame) -> pd.DataFrame:
