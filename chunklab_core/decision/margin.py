@@ -18,6 +18,7 @@ import math
 DIGITS = 3  # the precision verdicts are shown at (a bound printed as +0.000 does not clear 0)
 ROBUSTNESS = (0.5, 1.0, 2.0)  # the margins the decisions are recomputed at, as multiples of δ
 TOST_ALPHA = 0.025  # each one-sided test's level: the 95% interval inside (−δ, +δ)
+SETTLE_POWER = 0.80  # the power at which questions_to_settle sizes an undecided comparison
 
 
 def inside_margin(low: float, high: float, margin: float = DEFAULT_MARGIN, digits: int = DIGITS) -> bool:
@@ -36,7 +37,7 @@ def clears_zero(low: float, high: float, digits: int = DIGITS) -> bool:
 
 
 def questions_to_settle(n: int, diff: float, low: float, high: float, margin: float = DEFAULT_MARGIN,
-                        power: float = 0.80, cap: int = 100_000) -> int | None:
+                        power: float = SETTLE_POWER, cap: int = 100_000) -> int | None:
     """Questions at which an undecided comparison would be decided at margin δ with probability
     ``power``, the per-question spread held at what was measured on ``n`` questions and the
     difference at its estimate d. Equivalence (|d| < δ) needs ``(z₁₋α + z_power)·se ≤ δ − |d|``;

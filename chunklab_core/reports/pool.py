@@ -153,7 +153,10 @@ def margin_text(guide: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> str:
     parts = [f"about {min(n for n, _ in pairs):,} to {max(n for n, _ in pairs):,}" if pairs else "",
              f"{capped} more than 100,000" if capped else ""]
     ratios = [n / q for n, q in pairs]
+    from chunklab_core.decision.margin import SETTLE_POWER
+
     return PROSE.fill("margin.why", margin=numbers.number(margin, 2), per_hundred=per_hundred,
+                      power=numbers.number(SETTLE_POWER, 0, scale="percent"),
                       undecided=numbers.count(len(needed), "undecided setting"), settings=len(guide),
                       needed=", ".join(p for p in parts if p),
                       measured=f"{int(undecided['questions'].min()):,} to {int(undecided['questions'].max()):,}",
