@@ -189,7 +189,7 @@ def test_post00_reads_the_pool_its_candidates_equal_the_pools(tmp_path):
     bullets = [line for line in text.split("\n") if line.startswith("- *")]
     assert all(len(line.split()) <= 60 for line in bullets), [len(b.split()) for b in bullets]
     assert len(text.split()) < 1200
-    view = post00.pool_guide_view(guide)
+    view = post00.pool_guide_view(guide, pool.budget_guide(table))
     assert {"retriever", "budget", "equivalents", "verdict", "at 512", "at 1,024"} <= set(view.columns)
     # a guide row that does not equal its cited row is an error, not a silent guide
     broken = pd.read_csv(tmp_path / "02_pool_guide.csv")

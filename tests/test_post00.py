@@ -355,9 +355,10 @@ def test_every_judge_of_post_06_is_reported_with_ppi_beside_the_grades(fixture):
     assert "+5.0 points [+1.0, +9.0] (judge-only too high)" in text
     assert "gives the grades-only estimate exactly under strict scoring" in text
     assert "Under lenient scoring they differ by up to 1.0 points." in text
-    # which judge to use: only those whose κ interval lies above 0
-    assert "Use a judge only where its κ interval lies above 0: judge J (binary)." in text
-    assert "Not above chance: judge K (binary)." in text and "The highest weighted κ is the judge J's" in text
+    # which judge to trust: by the margin rule (judge J's κ is above chance, yet its accuracy is off)
+    assert "under strict and lenient scoring: none." in text
+    assert "Off the grades (an interval excludes 0; the judge alone miscounts correct answers): judge J; judge K." in text
+    assert "Undecided on 164 items: none." in text and "The highest weighted κ is the judge J's" in text
 
 
 def test_a_single_comparison_reads_as_one_estimate_not_as_counts(fixture):

@@ -88,7 +88,8 @@ def test_sample_labels_count_the_questions_and_documents_each_scorer_scored():
 def test_reading_fills_its_templates_with_hand_made_tables():
     stage = pd.DataFrame({"corpus": "squad", "first_stage": "bm25", "scorer": "m", "strategy": ["fixed_500"] * 3,
                           "verdict": ["first stage ahead", "first stage ahead", "cannot be told apart"],
-                          "hit_after": [0.5, 0.6, 0.9], "ceiling": [0.6, 0.6, 0.8], "rescued": [3, 0, 1],
+                          "depth": [5, 10, 20], "hit_before": [0.5, 0.5, 0.7],
+                          "hit_after": [0.5, 0.6, 0.8], "ceiling": [0.5, 0.6, 0.9], "rescued": [3, 0, 1],
                           "pushed_out": [1, 1, 0]})
     depths = pd.DataFrame({"verdict": ["N=5 ahead"]})
     pairs = pd.DataFrame([{"a": "llm", "b": "m", "corpus": "squad", "strategy": "recursive_500", "depth": 10,
@@ -101,9 +102,11 @@ def test_reading_fills_its_templates_with_hand_made_tables():
                                 {("squad", "llm"): "SQuAD v1.1, 7 questions from 6 articles"})
     assert text.split("\n") == [
         "* **SQuAD v1.1, 9 questions from 4 articles, bm25 candidates, re-scored by m**: over 3 (strategy, N) cells, "
-        "ΔnDCG@5 is *first stage ahead* in 2, *cannot be told apart* in 1. hit@5 after reranking stays at or below "
-        "the ceiling (first-stage hit@N) in 2 of 3 cells; 4 relevant contexts were rescued into the top 5 and 2 "
-        "pushed out, summed over cells.",
+        "ΔnDCG@5 is *first stage ahead* in 2, *cannot be told apart* in 1. A reranker only re-orders the first "
+        "stage's top N, so hit@5 after it can never pass hit@N, its ceiling (true by construction, checked, not "
+        "counted). Where N > 5 (2 cells), it reached the ceiling in 1 and filled 75% of the room between the first "
+        "stage's hit@5 and the ceiling on average (+50% to +100% per cell; point estimates, the ΔnDCG intervals "
+        "decide). 4 relevant contexts were rescued into the top 5 and 2 pushed out, summed over cells.",
         "* **Depth**: nDCG@5 after reranking at the deepest N against the shallowest: *N=5 ahead* in 1 of 1 cell.",
         "* **llm against m** (SQuAD v1.1, 7 questions from 6 articles; Recursive 500 chars, N = 10): nDCG@5 0.627 against "
         "0.668, difference -0.042 [-0.285, +0.092]: *cannot be told apart*.",
@@ -152,3 +155,29 @@ def test_footprint_headings_do_not_overlap_and_ticks_have_no_milli_prefix():
     assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
     ticks = [t.get_text() for ax in fig.axes for t in ax.get_xticklabels() if t.get_text()]
     assert ticks and not any(label.endswith("m") for label in ticks), ticks
+
+
+def test_the_ceiling_is_checked_not_counted_and_its_counts_can_fail():
+    """Review finding: "at or below the ceiling in 24 of 24" held by construction (a reranker only
+    re-orders the top N). The invariant is now an error when broken, and the sentence counts what can
+    come out either way: cells reaching the ceiling, and the share of the room filled."""
+    base = {"depth": [5, 10, 10], "hit_before": [0.5, 0.5, 0.5], "ceiling": [0.5, 0.7, 0.9]}
+    none = pd.DataFrame({**base, "hit_after": [0.5, 0.5, 0.5]})  # reranking moved nothing in: 0 reached
+    full = pd.DataFrame({**base, "hit_after": [0.5, 0.7, 0.9]})  # every N > k cell at its ceiling
+    low = post07_prose.ceiling_counts(none, 5)
+    high = post07_prose.ceiling_counts(full, 5)
+    assert (low["deeper"], low["reached"], low["recovered"][0]) == (2, 0, 0.0)  # the N = k cell is not counted
+    assert (high["reached"], high["recovered"]) == (2, (1.0, 1.0, 1.0))
+    worse = pd.DataFrame({**base, "hit_after": [0.5, 0.4, 0.5]})
+    assert post07_prose.ceiling_counts(worse, 5)["recovered"][1] == pytest.approx(-0.5)
+    with pytest.raises(ValueError, match="above the first stage's hit@N"):
+        post07_prose.ceiling_counts(pd.DataFrame({**base, "hit_after": [0.5, 0.8, 0.5]}), 5)
+    only_k = pd.DataFrame({"depth": [5], "hit_before": [0.5], "ceiling": [0.5], "hit_after": [0.5]})
+    assert "cannot change hit@5" in post07_prose.ceiling_text(only_k, 5)
+    # on the committed table: the old count held in every cell; the new one is not 24 of 24
+    from chunklab_core.core.paths import DATA_DIR
+
+    stage = pd.read_csv(DATA_DIR / "07_stage.csv")
+    found = post07_prose.ceiling_counts(stage, int(stage["k"].iloc[0]))
+    assert int((stage["hit_after"] <= stage["ceiling"] + 1e-12).sum()) == len(stage)
+    assert found["deeper"] == int((stage["depth"] > int(stage["k"].iloc[0])).sum())

@@ -1,4 +1,10 @@
-"""The declared smallest worthwhile difference (delta) of every equivalence test in the series."""
+"""The declared smallest worthwhile difference (delta) of every equivalence test in the series.
+
+Why 0.02: it is the smallest change of a share (recall, a judge's accuracy) a builder would notice,
+about two answers in a hundred questions. It is chosen for what matters, not for what a sample can
+confirm: settling a comparison at ±δ needs the questions :func:`questions_to_settle` gives, often
+several times the few hundred questions a builder writes (post 02 and post 00 print the range for
+the undecided settings beside this reason: ``reports.pool.margin_text``)."""
 DEFAULT_MARGIN = 0.02
 
 # Below: the equivalence arithmetic on a paired interval (added by the decision engine).
@@ -12,6 +18,7 @@ import math
 DIGITS = 3  # the precision verdicts are shown at (a bound printed as +0.000 does not clear 0)
 ROBUSTNESS = (0.5, 1.0, 2.0)  # the margins the decisions are recomputed at, as multiples of δ
 TOST_ALPHA = 0.025  # each one-sided test's level: the 95% interval inside (−δ, +δ)
+SETTLE_POWER = 0.80  # the power at which questions_to_settle sizes an undecided comparison
 
 
 def inside_margin(low: float, high: float, margin: float = DEFAULT_MARGIN, digits: int = DIGITS) -> bool:
@@ -30,7 +37,7 @@ def clears_zero(low: float, high: float, digits: int = DIGITS) -> bool:
 
 
 def questions_to_settle(n: int, diff: float, low: float, high: float, margin: float = DEFAULT_MARGIN,
-                        power: float = 0.80, cap: int = 100_000) -> int | None:
+                        power: float = SETTLE_POWER, cap: int = 100_000) -> int | None:
     """Questions at which an undecided comparison would be decided at margin δ with probability
     ``power``, the per-question spread held at what was measured on ``n`` questions and the
     difference at its estimate d. Equivalence (|d| < δ) needs ``(z₁₋α + z_power)·se ≤ δ − |d|``;

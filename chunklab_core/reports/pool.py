@@ -128,20 +128,58 @@ def fit_rule() -> str:
                       rest=numbers.number(1 - FIT_SHARE, 0, scale="percent"))
 
 
-def rule_text(margin: float = DEFAULT_MARGIN, short: bool = False) -> str:
+def settle_counts(guide: pd.DataFrame) -> list[int | None]:
+    """The questions that would settle each undecided setting of ``guide`` at its margin (its
+    ``what would decide``, from ``decision.margin.questions_to_settle``); None: more than the cap."""
+    out = []
+    for _, row in guide[guide["verdict"] == UNDECIDED].iterrows():
+        text = str(row["what would decide"]).replace(",", "")
+        out.append(int(text) if text.isdigit() else None)
+    return out
+
+
+def margin_text(guide: pd.DataFrame, margin: float = DEFAULT_MARGIN) -> str:
+    """Why δ, beside what it costs: the margin's reason (a difference a builder would notice,
+    ``decision.margin``) and, computed from ``guide`` (:func:`setting_guide` at ``margin``), how
+    many questions the undecided settings would need to be settled at it, against those measured."""
+    needed = settle_counts(guide)
+    per_hundred = numbers.number(margin * 100, 0)
+    if not needed:
+        return PROSE.fill("margin.why.settled", margin=numbers.number(margin, 2), per_hundred=per_hundred,
+                          settings=numbers.count(len(guide), "setting"))
+    undecided = guide[guide["verdict"] == UNDECIDED]
+    pairs = [(n, int(q)) for n, q in zip(needed, undecided["questions"]) if n is not None]
+    capped = len(needed) - len(pairs)
+    parts = [f"about {min(n for n, _ in pairs):,} to {max(n for n, _ in pairs):,}" if pairs else "",
+             f"{capped} more than 100,000" if capped else ""]
+    ratios = [n / q for n, q in pairs]
+    from chunklab_core.decision.margin import SETTLE_POWER
+
+    return PROSE.fill("margin.why", margin=numbers.number(margin, 2), per_hundred=per_hundred,
+                      power=numbers.number(SETTLE_POWER, 0, scale="percent"),
+                      undecided=numbers.count(len(needed), "undecided setting"), settings=len(guide),
+                      needed=", ".join(p for p in parts if p),
+                      measured=f"{int(undecided['questions'].min()):,} to {int(undecided['questions'].max()):,}",
+                      times=(numbers.span(min(ratios), max(ratios), 1) if ratios else "unknown"))
+
+
+def rule_text(margin: float = DEFAULT_MARGIN, short: bool = False, guide: pd.DataFrame | None = None) -> str:
     """How to read the guide: the margin, equivalence, the simplicity order, the budget rule, fit,
     floor, windows and the token unit of each measure (``short``: the note post 00 shows, pointing
-    to post 02 and docs/decision.md for the rest)."""
+    to post 02 and docs/decision.md for the rest); with ``guide``, the margin's reason and the
+    questions it would take to settle the undecided settings follow (:func:`margin_text`)."""
+    why = (" " + margin_text(guide, margin)) if guide is not None else ""
     if short:
         return PROSE.fill("rule.short", margin=numbers.number(margin, 2), tokenizer=TOKENIZER,
-                          smallest=f"{min(BUDGETS):,}", largest=f"{max(BUDGETS):,}")
+                          smallest=f"{min(BUDGETS):,}", largest=f"{max(BUDGETS):,}") + why
     units = "; ".join(f"{MEASURE_NAMES[m]}: {MEASURE_UNITS[m]}" for m in MEASURE_NAMES)
     from chunklab_core.decision.margin import TOST_ALPHA
 
     return PROSE.fill("rule", margin=numbers.number(margin, 2), alpha=numbers.number(TOST_ALPHA, 1, scale="percent"), half=numbers.number(margin / 2, 3),
                       double=numbers.number(margin * 2, 2), order=SIMPLICITY_WORDS, fit=fit_rule(),
                       floor=numbers.number(FLOOR, 2), read=numbers.number(READ_SHARE, 0, scale="percent"),
-                      tokenizer=TOKENIZER, smallest=f"{min(BUDGETS):,}", largest=f"{max(BUDGETS):,}", units=units)
+                      tokenizer=TOKENIZER, smallest=f"{min(BUDGETS):,}", largest=f"{max(BUDGETS):,}",
+                      units=units) + why
 
 
 def _setting_name(row) -> str:
@@ -203,23 +241,45 @@ def setting_sentences(guide: pd.DataFrame, budgets: pd.DataFrame | None = None, 
         notes += _window_note(row, f"{window:,}" if window else "the model's")
         if not compact and _listed(row.get("does not fit", "")):
             notes += " " + PROSE.fill("use.fit", names=_listed(row["does not fit"]), tokens=f"{int(row['tokens']):,}")
-        if not compact and int(row["documents"]) < FEW_DOCUMENTS and str(row["design"]).startswith("documents"):
-            notes += " " + PROSE.fill("use.few", documents=int(row["documents"]), few=FEW_DOCUMENTS)
+        if few_documents(row):  # the compact sentence (post 00) keeps the caveat its source (post 02) states
+            notes += " " + PROSE.fill("use.few.short" if compact else "use.few", documents=int(row["documents"]),
+                                      few=FEW_DOCUMENTS)
         out.append(lead + PROSE.fill("use.short" if compact else "use", setting=setting, use=row["use"], tokens=f"{int(row['tokens']):,}",
                                      measure=row["measure"], score=numbers.number(row["score"]), good=good,
                                      verdict=verdict, notes=notes))
     return out
 
 
+def few_documents(row) -> bool:
+    """True when a setting rests on fewer than :data:`FEW_DOCUMENTS` documents resampled as clusters
+    (its document-resampled interval is unreliable, post 03): every view of the setting says so."""
+    return int(row["documents"]) < FEW_DOCUMENTS and str(row["design"]).startswith("documents")
+
+
+FLOOR_MARK = f" ({BELOW_FLOOR})"  # after a budget's pick whose leader scores under FLOOR, in every table of picks
+
+
+def floor_marks(guide: pd.DataFrame, budgets: pd.DataFrame) -> dict[tuple, set[int]]:
+    """Per setting (corpus, retriever, model) of ``guide``: the budgets whose verdict in ``budgets``
+    (:func:`budget_guide`) is below floor, the same verdict post 02's sentences print beside each pick."""
+    below = budgets[budgets["verdict"] == BELOW_FLOOR]
+    return {keys: set(int(b) for b in part["budget"]) for keys, part in below.groupby(SETTING, sort=False)}
+
+
 def compact_guide(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The guide as a builder scans it: setting, the pick at every budget (``at B``), then the
-    recommended budget, its pick, its equivalents and the verdict."""
+    """The guide as a builder scans it: setting, the pick at every budget (``at B``, marked
+    :data:`FLOOR_MARK` where that budget is below floor: ``budgets``, :func:`budget_guide`, is
+    needed for the marks), then the recommended budget, its pick, its equivalents and the verdict."""
     from chunklab_core.retrieval.registry import setting_name
 
     table = pd.DataFrame({"setting": [f"{s}, {setting_name(r, m)}" for s, r, m in
                                       zip(guide["sample"], guide["retriever"], guide["model"])]})
+    marks = floor_marks(guide, budgets) if budgets is not None and not budgets.empty else {}
+    keys = list(zip(*(guide[c] for c in SETTING)))
     for column in [c for c in guide.columns if c.startswith("at ") and c[3:].replace(",", "").isdigit()]:
-        table[column] = guide[column].map(_listed).to_numpy()
+        budget = int(column[3:].replace(",", ""))
+        table[column] = [_listed(v) + (FLOOR_MARK if _listed(v) and budget in marks.get(k, ()) else "")
+                         for v, k in zip(guide[column], keys)]
     table["use"] = guide["use"].to_numpy()
     table["tokens"] = guide["tokens"].to_numpy()
     table["equivalents"] = guide["equivalents"].map(_listed).to_numpy()

@@ -13,13 +13,13 @@ Nothing here re-runs an experiment or re-estimates an interval a post already re
 from chunklab_core.reports.post00.findings import (READING_ORDER, POST_FINDINGS, post_findings, findings_table, findings_view, posts_with_findings,
                                                    reading_order, small_rows)
 from chunklab_core.reports.post00.tables import (pool_budgets, model_windows, pool_candidates, pool_guide, KINDS, chunking_guide, cost_aware_guide, series_comparisons, comparison_counts, decision_counts, guide_comparisons,
-                                                judge_accuracy, judge_agreement, ppi_gaps, questions_to_decide)
+                                                judge_accuracy, judge_agreement, judge_trust, ppi_gaps, questions_to_decide)
 from chunklab_core.reports.post00.prose import (pool_guide_text, pool_guide_view, cost_text, counts_text, findings_text, guide_text, guide_view, judge_text,
                                                 limitations, model_text, rerank_text, retriever_text)
 from chunklab_core.reports.post00.sources import SOURCES, MissingTable, key_text, parse_key, read_table, row_by_key
 
 __all__ = ["pool_budgets", "model_windows", "pool_candidates", "pool_guide", "pool_guide_text", "pool_guide_view", "READING_ORDER", "POST_FINDINGS", "post_findings", "findings_table", "findings_view", "posts_with_findings", "reading_order", "small_rows", "KINDS",
-           "chunking_guide", "cost_aware_guide", "cost_text", "series_comparisons", "comparison_counts", "decision_counts", "guide_comparisons", "judge_accuracy", "judge_agreement",
+           "chunking_guide", "cost_aware_guide", "cost_text", "series_comparisons", "comparison_counts", "decision_counts", "guide_comparisons", "judge_accuracy", "judge_agreement", "judge_trust",
            "ppi_gaps", "questions_to_decide", "counts_text", "findings_text", "guide_text", "guide_view",
            "judge_text", "limitations", "model_text", "rerank_text", "retriever_text", "SOURCES", "MissingTable", "key_text", "parse_key", "read_table",
            "row_by_key"]

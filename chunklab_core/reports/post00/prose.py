@@ -23,7 +23,8 @@ from chunklab_core.core.csv_cells import read_frame
 from chunklab_core.reports.samples import DATASETS
 from chunklab_core.reports.templates import Templates
 from chunklab_core.stats import claims
-from chunklab_core.reports.post00.tables import DECIDED, KINDS, NO_DIFFERENCE, PAIRED_TABLES, POWER, series_comparisons
+from chunklab_core.reports.post00.tables import (DECIDED, KINDS, NO_DIFFERENCE, PAIRED_TABLES, POWER, judge_trust,
+                                                 series_comparisons)
 from chunklab_core.reports.post00.sources import read_table
 from chunklab_core.decision.engine import DECIDED as SETTING_DECIDED
 
@@ -203,13 +204,29 @@ def judge_text(agreement: pd.DataFrame, accuracy: pd.DataFrame, gaps: pd.Series,
     ppi = (PROSE.fill("judge.ppi_equal", lenient=lenient) if strict_gap < 1e-9 else
            PROSE.fill("judge.ppi_differs", gap=numbers.number(strict_gap, 1, scale="points"), lenient=lenient))
     binary = agreement.sort_values("estimate", ascending=False, kind="stable")
-    above = binary[binary["verdict"] == "above chance"]
-    usable = "; ".join(dict.fromkeys(f"{r['judge']} ({r['scale']})" for _, r in above.iterrows())) or "none"
-    unusable = "; ".join(dict.fromkeys(f"{r['judge']} ({r['scale']})" for _, r in binary.iterrows()
-                                       if r["verdict"] != "above chance")) or "none"
-    use = PROSE.fill("judge.use", usable=usable, unusable=unusable, best=binary.iloc[0]["judge"])
+    use = judge_use_text(judge_trust(accuracy)) + " " + PROSE.fill("judge.best", best=binary.iloc[0]["judge"])
     return (PROSE.fill("judge.reading", who=who) + "\n\n" + "\n".join(bullets) + "\n\n" + use
             + "\n\n" + ppi)
+
+
+def judge_use_text(trust: pd.DataFrame) -> str:
+    """Which judges can stand in for the audit's grades (:func:`tables.judge_trust`), each branch of
+    the rule named with its judges ("none" where a branch holds none) and the margin it uses."""
+    from chunklab_core.reports.post00.tables import JUDGE_EQUIVALENT, JUDGE_OFF, JUDGE_UNDECIDED
+
+    def names(verdict: str) -> str:
+        rows = trust[trust["verdict"] == verdict]
+        return "; ".join(rows["judge"]) or "none"
+
+    undecided = trust[trust["verdict"] == JUDGE_UNDECIDED]
+    settle = "; ".join(f"{r['judge']}: " + ("more than 100,000" if r["items to settle"] == float("inf")
+                                            else f"about {int(r['items to settle']):,}")
+                       for _, r in undecided.iterrows())
+    variants = [c for c in trust.columns if c in ("strict", "lenient")]
+    return PROSE.fill("judge.use", margin=numbers.number(float(trust["margin"].iloc[0]), 2),
+                      variants=" and ".join(variants), equivalent=names(JUDGE_EQUIVALENT), off=names(JUDGE_OFF),
+                      undecided=names(JUDGE_UNDECIDED), graded=numbers.count(int(trust["graded"].max()), "item"),
+                      settle=" " + PROSE.fill("judge.settle", settle=settle) if len(undecided) else "")
 
 
 def _spread_n(values) -> str:
@@ -361,12 +378,13 @@ def pool_guide_text(guide: pd.DataFrame, budgets: pd.DataFrame | None = None,
     bullets = [PROSE.fill("pool.kind", kind=kind, sentence=sentence)
                for kind, sentence in zip(guide["kind of document"],
                                          pool.setting_sentences(guide, budgets, windows=windows, compact=True))]
-    return intro + "\n\n" + "\n".join(bullets) + "\n\n" + pool.rule_text(short=True)
+    return intro + "\n\n" + "\n".join(bullets) + "\n\n" + pool.rule_text(short=True, guide=guide)
 
 
-def pool_guide_view(guide: pd.DataFrame, budgets: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The compact guide (setting, use, tokens, verdict, and the pick at each budget when
-    ``budgets`` is given): the long table is the CSV."""
+def pool_guide_view(guide: pd.DataFrame, budgets: pd.DataFrame) -> pd.DataFrame:
+    """The compact guide (setting, use, tokens, verdict, and the pick at each budget, marked below
+    floor where ``budgets``, post 02's per-budget view, says so, as post 02's table is): the long
+    table is the CSV."""
     from chunklab_core.reports import pool
 
     table = pool.compact_guide(guide, budgets).drop(columns=["setting", "use"])

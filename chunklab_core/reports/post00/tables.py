@@ -35,7 +35,7 @@ from chunklab_core.stats import claims
 from chunklab_core.stats.bootstrap import questions_for_power
 from chunklab_core.reports.post00.sources import key_text, parse_key, read_table, row_by_key
 
-__all__ = ["pool_guide", "pool_candidates", "KINDS", "DECIDED", "NO_DIFFERENCE", "documents_of", "questions_to_decide", "chunking_guide", "cost_aware_guide", "comparison_counts",
+__all__ = ["judge_trust", "JUDGE_EQUIVALENT", "JUDGE_OFF", "JUDGE_UNDECIDED", "pool_guide", "pool_candidates", "KINDS", "DECIDED", "NO_DIFFERENCE", "documents_of", "questions_to_decide", "chunking_guide", "cost_aware_guide", "comparison_counts",
            "judge_agreement", "judge_accuracy", "ppi_gaps", "guide_comparisons", "decision_counts",
            "series_comparisons", "PAIRED_TABLES"]
 
@@ -267,6 +267,45 @@ def judge_accuracy(data_dir: Path | None = None) -> pd.DataFrame:
                      "grades high": float(grades["high"]), "estimate": r["difference"], "low": r["low"],
                      "high": r["high"], "verdict": r["reading"], "source": "06_paired.csv",
                      "key": key_text(judge=r["judge"], variant=r["variant"])})
+    return pd.DataFrame(rows)
+
+
+JUDGE_EQUIVALENT, JUDGE_OFF, JUDGE_UNDECIDED = "equivalent to the grades", "off the grades", "undecided"
+
+
+def judge_trust(accuracy: pd.DataFrame, margin: float | None = None) -> pd.DataFrame:
+    """Which judges post 00 says can stand in for the audit's grades, by the series' one rule: the
+    paired interval (``claims.interval_side``) and the declared margin δ (``decision.margin``).
+
+    Per judge of :func:`judge_accuracy`, under every scoring variant, the paired 95% interval of
+    judge-only accuracy minus accuracy by the audit's grades is read as: **equivalent** when it lies
+    inside ±δ (two one-sided tests, ``decision.margin.inside_margin``), **off** when it excludes 0
+    (the judge alone counts too many or too few answers correct), else **undecided**. A judge is
+    ``equivalent to the grades`` only when every variant is equivalent, ``off the grades`` when any
+    variant is off, else ``undecided`` with the graded items that would settle its slowest variant
+    at ±δ (``decision.margin.questions_to_settle``, the spread per item held at what was measured)."""
+    from chunklab_core.decision.margin import DEFAULT_MARGIN, inside_margin, questions_to_settle
+
+    margin = DEFAULT_MARGIN if margin is None else margin
+    rows = []
+    for judge, part in accuracy.groupby("judge", sort=False):
+        readings, needed = {}, []
+        for _, r in part.iterrows():
+            if inside_margin(r["low"], r["high"], margin):
+                readings[r["variant"]] = JUDGE_EQUIVALENT
+            elif claims.excludes_zero(r["low"], r["high"]):
+                readings[r["variant"]] = JUDGE_OFF
+            else:
+                readings[r["variant"]] = JUDGE_UNDECIDED
+                needed.append(questions_to_settle(int(r["graded"]), abs(float(r["estimate"])), float(r["low"]),
+                                                  float(r["high"]), margin))
+        verdict = (JUDGE_OFF if JUDGE_OFF in readings.values() else
+                   JUDGE_EQUIVALENT if set(readings.values()) == {JUDGE_EQUIVALENT} else JUDGE_UNDECIDED)
+        settle = (None if verdict != JUDGE_UNDECIDED else
+                  float("inf") if any(n is None for n in needed) else max(needed))
+        rows.append({"judge": judge, "verdict": verdict, **{f"{v}": w for v, w in readings.items()},
+                     "graded": int(part["graded"].max()), "margin": margin, "items to settle": settle,
+                     "source": "06_paired.csv", "key": key_text(judge=judge)})
     return pd.DataFrame(rows)
 
 

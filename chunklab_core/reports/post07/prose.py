@@ -69,6 +69,38 @@ def verdict_counts(verdicts: pd.Series) -> str:
     return ", ".join(PROSE.fill("verdict_count", verdict=word, n=n) for word, n in verdicts.value_counts().items())
 
 
+def ceiling_counts(stage: pd.DataFrame, k: int) -> dict:
+    """What the ceiling says about a set of stage cells. hit@k after reranking can never exceed the
+    first stage's hit@N (a reranker re-orders the top N only): that holds by construction, so it is
+    checked here (a cell above its ceiling is an error in the computation), never counted as a finding.
+    Counted instead, over the cells with N > k (at N = k reranking cannot change hit@k): ``deeper``
+    (how many), ``reached`` (hit@k after equals the ceiling), ``raised`` / ``lowered`` (hit@k after
+    above / below the first stage's hit@k) and ``recovered`` (the mean share of the room between the
+    first stage's hit@k and the ceiling that reranking filled, with its lowest and highest cell)."""
+    above = stage[stage["hit_after"] > stage["ceiling"] + 1e-12]
+    if len(above):
+        raise ValueError(f"{len(above)} stage cell(s) have hit@{k} after reranking above the first stage's hit@N: "
+                         "a reranker only re-orders the top N, so the stage table is wrong; recompute post 07")
+    deeper = stage[stage["depth"] > k]
+    room = (deeper["ceiling"] - deeper["hit_before"]).to_numpy(dtype=float)
+    moved = (deeper["hit_after"] - deeper["hit_before"]).to_numpy(dtype=float)
+    shares = [m / r for m, r in zip(moved, room) if r > 1e-12]
+    return {"deeper": len(deeper), "reached": int((deeper["hit_after"] >= deeper["ceiling"] - 1e-12).sum()),
+            "raised": int((moved > 1e-12).sum()), "lowered": int((moved < -1e-12).sum()),
+            "recovered": (sum(shares) / len(shares), min(shares), max(shares)) if shares else None}
+
+
+def ceiling_text(stage: pd.DataFrame, k: int) -> str:
+    """:func:`ceiling_counts` in words (template ``ceiling``, or ``ceiling.none`` without a cell N > k)."""
+    found = ceiling_counts(stage, k)
+    if not found["deeper"]:
+        return PROSE.fill("ceiling.none", k=k)
+    mean, low, high = found["recovered"] or (float("nan"),) * 3
+    return PROSE.fill("ceiling", k=k, deeper=numbers.count(found["deeper"], "cell"), reached=found["reached"],
+                      recovered=numbers.number(mean, 0, scale="percent"),
+                      span=numbers.span(low, high, 0, signed=True, scale="percent"))
+
+
 def reading(stage: pd.DataFrame, depths: pd.DataFrame, llm_stage: pd.DataFrame,
             scorer_vs: pd.DataFrame, k: int, labels: dict, slice_labels: dict) -> str:
     """The claims this run supports, each worded by the paired-interval rule.
@@ -83,8 +115,7 @@ def reading(stage: pd.DataFrame, depths: pd.DataFrame, llm_stage: pd.DataFrame,
         lines.append(PROSE.fill(
             "reading.stage", sample=labels[(corpus, scorer)], first_stage=stage_name, scorer=scorer,
             cells=numbers.count(len(group), "(strategy, N) cell"), k=k, verdicts=verdict_counts(group["verdict"]),
-            at_ceiling=int((group["hit_after"] <= group["ceiling"] + 1e-12).sum()),
-            cell_count=numbers.count(len(group), "cell"), rescued=int(group["rescued"].sum()),
+            ceiling=ceiling_text(group, k), rescued=int(group["rescued"].sum()),
             pushed_out=int(group["pushed_out"].sum())))
     if len(depths):
         lines.append(PROSE.fill("reading.depth", k=k, verdicts=verdict_counts(depths["verdict"]),
@@ -112,8 +143,7 @@ def answer(stage: pd.DataFrame, depths: pd.DataFrame, k: int, labels: dict) -> s
                                 first_stage=first_stage, k=k, verdicts=verdict_counts(group["verdict"]),
                                 cells=numbers.count(len(group), "(strategy, N) cell")))
     deep, shallow = int(stage["depth"].max()), int(stage["depth"].min())
-    return PROSE.fill("answer", stage_lines=" ".join(parts), k=k,
-                      at_ceiling=int((stage["hit_after"] <= stage["ceiling"] + 1e-12).sum()),
-                      cells=numbers.count(len(stage), "cell"), deep=deep, shallow=shallow,
+    return PROSE.fill("answer", stage_lines=" ".join(parts), k=k, ceiling=ceiling_text(stage, k),
+                      deep=deep, shallow=shallow,
                       depth_verdicts=verdict_counts(depths["verdict"]) if len(depths) else "not measured",
                       depth_cells=numbers.count(len(depths), "cell"))
