@@ -275,6 +275,12 @@ def test_coverage_of_a_second_model_counts_the_store_files_and_names_where_it_is
     assert text.endswith("The second model was not run on any corpus.")
     assert prose.coverage_text(coverage, ["squad", "chroma"], "n", LABELS) == (
         f"n is read on every corpus: {LABELS['squad']}; {LABELS['chroma']}.")
+    # a replay reads the second model only where every cell is recorded; a live run computes all
+    assert tables.read_model_corpora(coverage, ["squad", "chroma"], mode="replay") == ["squad"]
+    assert tables.read_model_corpora(coverage, ["chroma", "squad"], mode="live") == ["chroma", "squad"]
+    # a corpus searched within each question's document is looked up among its scoped cells
+    corpora["squad"].scope = "document"
+    assert tables.model_coverage(corpora, "n", ["a", "b"], store)["recorded"].tolist() == [0, 1]
 
 
 def test_paired_counts_call_a_side_ahead_only_where_both_designs_agree():

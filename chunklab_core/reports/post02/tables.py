@@ -205,9 +205,25 @@ def model_coverage(corpora: Mapping, model: str, strategies: Sequence[str], stor
     rows = []
     for name, corpus in corpora.items():
         sample = corpus_sample_label(corpus)
-        cells = [Cell(sample, s, r, model) for s in strategies for r in retrievers]
+        scope = getattr(corpus, "scope", "corpus")  # CUAD, QASPER: cells within the question's document
+        cells = [Cell(sample, s, r, model, scope) for s in strategies for r in retrievers]
         rows.append({"corpus": name, "recorded": sum(store.path(c).exists() for c in cells), "cells": len(cells)})
     return pd.DataFrame(rows, columns=["corpus", "recorded", "cells"])
+
+
+def read_model_corpora(coverage: pd.DataFrame | None, wanted: Sequence[str], mode: str | None = None) -> list[str]:
+    """The corpora of ``wanted`` the second model is read on: in a replay (``mode``, default the
+    run store's current mode), only those whose every cell is recorded (:func:`model_coverage`),
+    so a corpus still being recorded is named as such instead of stopping the post; a live or
+    recording run computes every wanted corpus."""
+    from chunklab_core.retrieval.recorded_runs import current_mode
+
+    if coverage is None:
+        return []
+    if (mode or current_mode()) != "replay":
+        return list(wanted)
+    complete = set(coverage.loc[coverage["recorded"] == coverage["cells"], "corpus"])
+    return [c for c in wanted if c in complete]
 
 
 def compare_models(per_question: pd.DataFrame, k: int, models: Sequence[str], resamples: int, seed: int):
