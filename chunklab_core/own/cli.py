@@ -42,7 +42,6 @@ import sys
 import warnings
 from pathlib import Path
 
-from chunklab_core.stats import claims
 from chunklab_core.core import bounds, output_dirs, paths
 from chunklab_core.core.atomic_files import replace_folder
 from chunklab_core.core.signals import exit_status, signals_as_interrupt
@@ -136,18 +135,18 @@ def console_table(record: dict) -> str:
     width = max((len(line["label"]) for line in record.get("box", [])), default=0)
     box = [f"  {line['label']:<{width}}  {line['text']}" for line in record.get("box", [])]
     lines = ["RECOMMENDATION", *box, "", f"Details on {record['corpus']['questions']} questions, "
-             f"{record['corpus']['documents']} documents (recall@{record['config']['k']}, "
+             f"{record['corpus']['documents']} documents, at k chunks (recall@{record['config']['k']}, "
              f"{record['config']['RESAMPLES']:,} paired resamples, seed {record['config']['seed']}):", ""]
     if not record["recommendations"]:
         lines.append("  one cell only: no verdict (see the box)")
     for rec in sorted(record["recommendations"], key=lambda r: r["scope"] != "overall"):
-        tokens = rec.get(f"leader's tokens at recall {target:.2f}")
-        rows = [("leader", f"{rec['leader']}  ({rec['verdict']})"),
-                ("P(best)", claims.probability_best_text(rec["P(best)"])),
-                ("cannot be ruled out", rec["cannot be ruled out"]),
+        tokens = rec.get(f"pick's tokens at recall {target:.2f}")
+        rows = [("pick at k", f"{rec['pick']}  ({rec['verdict']}; leader {rec['leader']})"),
+                (f"equivalent (±{rec['margin']:g})", rec["equivalent"]),
+                ("undecided", rec["undecided"]),
                 ("ruled out", rec["ruled out"]),
-                ("top two", rec["top two"]),
-                ("questions to separate", rec["questions to separate top two"]),
+                ("closest open", rec["closest open"]),
+                ("questions to decide", rec["questions to decide"]),
                 (f"tokens at recall {target:.2f}", "not reached within k = 10" if tokens is None else f"{tokens:,.0f}"),
                 ("warnings", rec["warnings"])]
         rows += [("caution", caution) for caution in rec.get("verdict_warnings", [])]
