@@ -87,20 +87,26 @@ class Comparison:
         iv = self.intervals[name]
         return f"{self.leader} − {name}: {iv['diff']:+.3f} [{iv['low']:+.3f}, {iv['high']:+.3f}]"
 
-    def headline(self) -> str:
-        """One sentence: the verdict, the pick, its equivalents and what is open, in the engine's words."""
+    def headline(self, limit: int | None = None) -> str:
+        """One sentence: the verdict, the pick, its equivalents and what is open, in the engine's words;
+        ``limit``: name at most that many candidates per list, then "and N more"."""
+        def names(items: list[str]) -> str:
+            if limit is None or len(items) <= limit:
+                return ", ".join(items)
+            return f"{', '.join(items[:limit])} and {len(items) - limit} more"
+
         d = f"±{self.margin:g}"
-        equal = f"; equivalent within {d}: {', '.join(self.equivalents)}" if self.equivalents else ""
+        equal = f"; equivalent within {d}: {names(self.equivalents)}" if self.equivalents else ""
         head = f"{self.verdict}: use {self.pick}" + (f" (the leader is {self.leader})" if self.pick != self.leader else "")
         if self.verdict == UNDECIDED:
             open_ = self.of(UNDECIDED)
             needed = (f"about {self.what_would_decide:,} questions would settle it at {d}"
                       if self.what_would_decide is not None else f"more than 100,000 questions would settle it at {d}")
-            return (f"{head}{equal}; undecided against it: {', '.join(open_)} (closest, {self.interval_text(open_[0])}); "
+            return (f"{head}{equal}; undecided against it: {names(open_)} (closest, {self.interval_text(open_[0])}); "
                     f"{needed} (you have {self.n_questions})")
         if self.verdict == BELOW_FLOOR:
             return f"{head}{equal}; the leader scores under {FLOOR:g}: chunking is not what limits this setting"
-        return head + equal + (f"; ruled out: {', '.join(self.of(RULED_OUT))}" if self.of(RULED_OUT) else "")
+        return head + equal + (f"; ruled out: {names(self.of(RULED_OUT))}" if self.of(RULED_OUT) else "")
 
 
 def compare(wide: pd.DataFrame, resamples: int, seed: int, margin: float = DEFAULT_MARGIN, clusters=None,

@@ -53,6 +53,31 @@ MARKER = ".chunklab-own"
 KERNEL = "chunklab"
 
 
+NO_QUESTIONS_YET = ("Documents but no questions yet? `chunklab-own questions DOCS --out questions.yaml` drafts "
+                    "them from your documents with a local model, `chunklab-own review questions.yaml DOCS` lets you "
+                    "accept, reject or edit them, then run with that file (docs/own-documents.md, "
+                    "\"Without test questions\"); or write them by hand (the README's format).")
+
+
+class _HintingParser(argparse.ArgumentParser):
+    """A subcommand's parser whose "questions is required" error also says how to get questions."""
+
+    def error(self, message):
+        if "required: " in message and "questions" in message.split("required: ", 1)[1].split(", "):
+            message += ". " + NO_QUESTIONS_YET
+        super().error(message)
+
+
+def missing_questions(docs, questions) -> str | None:
+    """The problem line of a questions file that does not exist, naming ``chunklab-own questions``."""
+    if Path(questions).exists():
+        return None
+    return (f"{Path(questions).name}: no questions file at {questions}. Documents but no questions yet? "
+            f"`chunklab-own questions {docs} --out {questions}` drafts them from your documents with a local "
+            f"model (`chunklab-own review {questions} {docs}` to accept, reject or edit them), then run again; "
+            "or write them by hand (docs/own-documents.md)")
+
+
 def validate(docs: str | Path, questions: str | Path, config: str | Path | None = None, resamples: int = 0):
     """``(problems, approximate notes, other notes)`` of the documents, questions and config
     (with ``resamples`` > 0 instead of the config's), including a run too large for this machine's memory."""
@@ -79,7 +104,9 @@ def _validated(docs, questions, config=None, resamples: int = 0):
         try:
             corpus = load_user_corpus(docs, questions)
         except ValidationError as exc:
-            problems += exc.problems
+            missing = missing_questions(docs, questions)  # instead of the bare "cannot be read"
+            problems += [p for p in exc.problems if not (missing and p.startswith(f"{Path(questions).name}: cannot be read"))]
+            problems += [missing] if missing else []
     if settings is not None and corpus is not None:
         if resamples:
             settings.resamples = resamples
@@ -256,12 +283,12 @@ def _run_into(docs: Path, questions: Path, config: Path | None, out: Path, resam
 @command_edge
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="chunklab-own", description="Which chunking should I use on my documents?")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_HintingParser)
     for name, text in (("validate", "check documents, questions and config; every problem at once (seconds)"),
                        ("run", "validate, then run the comparison and write the report")):
-        command = sub.add_parser(name, help=text)
+        command = sub.add_parser(name, help=text, epilog=NO_QUESTIONS_YET)
         command.add_argument("docs", help="folder of .md, .txt, .html, .pdf, .docx files (read recursively)")
-        command.add_argument("questions", help="questions file (.yaml, .yml or .jsonl)")
+        command.add_argument("questions", help="questions file (.yaml, .yml or .jsonl); none yet? see below")
         command.add_argument("--config", default=None, help="YAML config (strategies, retrievers, models, k, ...)")
         if name == "run":
             command.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default: ./{DEFAULT_OUT})")

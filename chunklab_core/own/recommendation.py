@@ -50,6 +50,7 @@ from chunklab_core.retrieval.registry import NO_MODEL, model_column, needs_model
 
 FRAGMENT_WARNING_PCT = 10.0  # warn when more than this share (%) of a strategy's chunks are fragments
 MAX_K = 10
+BOX_LIST = 4  # the box names at most this many candidates per list, then "and N more" (the tables list them all)
 
 
 @dataclass
@@ -313,7 +314,7 @@ def at_k_lines(rec: Recommendation, k: int, recall_target: float) -> list[tuple[
     v = rec.verdict
     scope = "every strategy × retriever cell" if rec.scope == "overall" else f"the {rec.scope} cells"
     use = f"{v.pick} ({v.verdict} at recall@{k} among {scope}, equivalence margin ±{v.margin:g})"
-    verdict = f"{v.headline()} (paired intervals, {v.design}, recall@{k}, n = {v.n_questions} questions)"
+    verdict = f"{v.headline(BOX_LIST)} (paired intervals, {v.design}, recall@{k}, n = {v.n_questions} questions)"
     tokens, at_k = rec.tokens_at_target.get(v.pick, np.nan), rec.k_at_target.get(v.pick, np.nan)
     cost = (f"about {tokens:,.0f} tokens per question for the pick to reach recall {recall_target:.2f} (k = {at_k:.0f})"
             if not np.isnan(tokens) else f"the pick does not reach recall {recall_target:.2f} within the top {MAX_K}")
@@ -403,8 +404,13 @@ def _matched_lines(matched: dict) -> list[tuple[str, str]]:
                       if key.startswith("at ") and key[3:].replace(",", "").isdigit() and isinstance(value, str))
     equivalents = matched.get("equivalents") if isinstance(matched.get("equivalents"), str) else ""
     ties = matched.get("ties") if isinstance(matched.get("ties"), str) else ""
+    def short(text: str) -> str:
+        items = [t for t in text.split("; ") if t]
+        return "; ".join(items) if len(items) <= BOX_LIST else f"{'; '.join(items[:BOX_LIST])} and {len(items) - BOX_LIST} more"
+
+    equivalents = short(equivalents)
     if ties:  # equal to the pick on every question: equivalent at any margin (the engine's tie)
-        equivalents = "; ".join(filter(None, [equivalents, f"{ties} (equal to the pick on every question)"]))
+        equivalents = "; ".join(filter(None, [equivalents, f"{short(ties)} (equal to the pick on every question)"]))
     verdict = matched.get("verdict", "")
     if verdict == "undecided":
         needed = str(matched.get("what would decide"))
