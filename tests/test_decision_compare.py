@@ -92,3 +92,27 @@ def test_compare_refuses_what_it_cannot_decide():
         compare(_wide({"a": np.ones(3)}), 100, 0)
     with pytest.raises(ValueError, match="every question"):
         compare(_wide({"a": np.array([1.0, np.nan]), "b": np.ones(2)}), 100, 0)
+
+
+def test_post02_two_model_section_decides_by_the_engine():
+    """Post 02's two-model comparison at k: the engine's pick and words, not select_winner's winner."""
+    from chunklab_core.reports.post02 import prose, tables
+    from chunklab_core.stats.selection import select_winner
+
+    n = 40
+    simple = np.linspace(0.3, 0.7, n)
+    rows = []
+    for model in ("m1", "m2"):
+        for strategy, values in (("semantic_embedding", simple + 0.01), ("fixed_500", simple)):
+            rows += [{"corpus": "squad", "model": model, "strategy": strategy, "retriever": "dense", "qid": f"q{i:02d}",
+                      "doc_id": f"d{i // 4}", "recall@5": v, "tokens@5": 500.0} for i, v in enumerate(values)]
+    per_question = pd.DataFrame(rows)
+    assert select_winner(np.column_stack([simple + 0.01, simple]), resamples=500, seed=1).winner is not None
+    _, compared = tables.compare_models(per_question, 5, ["m1", "m2"], 500, 1)
+    (item,) = compared
+    for verdict in item["verdicts"].values():
+        assert verdict.pick == "Fixed 500 chars" and verdict.words["Fixed 500 chars"] == EQUIVALENT
+        assert verdict.design == "documents (10)"
+    text = prose.models_text(compared, ["m1", "m2"], {"squad": "SQuAD sample"})
+    assert "the dense pick at k chunks is **Fixed 500 chars**" in text and "Winner" not in text
+    assert "Decided: use Fixed 500 chars (the leader is Semantic" in text

@@ -103,7 +103,7 @@ class Comparison:
             needed = (f"about {self.what_would_decide:,} questions would settle it at {d}"
                       if self.what_would_decide is not None else f"more than 100,000 questions would settle it at {d}")
             return (f"{head}{equal}; undecided against it: {names(open_)} (closest, {self.interval_text(open_[0])}); "
-                    f"{needed} (you have {self.n_questions})")
+                    f"{needed} (you have {self.n_questions:,})")
         if self.verdict == BELOW_FLOOR:
             return f"{head}{equal}; the leader scores under {FLOOR:g}: chunking is not what limits this setting"
         return head + equal + (f"; ruled out: {names(self.of(RULED_OUT))}" if self.of(RULED_OUT) else "")
