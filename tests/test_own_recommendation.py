@@ -101,3 +101,22 @@ def test_health_warnings_flag_fragments_and_truncation_only_above_thresholds():
         "b": ["10% of chunks are fragments (under 200 characters)"],
         "c": ["12% of chunks are cut by the embedding model's length limit"],
     }
+
+
+def test_answers_and_check_read_the_cell_the_record_says_to_use():
+    from pathlib import Path
+
+    from chunklab_core.own.answers import cells_from_recommendation
+    from chunklab_core.own.check import leader_cell
+
+    candidates = [{"candidate": "A / bm25", "strategy": "a", "retriever": "bm25", "model": "—", "status": "leader"},
+                  {"candidate": "B / dense", "strategy": "b", "retriever": "dense", "model": "m", "status": "equivalent"},
+                  {"candidate": "C / bm25", "strategy": "c", "retriever": "bm25", "model": "—", "status": "ruled out"}]
+    record = {"recommendations": [{"scope": "overall", "leader": "A / bm25", "candidates": candidates,
+                                   "use": {"strategy": "b", "retriever": "dense", "model": "m"}}]}
+    assert cells_from_recommendation(record) == [("b", "dense", "m")]  # the engine's pick, not the at-k leader
+    assert cells_from_recommendation(record, candidates=True) == [("b", "dense", "m"), ("a", "bm25", "—")]
+    assert leader_cell(record, Path("r.json")) == ("b", "dense", "m")
+    before = {"recommendations": [{"scope": "overall", "leader": "A / bm25", "candidates": candidates}]}
+    assert cells_from_recommendation(before) == [("a", "bm25", "—")]  # a record written before "use"
+    assert leader_cell(before, Path("r.json")) == ("a", "bm25", "—")
