@@ -87,15 +87,16 @@ def test_run_writes_every_output_and_no_tracked_file(tmp_path):
     assert scopes == ["bm25"]  # one retriever: its verdict is the overall one
     rec = record["recommendations"][0]
     assert {c["strategy"] for c in rec["candidates"]} == {"fixed_500", "recursive_500", "fixed_tokens_64"}
-    assert "[bm25]" in result.stdout and f"leader                   {rec['leader']}" in result.stdout
+    assert "[bm25]" in result.stdout and f"pick at k                {rec['pick']}  ({rec['verdict']}" in result.stdout
     # the console opens with the box, line for line as recommendation.json holds it
     lines = result.stdout.splitlines()
     start = lines.index("RECOMMENDATION")
     for i, item in enumerate(record["box"]):
         assert lines[start + 1 + i].strip().startswith(item["label"]) and lines[start + 1 + i].endswith(item["text"])
-    labels = [item["label"] for item in record["box"]]  # "use" is the matched-cost pick; the at-k leader follows
+    labels = [item["label"] for item in record["box"]]  # "use" is the matched-cost pick; the at-k pick follows
     assert labels[0] == "use" and " tokens (" in record["box"][0]["text"]
-    assert record["box"][labels.index("at k chunks")]["text"].startswith(rec["leader"])
+    assert record["box"][labels.index("at k chunks")]["text"].startswith(f"{rec['pick']} ({rec['verdict']} at recall@3")
+    assert rec["use"]["basis"] == "matched cost" and rec["use"]["strategy"] == rec["matched_cost"]["strategy"]
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "own_recommendation.recommend" not in html and "<script" not in html  # no code in the report
     assert html.index('class="box"') < html.index("Each retriever") < html.index("Settings and versions")

@@ -251,19 +251,40 @@ def test_held_out_check_confirms_a_clear_leader_and_says_when_it_does_not():
     assert result["confirmed"] is True and result["text"].startswith("confirmed: A")
     assert result["selection questions"] + result["held-out questions"] == n
     other = held_out.held_out_check(wide, "B", resamples=2_000, seed=1)
-    assert other["confirmed"] is False and other["text"].startswith("not confirmed")
+    assert other["confirmed"] is False and other["text"].startswith("not confirmed: on a random half")
     few = held_out.held_out_check(wide.head(6), "A", resamples=2_000, seed=1)
     assert few["confirmed"] is None and few["text"].startswith("not checked")
 
 
-def test_questions_at_margin_is_the_power_formula_with_documents_in_proportion():
-    from scipy.stats import norm
+def test_held_out_check_decides_by_the_engine_not_by_cannot_be_ruled_out():
+    """A leads clearly on the selection half; on the held-out half B leads by one answer in 30 with an
+    interval across ±0.02. The old rule (select_winner) says A "cannot be ruled out" there, which
+    confirmed it; the engine says undecided at ±0.02, so the line says not confirmed."""
+    from chunklab_core.stats.selection import select_winner
 
-    result = held_out.questions_at_margin(100, (-0.1, 0.1), n_documents=20, margin=0.02)
-    se = 0.2 / (2 * norm.ppf(0.975))  # hand-derived: n (z_.975 + z_.80)^2 se^2 / delta^2
-    expected = math.ceil(100 * ((norm.ppf(0.975) + norm.ppf(0.80)) * se / 0.02) ** 2)
-    assert result["questions"] == expected and result["documents"] == math.ceil(expected * 20 / 100)
-    assert held_out.questions_at_margin(10, (0.0, 0.0), 5)["questions"] is None
+    n = 60
+    select, hold = held_out._halves(n, 1)
+    a, b = np.zeros(n), np.zeros(n)
+    a[select[:10]] = 1.0  # selection half: A answers 10 questions B misses
+    b[hold[:3]] = 1.0  # held-out half: B answers 3 that A misses, A 2 that B misses
+    a[hold[3:5]] = 1.0
+    wide = pd.DataFrame({"A": a, "B": b})
+    old = select_winner(wide.to_numpy()[hold], ["A", "B"], resamples=2_000, seed=1)
+    assert old.leader == "B" and "A" in old.candidates  # the old rule would have confirmed A
+    result = held_out.held_out_check(wide, "A", resamples=2_000, seed=1)
+    assert result["pick"] == "A" and result["held-out word"] == "undecided" and result["confirmed"] is False
+    assert result["text"].startswith("not confirmed: A, picked on one half (30 questions), is undecided at ±0.02")
+
+
+def test_questions_at_margin_is_the_engines_figure_with_documents_in_proportion():
+    from chunklab_core.decision.margin import questions_to_settle
+
+    needed = questions_to_settle(100, 0.0, -0.1, 0.1, 0.02)
+    result = held_out.questions_at_margin(needed, "undecided", 100, n_documents=20, margin=0.02)
+    assert result["questions"] == needed and result["documents"] == math.ceil(needed * 20 / 100)
+    assert f"about {needed:,} questions" in result["text"]
+    decided = held_out.questions_at_margin(None, "decided", 10, 5)
+    assert decided["questions"] is None and decided["text"].startswith("none needed: decided")
 
 
 def test_post04_numbers_are_read_from_its_committed_tables():
@@ -295,4 +316,5 @@ def test_a_run_on_generated_questions_says_so_and_holds_half_out(docs, tmp_path)
     record = result.record()
     assert record["generated questions"]["generated"] == 12
     assert record["held out"]["confirmed"] in (True, False)
-    assert "to decide at k" in box
+    assert "to decide" in box and list(box).index("to decide") > list(box).index("decision")
+    assert list(box).index("held out") == list(box).index("verdict at k chunks") + 1

@@ -1,69 +1,14 @@
-"""The recommendation's wording against hand-made verdicts and intervals, and on hand-made scores."""
+"""The recommendation's at-k view, decided by the decision engine, on hand-made scores; where the
+rule it replaces (``select_winner``) says otherwise, the report follows the engine."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 
-from chunklab_core.own.recommendation import (Recommendation, describe, health_warnings, recommend,
-                                              recommendation_table)
-from chunklab_core.stats.selection import SelectionVerdict, select_winner
-from chunklab_core.stats.bootstrap import Interval
-
-
-def _verdict(names, probabilities, winner, candidates, ruled_out, diff: Interval, needed, n=40):
-    probabilities = np.asarray(probabilities, dtype=float)
-    return SelectionVerdict(
-        names=list(names), means=np.linspace(0.9, 0.5, len(names)), probabilities=probabilities,
-        share_at_least_leader=np.ones(len(names)), leader=names[0], winner=winner, candidates=list(candidates),
-        ruled_out=list(ruled_out), confidence_set=list(candidates), top_two=(names[0], names[1]),
-        top_two_difference=diff, questions_needed=needed, n_questions=n, resamples=1000, seed=7)
-
-
-def _rec(verdict, tokens=150.0, k=2.0, warnings=()):
-    cells = {name: (f"s{i}", "bm25", "—") for i, name in enumerate(verdict.names)}
-    return Recommendation("bm25", verdict, cells, {verdict.leader: tokens}, {verdict.leader: k}, list(warnings))
-
-
-def test_a_winner_whose_interval_excludes_zero_is_separated_already():
-    verdict = _verdict(["A", "B", "C"], [0.95, 0.04, 0.01], "A", ["A", "B"], ["C"],
-                       Interval(0.10, 0.04, 0.16), needed=41)
-    row = _rec(verdict).row(0.8)
-    assert row["leader"] == "A" and row["verdict"] == "winner" and row["P(best)"] == 0.95
-    assert row["cannot be ruled out"] == "A, B" and row["ruled out"] == "C"
-    assert row["questions to separate top two"] == "separated already"
-    assert row["top two"] == "A − B: +0.100 [+0.040, +0.160]"
-    assert row["leader's tokens at recall 0.80"] == 150.0 and row["warnings"] == "—"
-
-
-def test_no_winner_with_an_interval_across_zero_gives_the_questions_needed():
-    verdict = _verdict(["A", "B", "C", "D"], [0.5, 0.3, 0.15, 0.05], None, ["A", "B", "C", "D"], [],
-                       Interval(0.02, -0.03, 0.07), needed=250)
-    row = _rec(verdict, warnings=["A: 30% of chunks are fragments (under 200 characters)"]).row(0.9)
-    assert row["verdict"] == "no winner" and row["cannot be ruled out"] == "all 4" and row["ruled out"] == "none"
-    assert row["questions to separate top two"] == "about 250"
-    assert row["warnings"] == "A: 30% of chunks are fragments (under 200 characters)"
-
-
-@pytest.mark.parametrize("diff, needed, words", [
-    (Interval(0.0, -0.05, 0.05), None, "none would (equal means)"),
-    (Interval(0.001, -0.2, 0.2), None, "more than 100,000"),
-])
-def test_ties_and_hopeless_differences_are_worded(diff, needed, words):
-    verdict = _verdict(["A", "B"], [0.5, 0.5], None, ["A", "B"], [], diff, needed)
-    assert _rec(verdict).row(0.8)["questions to separate top two"] == words
-
-
-def test_describe_uses_the_selection_headline_and_states_the_token_cost():
-    verdict = _verdict(["A", "B", "C"], [0.95, 0.04, 0.01], "A", ["A", "B"], ["C"],
-                       Interval(0.10, 0.04, 0.16), needed=41)
-    text = describe([_rec(verdict, tokens=1234.4, k=3.0, warnings=["A: 12% of chunks are cut"])], 5, 0.8)
-    assert text.startswith(f"**bm25** (recall@5): {verdict.headline()}")
-    assert "the leader returns about 1,234 tokens per question (k = 3)" in text
-    assert text.endswith("Chunk health: A: 12% of chunks are cut.")
-    unreached = describe([_rec(verdict, tokens=np.nan)], 5, 0.8)
-    assert "does not reach recall 0.80 within the top 10" in unreached
+from chunklab_core.decision.compare import DECIDED, EQUIVALENT, LEADER, RULED_OUT, compare
+from chunklab_core.own.recommendation import box, describe, health_warnings, recommend, recommendation_table
+from chunklab_core.stats.selection import select_winner
 
 
 def _per_question(scores: dict[tuple[str, str, str], list[float]]) -> pd.DataFrame:
@@ -74,7 +19,50 @@ def _per_question(scores: dict[tuple[str, str, str], list[float]]) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
-def test_recommend_on_hand_made_scores_matches_select_winner():
+def _disagreeing_scores(n: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    """semantic_embedding (chunks with a model) scores 0.01 above fixed_500 on every question: the old
+    rule calls it the winner (its interval [0.010, 0.010] clears 0), the engine calls the two equivalent
+    within ±0.02 and picks the simpler fixed_500 (no model)."""
+    simple = np.linspace(0.3, 0.7, n)
+    return simple + 0.01, simple
+
+
+def test_where_select_winner_and_the_engine_disagree_the_report_follows_the_engine():
+    modelled, simple = _disagreeing_scores()
+    old = select_winner(np.column_stack([modelled, simple]), ["Semantic", "Fixed"], resamples=1_000, seed=5)
+    assert old.winner == "Semantic"  # the rule the report no longer uses
+    scores = {("semantic_embedding", "bm25", "—"): modelled, ("fixed_500", "bm25", "—"): simple}
+    recs = recommend(_per_question(scores), {}, pd.DataFrame({"strategy": []}), 5, 0.8, 1_000, 5)
+    (rec,) = recs
+    v = rec.verdict
+    assert v.leader.startswith("Semantic") and v.leader != v.pick
+    assert v.pick == "Fixed 500 chars" and v.words["Fixed 500 chars"] == EQUIVALENT and v.verdict == DECIDED
+    lines = dict(box(recs, 5, 0.8))  # no runs given: no matched-cost decision, the at-k lines lead
+    assert lines["use"].startswith("Fixed 500 chars (decided at recall@5")
+    assert lines["verdict"].startswith("decided: use Fixed 500 chars (the leader is Semantic")
+    assert "equivalent within ±0.02" in lines["verdict"] and "winner" not in " ".join(lines.values())
+    row = recommendation_table(recs, 0.8).loc["bm25"]
+    assert row["pick"] == "Fixed 500 chars" and row["verdict"] == DECIDED and row["ruled out"] == "none"
+    record = rec.to_record(0.8)
+    assert record["use"] == {"strategy": "fixed_500", "retriever": "bm25", "model": "—", "basis": "at k chunks",
+                             "tokens": None}
+    assert [c["status"] for c in record["candidates"]] == [LEADER, EQUIVALENT]
+    assert describe(recs, 5, 0.8).startswith("**bm25** (recall@5): decided: use Fixed 500 chars")
+
+
+def test_the_html_scope_table_shows_the_engine_words():
+    from chunklab_core.own.html_report import scope_table
+
+    modelled, simple = _disagreeing_scores()
+    scores = {("semantic_embedding", "bm25", "—"): modelled, ("fixed_500", "bm25", "—"): simple}
+    (rec,) = recommend(_per_question(scores), {}, pd.DataFrame({"strategy": []}), 5, 0.8, 1_000, 5)
+    table = scope_table(rec, 5).set_index("candidate")
+    assert table.loc["Fixed 500 chars", "decision"] == "equivalent (pick)"
+    assert table.loc["Fixed 500 chars", "leader − candidate [95% CI]"] == "+0.010 [+0.010, +0.010]"
+    assert "P(best)" not in table
+
+
+def test_recommend_on_hand_made_scores_is_the_engine_per_scope():
     rng = np.random.default_rng(3)
     strong = (rng.random(40) < 0.95).astype(float)
     weak = (rng.random(40) < 0.40).astype(float)
@@ -86,17 +74,24 @@ def test_recommend_on_hand_made_scores_matches_select_winner():
                            "pct_fragments": [2.0, 35.0, 0.0], "share truncated": [0.0, 0.0, 0.25]})
     recs = recommend(_per_question(scores), {}, health, 5, 0.8, 2000, 11)
     assert [r.scope for r in recs] == ["bm25", "dense", "overall"]
-    expected = select_winner(np.column_stack([strong, weak, middle]), ["Fixed 500 chars", "Recursive 500 chars", "Fixed 1000 chars"],
-                             resamples=2000, seed=11)
+    names = ["Fixed 500 chars", "Recursive 500 chars", "Fixed 1000 chars"]
+    wide = pd.DataFrame(np.column_stack([strong, weak, middle]), columns=names)
+    from chunklab_core.decision.candidates import simplicity
+
+    cells = dict(zip(names, ["fixed_500", "recursive_500", "fixed_1000"]))
+    expected = compare(wide, 2000, 11, simple=lambda n: simplicity(cells[n], float("nan")))
     bm25 = recs[0].verdict
-    assert bm25.leader == expected.leader == "Fixed 500 chars"
-    np.testing.assert_array_equal(bm25.probabilities, expected.probabilities)
-    assert bm25.ruled_out == expected.ruled_out and bm25.candidates == expected.candidates
+    assert (bm25.leader, bm25.pick, bm25.words, bm25.verdict) == (expected.leader, expected.pick, expected.words,
+                                                                  expected.verdict)
+    assert bm25.words["Recursive 500 chars"] == RULED_OUT  # 0.95 against 0.40 on 40 questions
+    dense = recs[1].verdict  # fixed_500 and recursive_500 equal on every question: a tie, the simpler picked
+    assert dense.words["Recursive 500 chars"] in (LEADER, EQUIVALENT) and dense.words["Fixed 500 chars"] in (LEADER, EQUIVALENT)
+    assert dense.pick == "Recursive 500 chars"  # one declared parameter to fixed_500's two
     overall = recs[-1]
     assert overall.verdict.leader == "Fixed 500 chars / bm25" and len(overall.verdict.names) == 6
     table = recommendation_table(recs, 0.8)
     assert list(table.index) == ["bm25", "dense", "overall"]
-    assert np.isnan(table.loc["bm25", "leader's tokens at recall 0.80"])  # no runs given
+    assert np.isnan(table.loc["bm25", "pick's tokens at recall 0.80"])  # no runs given
 
 
 def test_health_warnings_flag_fragments_and_truncation_only_above_thresholds():
@@ -106,3 +101,22 @@ def test_health_warnings_flag_fragments_and_truncation_only_above_thresholds():
         "b": ["10% of chunks are fragments (under 200 characters)"],
         "c": ["12% of chunks are cut by the embedding model's length limit"],
     }
+
+
+def test_answers_and_check_read_the_cell_the_record_says_to_use():
+    from pathlib import Path
+
+    from chunklab_core.own.answers import cells_from_recommendation
+    from chunklab_core.own.check import leader_cell
+
+    candidates = [{"candidate": "A / bm25", "strategy": "a", "retriever": "bm25", "model": "—", "status": "leader"},
+                  {"candidate": "B / dense", "strategy": "b", "retriever": "dense", "model": "m", "status": "equivalent"},
+                  {"candidate": "C / bm25", "strategy": "c", "retriever": "bm25", "model": "—", "status": "ruled out"}]
+    record = {"recommendations": [{"scope": "overall", "leader": "A / bm25", "candidates": candidates,
+                                   "use": {"strategy": "b", "retriever": "dense", "model": "m"}}]}
+    assert cells_from_recommendation(record) == [("b", "dense", "m")]  # the engine's pick, not the at-k leader
+    assert cells_from_recommendation(record, candidates=True) == [("b", "dense", "m"), ("a", "bm25", "—")]
+    assert leader_cell(record, Path("r.json")) == ("b", "dense", "m")
+    before = {"recommendations": [{"scope": "overall", "leader": "A / bm25", "candidates": candidates}]}
+    assert cells_from_recommendation(before) == [("a", "bm25", "—")]  # a record written before "use"
+    assert leader_cell(before, Path("r.json")) == ("a", "bm25", "—")

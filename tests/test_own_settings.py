@@ -125,15 +125,15 @@ def test_truncation_is_warned_only_where_an_embedding_reads_the_chunks():
     assert health_warnings(health, ["fixed_500"], embedding=False) == {}
 
 
-def test_the_box_names_the_leader_with_its_top_two_interval_and_n():
+def test_the_box_names_the_engine_pick_with_its_verdict_and_n():
     rng = np.random.default_rng(2)
     scores = {("fixed_500", "bm25"): np.ones(40), ("fixed_1000", "bm25"): rng.integers(0, 2, 40).astype(float)}
     rec = recommend(_per_question(scores), {}, pd.DataFrame(columns=["strategy"]), 5, 0.8, 500, 0)
     lines = dict(box(rec, 5, 0.8))
     v = rec[0].verdict
-    assert v.winner == "Fixed 500 chars" and lines["use"].startswith("Fixed 500 chars (the winner")
-    diff = v.top_two_difference
-    assert f"Fixed 500 chars − Fixed 1000 chars: {diff.mean:+.3f} [{diff.low:+.3f}, {diff.high:+.3f}]" in lines["verdict"]
+    assert (v.pick, v.verdict, v.words["Fixed 1000 chars"]) == ("Fixed 500 chars", "decided", "ruled out")
+    assert lines["use"].startswith("Fixed 500 chars (decided at recall@5")
+    assert lines["verdict"].startswith("decided: use Fixed 500 chars; ruled out: Fixed 1000 chars")
     assert "n = 40 questions" in lines["verdict"] and "to settle it" not in lines
 
 
@@ -149,14 +149,19 @@ def test_truncation_counts_match_the_models_own_tokenizer():
     assert fast.any() and not fast.all()
 
 
-def test_without_a_winner_the_box_names_the_cheapest_that_cannot_be_ruled_out():
+def test_an_undecided_box_says_how_many_questions_would_settle_it_and_prices_the_pick():
+    from chunklab_core.decision.margin import questions_to_settle
     from chunklab_core.own.recommendation import Recommendation
 
     scores = {("fixed_500", "bm25"): np.array([1.0, 0.0] * 10), ("fixed_1000", "bm25"): np.array([0.0, 1.0] * 10)}
     rec = recommend(_per_question(scores), {}, pd.DataFrame(columns=["strategy"]), 5, 0.8, 500, 0)[0]
-    assert rec.verdict.winner is None
+    v = rec.verdict
+    assert v.verdict == "undecided" and v.leader == v.pick == "Fixed 500 chars"  # equal means: the simpler leads
+    iv = v.intervals["Fixed 1000 chars"]
+    assert v.what_would_decide == questions_to_settle(20, iv["diff"], iv["low"], iv["high"], 0.02)
     priced = Recommendation(rec.scope, rec.verdict, rec.cells, {"Fixed 500 chars": 300.0, "Fixed 1000 chars": 120.0},
                             {"Fixed 500 chars": 3.0, "Fixed 1000 chars": 1.0})
     lines = dict(box([priced], 5, 0.8))
-    assert lines["cheapest"].startswith("Fixed 1000 chars: about 120 tokens")
-    assert "none would (equal means)" in lines["to settle it"]  # equal means: no number of questions separates them
+    assert f"about {v.what_would_decide:,} questions would settle it at ±0.02 (you have 20)" in lines["verdict"]
+    assert lines["cost"].startswith("about 300 tokens per question for the pick")
+    assert "cheapest" not in lines

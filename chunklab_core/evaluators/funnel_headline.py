@@ -17,6 +17,11 @@ Handles
   carrying its inputs.
 * :func:`headline_text`: the headline as one plain line (the terminal prints it).
 
+Why not the decision engine (``chunklab_core.decision``): the headline chooses no candidate. It says
+where one pipeline loses its queries (a diagnosis of stages, each measured on the same queries), not
+which of several chunkings to use, so there is no margin of worthwhile difference between stages and
+no simpler stage to prefer; the interval rule only keeps it from naming a step the data cannot single out.
+
 Not handled: the sentences' wording (``report_files.md``), the intervals' computation
 (``scorecard._interval``), writing files.
 """

@@ -33,6 +33,12 @@ Handles
   side returned on the same queries beside every retrieval and context row (``tokens_a``, ``tokens_b``: ``returned_tokens@k`` and
   ``context_text_tokens``).
 
+Why not the decision engine (``chunklab_core.decision``): nothing here chooses. The engine picks one
+chunking among candidates on one recall measure with a declared margin δ (0.02 of recall) and a
+simplicity order; :func:`compare` reports, metric by metric, whether two pipelines *you* built differ,
+in units from tokens to milliseconds to cost, where a recall margin means nothing and there is no
+simpler side to prefer. It words differences by the series' interval rule and leaves the choice to you.
+
 Not handled: writing files (``evaluators.report_files``), reading records (``evaluators.records``).
 """
 

@@ -119,8 +119,9 @@ def cell_label(cell: Cell) -> str:
 
 
 def cells_from_recommendation(record: dict, candidates: bool = False) -> list[Cell]:
-    """The overall leader of a ``recommendation.json``; with ``candidates``, then every cell that
-    cannot be ruled out, in the record's order."""
+    """The cell the overall scope of a ``recommendation.json`` says to use (its ``use``: the decision
+    engine's matched-cost pick; a record written before it had one: its ``leader``); with
+    ``candidates``, then every other candidate of that scope not ruled out at k chunks, in the record's order."""
     scopes = record.get("recommendations") or []
     chosen = next((s for s in scopes if s.get("scope") == "overall"), scopes[0] if scopes else None)
     if chosen is None:
@@ -128,12 +129,16 @@ def cells_from_recommendation(record: dict, candidates: bool = False) -> list[Ce
     rows = chosen.get("candidates", [])
     def cell(row) -> Cell:
         return (str(row["strategy"]), str(row["retriever"]), str(row.get("model") or "—"))
-    leader = [cell(r) for r in rows if r.get("candidate") == chosen.get("leader")]
-    if not leader:
-        raise ValueError(f"the leader {chosen.get('leader')!r} is not among the candidates")
-    out = leader
+    if isinstance(chosen.get("use"), dict):
+        out = [cell(chosen["use"])]
+    else:
+        leader = [cell(r) for r in rows if r.get("candidate") == chosen.get("leader")]
+        if not leader:
+            raise ValueError(f"the leader {chosen.get('leader')!r} is not among the candidates")
+        out = leader
     if candidates:
-        out += [cell(r) for r in rows if r.get("status") == "cannot be ruled out" and cell(r) not in out]
+        kept = ("leader", "equivalent", "undecided", "cannot be ruled out")  # the last: records before the engine
+        out += [cell(r) for r in rows if r.get("status") in kept and cell(r) not in out]
     return out
 
 

@@ -7,8 +7,9 @@ table; ``--baseline`` is a committed ``recommendation.json`` (its folder's ``per
 is read beside it: commit both) or a per-question table (CSV with ``strategy``, ``retriever``,
 ``model``, ``qid`` and the measure's column).
 
-The compared setting is one cell (strategy / retriever / embedding model): by default the
-baseline's overall leader as its ``recommendation.json`` names it (the setting you adopted),
+The compared setting is one cell (strategy / retriever / embedding model): by default the cell
+the baseline's ``recommendation.json`` says to use in its overall scope (``use``: the decision
+engine's pick; the ``leader`` of a record written before it), the setting you adopted,
 in both tables; ``--cell strategy/retriever[/model]`` names another, ``--run-cell leader``
 compares against the run's own leader instead (a new splitter, under a new name). The two
 tables are paired by question id on the questions both scored; questions only one of them has
@@ -21,6 +22,12 @@ below 0 (exit status 1), **better** when it lies above 0, else the two **cannot 
 (both exit 0). So CI fails on evidence that retrieval got worse, not on noise. Exit status 2:
 the inputs cannot be compared (missing file, cell or column, no common question), with the
 file named.
+
+Why not the decision engine: ``check`` chooses nothing. It asks a different, one-cell question --
+did this setting get worse than the baseline you committed? -- a regression gate whose only
+actionable outcome is "worse" (interval below 0); which setting to use is decided by ``run``
+through the engine, and this reads that decision. A margin would let a real loss smaller than δ
+pass the gate unnoticed, so none is applied.
 
 Not handled: several measures at once (run it once per measure), equivalence margins, the
 multiplicity of checking many cells (one cell is checked).
@@ -130,6 +137,9 @@ def _leader_cell(recommendation: dict, source: Path) -> tuple[str, str, str]:
     chosen = next((s for s in scopes if s.get("scope") == "overall"), scopes[0] if len(scopes) == 1 else None)
     if chosen is None:
         raise CheckError(f"{source}: several scopes and none 'overall'; name the cell with --cell")
+    use = chosen.get("use")  # the decision engine's pick (records before it: the leader below)
+    if isinstance(use, dict):
+        return str(use["strategy"]), str(use["retriever"]), str(use.get("model") or "—")
     leader = chosen.get("leader")
     for candidate in chosen.get("candidates", []):
         if candidate.get("candidate") == leader:

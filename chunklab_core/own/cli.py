@@ -42,7 +42,6 @@ import sys
 import warnings
 from pathlib import Path
 
-from chunklab_core.stats import claims
 from chunklab_core.core import bounds, output_dirs, paths
 from chunklab_core.core.atomic_files import replace_folder
 from chunklab_core.core.signals import exit_status, signals_as_interrupt
@@ -52,6 +51,31 @@ REPORT_SOURCE = paths.NOTEBOOKS_DIR / "src" / "own_documents.ipynb"
 DEFAULT_OUT = "own_results"
 MARKER = ".chunklab-own"
 KERNEL = "chunklab"
+
+
+NO_QUESTIONS_YET = ("Documents but no questions yet? `chunklab-own questions DOCS --out questions.yaml` drafts "
+                    "them from your documents with a local model, `chunklab-own review questions.yaml DOCS` lets you "
+                    "accept, reject or edit them, then run with that file (docs/own-documents.md, "
+                    "\"Without test questions\"); or write them by hand (the README's format).")
+
+
+class _HintingParser(argparse.ArgumentParser):
+    """A subcommand's parser whose "questions is required" error also says how to get questions."""
+
+    def error(self, message):
+        if "required: " in message and "questions" in message.split("required: ", 1)[1].split(", "):
+            message += ". " + NO_QUESTIONS_YET
+        super().error(message)
+
+
+def missing_questions(docs, questions) -> str | None:
+    """The problem line of a questions file that does not exist, naming ``chunklab-own questions``."""
+    if Path(questions).exists():
+        return None
+    return (f"{Path(questions).name}: no questions file at {questions}. Documents but no questions yet? "
+            f"`chunklab-own questions {docs} --out {questions}` drafts them from your documents with a local "
+            f"model (`chunklab-own review {questions} {docs}` to accept, reject or edit them), then run again; "
+            "or write them by hand (docs/own-documents.md)")
 
 
 def validate(docs: str | Path, questions: str | Path, config: str | Path | None = None, resamples: int = 0):
@@ -80,7 +104,9 @@ def _validated(docs, questions, config=None, resamples: int = 0):
         try:
             corpus = load_user_corpus(docs, questions)
         except ValidationError as exc:
-            problems += exc.problems
+            missing = missing_questions(docs, questions)  # instead of the bare "cannot be read"
+            problems += [p for p in exc.problems if not (missing and p.startswith(f"{Path(questions).name}: cannot be read"))]
+            problems += [missing] if missing else []
     if settings is not None and corpus is not None:
         if resamples:
             settings.resamples = resamples
@@ -136,18 +162,18 @@ def console_table(record: dict) -> str:
     width = max((len(line["label"]) for line in record.get("box", [])), default=0)
     box = [f"  {line['label']:<{width}}  {line['text']}" for line in record.get("box", [])]
     lines = ["RECOMMENDATION", *box, "", f"Details on {record['corpus']['questions']} questions, "
-             f"{record['corpus']['documents']} documents (recall@{record['config']['k']}, "
+             f"{record['corpus']['documents']} documents, at k chunks (recall@{record['config']['k']}, "
              f"{record['config']['RESAMPLES']:,} paired resamples, seed {record['config']['seed']}):", ""]
     if not record["recommendations"]:
         lines.append("  one cell only: no verdict (see the box)")
     for rec in sorted(record["recommendations"], key=lambda r: r["scope"] != "overall"):
-        tokens = rec.get(f"leader's tokens at recall {target:.2f}")
-        rows = [("leader", f"{rec['leader']}  ({rec['verdict']})"),
-                ("P(best)", claims.probability_best_text(rec["P(best)"])),
-                ("cannot be ruled out", rec["cannot be ruled out"]),
+        tokens = rec.get(f"pick's tokens at recall {target:.2f}")
+        rows = [("pick at k", f"{rec['pick']}  ({rec['verdict']}; leader {rec['leader']})"),
+                (f"equivalent (±{rec['margin']:g})", rec["equivalent"]),
+                ("undecided", rec["undecided"]),
                 ("ruled out", rec["ruled out"]),
-                ("top two", rec["top two"]),
-                ("questions to separate", rec["questions to separate top two"]),
+                ("closest open", rec["closest open"]),
+                ("questions to decide", rec["questions to decide"]),
                 (f"tokens at recall {target:.2f}", "not reached within k = 10" if tokens is None else f"{tokens:,.0f}"),
                 ("warnings", rec["warnings"])]
         rows += [("caution", caution) for caution in rec.get("verdict_warnings", [])]
@@ -257,12 +283,12 @@ def _run_into(docs: Path, questions: Path, config: Path | None, out: Path, resam
 @command_edge
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="chunklab-own", description="Which chunking should I use on my documents?")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_HintingParser)
     for name, text in (("validate", "check documents, questions and config; every problem at once (seconds)"),
                        ("run", "validate, then run the comparison and write the report")):
-        command = sub.add_parser(name, help=text)
+        command = sub.add_parser(name, help=text, epilog=NO_QUESTIONS_YET)
         command.add_argument("docs", help="folder of .md, .txt, .html, .pdf, .docx files (read recursively)")
-        command.add_argument("questions", help="questions file (.yaml, .yml or .jsonl)")
+        command.add_argument("questions", help="questions file (.yaml, .yml or .jsonl); none yet? see below")
         command.add_argument("--config", default=None, help="YAML config (strategies, retrievers, models, k, ...)")
         if name == "run":
             command.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default: ./{DEFAULT_OUT})")

@@ -8,16 +8,18 @@ Handles three additions to the box of ``chunklab-own run`` (``own.pipeline`` app
   paired intervals lie above 0; ``data/04_checks.csv``: the share of generated questions at least
   one check flags). Nothing is typed: a missing table says so.
 * ``held_out_check``: select on one half, confirm on the other (post 03's guard). The questions
-  are split in two halves at random (seeded); the pick on the selection half must be the run's
-  leader and must not be ruled out on the held-out half by the series' rule
-  (``stats.selection.select_winner``: its paired 95% interval against the held-out leader
-  contains 0, or it leads); otherwise the box says it is not confirmed. Beside it, over
-  ``N_SPLITS`` random halves, ``stats.holdout.held_out_selection``'s share of splits whose pick is
-  among the held-out best and its mean optimism (selection minus held-out score).
-* ``questions_at_margin``: the questions that would decide the top two at the margin delta
-  (``decision.margin.DEFAULT_MARGIN``) with 80% power, from their paired interval
-  (``stats.bootstrap.questions_for_power``), and the documents that many questions need at this
-  run's questions per document.
+  are split in two halves at random (seeded); on each half the decision engine decides
+  (``decision.compare.compare``, the same margin δ): the engine's pick on the selection half must
+  be the run's pick, and on the held-out half it must lead or be equivalent within ±δ to the
+  leader; undecided or ruled out there, the box says it is not confirmed. Beside it, over
+  ``N_SPLITS`` random halves, ``stats.holdout.held_out_selection``'s share of splits whose
+  top-scoring candidate is among the held-out best and its mean optimism (selection minus held-out
+  score): a different thing from a decision, kept as such -- it measures how much choosing on the
+  same questions flatters the choice (post 03's winner's curse), and decides nothing.
+* ``questions_at_margin``: the questions (and documents, at this run's questions per document) that
+  would settle the box's decision at the margin δ (``decision.margin.DEFAULT_MARGIN``) with 80%
+  power: the engine's own figure (``decision.margin.questions_to_settle``), so the number a
+  ``chunklab-own questions --report`` draws is the one the box states.
 
 Not handled: splits grouped by document (questions are split one by one; generated questions
 are one per passage), choosing delta for you.
@@ -35,7 +37,6 @@ import pandas as pd
 
 from chunklab_core.core import paths
 from chunklab_core.decision.margin import DEFAULT_MARGIN
-from chunklab_core.stats.bootstrap import questions_for_power
 
 N_SPLITS = 50
 POWER = 0.80
@@ -91,60 +92,63 @@ def _halves(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return np.sort(order[: n // 2]), np.sort(order[n // 2:])
 
 
-def held_out_check(wide: pd.DataFrame, leader: str, resamples: int, seed: int) -> dict:
-    """Select on one seeded half of ``wide`` (questions x candidates), confirm on the other (module docstring)."""
+def held_out_check(wide: pd.DataFrame, pick: str, resamples: int, seed: int, margin: float = DEFAULT_MARGIN,
+                   simple=None) -> dict:
+    """Select on one seeded half of ``wide`` (questions x candidates), confirm on the other, both by the
+    decision engine (``decision.compare.compare`` at ``margin``, ties to ``simple``; module docstring)."""
+    from chunklab_core.decision.compare import EQUIVALENT, LEADER, RULED_OUT, compare
     from chunklab_core.stats.holdout import held_out_selection
-    from chunklab_core.stats.selection import select_winner
 
     n = len(wide)
     if n < 2 * MIN_HALF or wide.shape[1] < 2:
         return {"confirmed": None, "text": f"not checked: {n} questions; a held-out half needs at least "
                                            f"{MIN_HALF} questions per half ({2 * MIN_HALF} in all)"}
     names = [str(c) for c in wide.columns]
-    scores = wide.to_numpy(dtype=float)
+    wide = wide.set_axis(names, axis=1)
     select, hold = _halves(n, seed)
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # few questions: said by the line itself
-        on_select = select_winner(scores[select], names, resamples=resamples, seed=seed)
-        on_hold = select_winner(scores[hold], names, resamples=resamples, seed=seed)
-    pick = on_select.leader
-    kept = pick in on_hold.candidates
-    repeated = held_out_selection(scores, names, seed=seed, n_splits=N_SPLITS).summary
-    confirmed = pick == leader and kept
-    if pick != leader:
-        verdict = f"not confirmed: on a random half ({len(select)} questions) the pick is {pick}, not {leader}"
-    elif not kept:
-        diff = on_hold.against_leader.get(pick)
-        interval = f" ({on_hold.leader} − {pick}: {diff.mean:+.3f} [{diff.low:+.3f}, {diff.high:+.3f}])" if diff else ""
-        verdict = (f"not confirmed: {pick}, picked on one half ({len(select)} questions), is ruled out on the "
-                   f"other ({len(hold)} questions){interval}")
+    on_select = compare(wide.iloc[select], resamples, seed, margin, simple=simple)
+    on_hold = compare(wide.iloc[hold], resamples, seed, margin, simple=simple)
+    chosen = on_select.pick
+    word = on_hold.words[chosen]
+    confirmed = chosen == pick and word in (LEADER, EQUIVALENT)
+    halves = f"picked on one half ({len(select)} questions)"
+    if chosen != pick:
+        verdict = f"not confirmed: on a random half ({len(select)} questions) the engine picks {chosen}, not {pick}"
+    elif word == LEADER:
+        verdict = f"confirmed: {pick}, {halves}, leads on the other ({len(hold)} questions)"
+    elif word == EQUIVALENT:
+        verdict = (f"confirmed: {pick}, {halves}, is equivalent within ±{margin:g} to the leader of the other "
+                   f"({len(hold)} questions; {on_hold.interval_text(pick)})")
     else:
-        verdict = (f"confirmed: {pick}, picked on one half ({len(select)} questions), cannot be ruled out on the "
-                   f"other ({len(hold)} questions)")
-    text = (f"{verdict}; over {N_SPLITS} random halves the pick on one half was among the best on the other in "
-            f"{repeated['share_agrees']:.0%}, and its held-out minus selection score averaged "
-            f"{round(-repeated['mean_gap'], 3) + 0.0:+.3f} (the series' held-out guard)")
-    return {"confirmed": confirmed, "text": text, "pick": pick, "selection questions": len(select),
-            "held-out questions": len(hold), "share agrees": float(repeated["share_agrees"]),
-            "mean gap": float(repeated["mean_gap"])}
+        said = "ruled out" if word == RULED_OUT else f"undecided at ±{margin:g} (neither equivalent nor ruled out)"
+        verdict = (f"not confirmed: {pick}, {halves}, is {said} on the other ({len(hold)} questions; "
+                   f"{on_hold.interval_text(pick)})")
+    repeated = held_out_selection(wide.to_numpy(dtype=float), names, seed=seed, n_splits=N_SPLITS).summary
+    text = (f"{verdict}; over {N_SPLITS} random halves the top-scoring candidate on one half was among the best on "
+            f"the other in {repeated['share_agrees']:.0%}, and its held-out minus selection score averaged "
+            f"{round(-repeated['mean_gap'], 3) + 0.0:+.3f} (the series' held-out guard: how much choosing "
+            f"on the same questions flatters the choice, not a verdict)")
+    return {"confirmed": confirmed, "text": text, "pick": chosen, "held-out word": word,
+            "selection questions": len(select), "held-out questions": len(hold),
+            "share agrees": float(repeated["share_agrees"]), "mean gap": float(repeated["mean_gap"])}
 
 
-def questions_at_margin(n: int, interval: tuple[float, float], n_documents: int,
+def questions_at_margin(needed: int | None, verdict: str, n: int, n_documents: int,
                         margin: float = DEFAULT_MARGIN) -> dict:
-    """Questions (and documents, at this run's questions per document) that would decide the top two at
-    ``margin``: ``questions_for_power(n, margin, interval, POWER)``; ``questions`` None above its cap."""
-    if interval[1] - interval[0] <= 1e-12:  # no paired spread observed: nothing to size from
-        return {"questions": None, "documents": None, "margin": margin, "power": POWER,
-                "text": f"at k chunks (the secondary view): not sized, the top two scored alike on every one of your {n} questions (no paired "
-                        f"spread), so the questions that would decide them at δ = {margin:g} cannot be estimated"}
-    needed = questions_for_power(n, margin, interval, power=POWER)
-    documents = None if needed is None else max(1, math.ceil(needed * n_documents / n))
+    """Questions (and documents, at this run's questions per document) that would settle the box's
+    decision at ``margin`` with 80% power: the decision engine's figure (``needed``, from
+    ``decision.margin.questions_to_settle``; None above its cap) when ``verdict`` is undecided."""
+    from chunklab_core.decision.compare import BELOW_FLOOR, DECIDED
+
+    empty = {"questions": None, "documents": None, "margin": margin, "power": POWER}
+    if verdict == DECIDED:
+        return {**empty, "text": f"none needed: decided at δ = {margin:g} on your {n} questions"}
+    if verdict == BELOW_FLOOR:
+        return {**empty, "text": "not sized: below floor, more questions would not make chunking what limits it"}
     if needed is None:
-        text = f"at k chunks (the secondary view): more than 100,000 questions would decide the top two at δ = {margin:g}"
-    else:
-        text = (f"at k chunks (the secondary view): about {needed:,} questions (about {documents:,} documents at your {n / n_documents:.1f} questions "
-                f"per document) would decide the top two at δ = {margin:g} of recall with {POWER:.0%} power "
-                f"(you have {n}); chunklab-own questions DOCS --report OUT draws that many, as far as the documents allow")
-    return {"questions": needed, "documents": documents, "margin": margin, "power": POWER, "text": text}
+        return {**empty, "text": f"more than 100,000 questions would settle the decision at δ = {margin:g}"}
+    documents = max(1, math.ceil(needed * n_documents / n))
+    text = (f"about {needed:,} questions (about {documents:,} documents at your {n / n_documents:.1f} questions "
+            f"per document) would settle the decision above at δ = {margin:g} of recall with {POWER:.0%} power "
+            f"(you have {n}); chunklab-own questions DOCS --report OUT draws that many, as far as the documents allow")
+    return {**empty, "questions": needed, "documents": documents, "text": text}

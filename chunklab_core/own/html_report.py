@@ -103,15 +103,19 @@ def _tokens(value) -> str:
 
 
 def scope_table(rec, k: int) -> pd.DataFrame:
-    """The candidates of one scope: mean recall@k, leader − candidate with its 95% interval,
-    P(best), the verdict word and the tokens at the recall target."""
-    frame = rec.verdict.to_frame()
+    """The candidates of one scope at k chunks, as the decision engine decided them: mean recall@k,
+    leader − candidate with its paired 95% interval under the design shown (and the question-level one
+    where questions share documents), the engine's word and the tokens at the recall target."""
+    v = rec.verdict
     rows = []
-    for name, r in frame.iterrows():
-        against = rec.verdict.against_leader.get(name)
-        gap = "—" if against is None else f"{against.mean:+.3f} [{against.low:+.3f}, {against.high:+.3f}]"
-        rows.append({"candidate": name, column("recall", k): float(r["mean"]), "leader − candidate [95% CI]": gap,
-                     "P(best)": f"{100 * float(r['probability_best']):.0f}%", "verdict": r["status"],
+    for name in sorted(v.names, key=lambda n: -v.means[n]):
+        iv = v.intervals.get(name)
+        gap = "—" if iv is None else f"{iv['diff']:+.3f} [{iv['low']:+.3f}, {iv['high']:+.3f}]"
+        row = {"candidate": name, column("recall", k): v.means[name], "leader − candidate [95% CI]": gap}
+        if v.design != "questions":
+            row["over questions [95% CI]"] = ("—" if iv is None else
+                                              f"[{iv['question low']:+.3f}, {iv['question high']:+.3f}]")
+        rows.append({**row, "decision": v.words[name] + (" (pick)" if name == v.pick else ""),
                      "tokens at target": _tokens(rec.tokens_at_target.get(name, np.nan))})
     return pd.DataFrame(rows)
 
@@ -134,10 +138,14 @@ def body(result, figures: dict) -> str:
              f"{esc(result.questions)}; recall@{esc(k)} (share of a question's gold slots found in the top {esc(k)} "
              f"contexts), {esc(f'{config.resamples:,}')} paired resamples, seed {esc(config.seed)}.</p>",
              box_html(result.box)]
-    parts.append("<h2>Each retriever's candidates</h2>"
-                 "<p>A <b>winner</b> only when every paired 95% interval leader − other lies above 0; a candidate "
-                 "whose interval lies above 0 is <b>ruled out</b>; the rest <b>cannot be ruled out</b> (the series' "
-                 "one rule). P(best) is shown beside it, never the basis of a verdict.</p>")
+    margin = result.recommendations[0].verdict.margin if result.recommendations else 0.0
+    parts.append("<h2>Each retriever's candidates at k chunks</h2>"
+                 f"<p>The secondary view, decided by the same engine as the box's decision: per candidate the paired "
+                 f"95% interval of leader − candidate over your questions (and over your documents where questions "
+                 f"share them). <b>equivalent</b>: every interval lies inside ±{esc(f'{margin:g}')} (or the two are "
+                 "equal on every question); <b>ruled out</b>: every interval lies above 0; <b>undecided</b>: "
+                 "anything else. The <b>pick</b> is the simplest of the leader and its equivalents (no model before "
+                 "a model, fewer parameters, fewer tokens per context).</p>")
     from chunklab_core.own.recommendation import primary
 
     first = primary(result.recommendations) if result.recommendations else None
@@ -145,9 +153,8 @@ def body(result, figures: dict) -> str:
     if not ordered:
         parts.append("<p>Only one cell was run: there is nothing to compare it with.</p>")
     for rec in ordered:
-        row = rec.row(target)
-        caption = (f"{rec.scope}: leader {rec.verdict.leader} ({row['verdict']}); top two {row['top two']}; "
-                   f"questions to separate them: {row['questions to separate top two']}; n = {rec.verdict.n_questions}.")
+        caption = (f"{rec.scope}, recall@{k}: {rec.verdict.headline()}; paired intervals, {rec.verdict.design}, "
+                   f"n = {rec.verdict.n_questions}.")
         parts.append(f"<h3>{esc(rec.scope)}</h3>" + table(scope_table(rec, k), caption, index=False))
         parts.append(items([f"Chunk health: {w}" for w in rec.warnings] +
                            [f"Caution: {w}" for w in rec.verdict.warnings], "warn"))

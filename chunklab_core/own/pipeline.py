@@ -36,8 +36,9 @@ from chunklab_core.stats import bootstrap
 from chunklab_core.retrieval.registry import needs_model
 
 KEYS = ["corpus", "model", "strategy", "retriever"]
-BASIS_LINES = (("generated questions", "questions"), ("held out", "held out"),
-               ("questions at margin", "to decide at k"))  # (record key, box label): the at-k view, beside "decision"
+BASIS_LINES = (("generated questions", "questions", ("decision", "verdict")),
+               ("questions at margin", "to decide", ("decision", "verdict")),
+               ("held out", "held out", ("verdict at k chunks", "verdict")))  # (record key, box label, after which line)
 
 
 def scope_matrix(per_question: pd.DataFrame, rec, metric: str) -> pd.DataFrame:
@@ -47,22 +48,34 @@ def scope_matrix(per_question: pd.DataFrame, rec, metric: str) -> pd.DataFrame:
     return pd.concat([frame.loc[key] for key in rec.cells.values()], axis=1, keys=list(rec.cells)).dropna()
 
 
+def _decision_size(rec) -> tuple[int | None, str, int]:
+    """(questions that would settle it, verdict, n) of the box's decision: the matched-cost one when
+    there is one, else the at-k one -- both the decision engine's figures."""
+    matched = rec.matched
+    if matched and isinstance(matched.get("verdict"), str):
+        needed = str(matched.get("what would decide", "")).replace(",", "")
+        return (int(needed) if needed.isdigit() else None), matched["verdict"], int(matched["questions"])
+    v = rec.verdict
+    return v.what_would_decide, v.verdict, v.n_questions
+
+
 def basis(corpus, per_question: pd.DataFrame, recommendations, k: int, resamples: int, seed: int) -> dict:
     """What the recommendation rests on (``own.held_out``): the generated questions and the held-out
-    check (only when some questions are generated), and the questions that would decide at delta."""
+    check of the at-k pick (only when some questions are generated), and the questions that would
+    settle the box's decision at delta."""
     if not recommendations:
         return {}
     rec = own_recommendation.primary(recommendations)
-    diff = rec.verdict.top_two_difference
-    out = {"questions at margin": own_held_out.questions_at_margin(
-        rec.verdict.n_questions, (diff.low, diff.high), len(corpus.documents))}
+    needed, verdict, n = _decision_size(rec)
+    out = {"questions at margin": own_held_out.questions_at_margin(needed, verdict, n, len(corpus.documents))}
     generated = sum(q.source == "generated" for q in corpus.questions)
     if generated:
         out["generated questions"] = {"generated": generated, "questions": len(corpus.questions),
                                       "text": own_held_out.generated_line(generated, len(corpus.questions),
                                                                           own_held_out.post04_measure())}
         wide = scope_matrix(per_question, rec, column("recall", k))
-        out["held out"] = own_held_out.held_out_check(wide, rec.verdict.leader, resamples, seed)
+        out["held out"] = own_held_out.held_out_check(wide, rec.verdict.pick, resamples, seed,
+                                                      simple=own_recommendation.simplicity_key(rec, per_question, k))
     return out
 
 
@@ -98,11 +111,16 @@ class OwnResult:
             return own_recommendation.single_cell_box(self.summary, self.targets, self.config.k,
                                                       self.config.recall_target)
         lines = own_recommendation.box(self.recommendations, self.config.k, self.config.recall_target)
-        added = [(label, self.basis[key]["text"]) for key, label in BASIS_LINES if key in self.basis]
-        labels = [label for label, _ in lines]
-        # after the verdict the basis lines qualify: the at-k verdict when the box has one, else "verdict"
-        anchor = next((labels.index(name) + 1 for name in ("verdict at k chunks", "verdict") if name in labels), 2)
-        return lines[:anchor] + added + lines[anchor:]
+        for key, label, after in BASIS_LINES:  # each basis line right after the line it qualifies
+            if key not in self.basis:
+                continue
+            labels = [name for name, _ in lines]
+            anchor = next((len(labels) - labels[::-1].index(name) for name in after if name in labels), 2)
+            if after[0] == "decision":  # after the decision's earlier basis lines, in BASIS_LINES order
+                while anchor < len(lines) and lines[anchor][0] in ("questions", "to decide"):
+                    anchor += 1
+            lines = lines[:anchor] + [(label, self.basis[key]["text"])] + lines[anchor:]
+        return lines
 
     @property
     def recommendation_table(self) -> pd.DataFrame:

@@ -10,23 +10,24 @@ Handles, from the per-question table of ``evaluation.matrix.run_matrix`` on one 
   simplest of the leader and its equivalents as the pick, and the smallest budget whose pick is
   equivalent to every larger budget's best. The box's first lines are this decision;
 
-* one selection verdict per retriever (and per embedding model for dense/hybrid) over the
-  strategies, and one overall over every (strategy, retriever, model) cell, on recall@k of
-  the same questions, by ``selection.select_winner`` -- the series' one rule
-  (``chunklab_core.stats.claims``): the leader is the highest mean, a *winner* only when every
-  paired 95% interval leader - candidate lies above 0; a candidate whose interval lies above 0
-  is *ruled out*, the rest *cannot be ruled out*; the probability of being best is reported
-  beside it, never the basis of the verdict; the questions that would separate the top two
-  come from their paired interval). The wording is the verdict's own
-  (``SelectionVerdict.headline``), so the series' one vocabulary is used;
+* the secondary view, recall at k chunks (``verdict``, :func:`at_k_lines`): per retriever (and per
+  embedding model for dense/hybrid) over the strategies, and overall over every (strategy,
+  retriever, model) cell, the same engine's step on recall@k of the same questions
+  (``decision.compare.compare``): leader, paired intervals under both designs, equivalent within
+  the same ±δ / ruled out / undecided, the simplest of the leader and its equivalents as the pick,
+  the verdict *decided* / *undecided* (with the questions that would settle it at δ) / *below
+  floor*. Nothing in the box, the tables, the console or the JSON decides by another rule (the
+  earlier ``select_winner`` verdict, "winner / cannot be ruled out", and its probability of being
+  best are gone from this report); questions that name no document are each their own cluster
+  (``decision.compare.document_clusters``) in both views;
 * the tokens each cell returns at the recall target (the mean returned tokens at the
   smallest k <= 10 whose mean slot recall reaches the target, from ``budget.recall_token_curve``);
-* warnings from chunk health for the leaders and the strategies that cannot be ruled out:
+* warnings from chunk health for the at-k pick and the strategies not ruled out:
   fragments (chunks under 200 characters) and, only for cells that embed chunks (dense,
   hybrid), chunks cut by the embedding model's length limit (``max_seq_length``);
-* the box a user reads first (``box``): what to use, the verdict with its interval and n, the
-  tokens it costs, what would settle it when nothing wins -- the one source of the console
-  summary, ``recommendation.json`` and the report's box;
+* the box a user reads first (``box``): the matched-cost decision, then the at-k view and the
+  tokens its pick costs -- the one source of the console summary, ``recommendation.json`` and the
+  report's box; ``use_cell``: the cell to use (``chunklab-own answers --run`` and ``check`` read it);
 * one tidy table (the console table and the report's), and JSON-ready records.
 
 Not handled: running retrieval, choosing k or the target for you, several corpora at once.
@@ -43,20 +44,22 @@ import pandas as pd
 from chunklab_core.evaluation.budget import recall_token_curve
 from chunklab_core.chunking import strategy_label
 from chunklab_core.evaluation.measures import column
-from chunklab_core.stats.claims import excludes_zero
-from chunklab_core.stats.selection import SelectionVerdict, select_winner
+from chunklab_core.decision.compare import (DECIDED, RULED_OUT, UNDECIDED, Comparison, compare,
+                                            document_clusters)
 from chunklab_core.retrieval.registry import NO_MODEL, model_column, needs_model, setting_name, uses_no_model
 
 FRAGMENT_WARNING_PCT = 10.0  # warn when more than this share (%) of a strategy's chunks are fragments
 MAX_K = 10
+BOX_LIST = 4  # the box names at most this many candidates per list, then "and N more" (the tables list them all)
 
 
 @dataclass
 class Recommendation:
-    """The verdict of one scope ("bm25", "dense · all-MiniLM-L6-v2", "overall") and its extras."""
+    """The decision of one scope ("bm25", "dense · all-MiniLM-L6-v2", "overall"): the engine's at matched
+    cost (``matched``) and at k chunks (``verdict``, a ``decision.compare.Comparison``), and its extras."""
 
     scope: str
-    verdict: SelectionVerdict
+    verdict: Comparison
     cells: dict[str, tuple[str, str, str]]  # candidate name -> (strategy, retriever, model)
     tokens_at_target: dict[str, float] = field(default_factory=dict)
     k_at_target: dict[str, float] = field(default_factory=dict)
@@ -64,43 +67,55 @@ class Recommendation:
     matched: dict = field(default_factory=dict)  # the decision engine's setting_guide row (matched cost)
 
     def row(self, recall_target: float) -> dict:
-        """One row of the recommendation table."""
+        """One row of the recommendation table: the at-k decision in the engine's words."""
         v = self.verdict
-        leader_p = float(v.probabilities[v.names.index(v.leader)])
-        diff = v.top_two_difference
-        if excludes_zero(diff.low, diff.high):
-            needed = "separated already"
-        elif v.questions_needed is not None:
-            needed = f"about {v.questions_needed:,}"
-        else:
-            needed = "more than 100,000" if abs(diff.mean) >= 1e-9 else "none would (equal means)"
-        tokens = self.tokens_at_target.get(v.leader, np.nan)
+        open_ = v.first_open
+        tokens = self.tokens_at_target.get(v.pick, np.nan)
         return {
-            "scope": self.scope, "leader": v.leader, "P(best)": leader_p,
-            "verdict": "winner" if v.winner is not None else "no winner",
-            "cannot be ruled out": (f"all {len(v.names)}" if len(v.candidates) == len(v.names) > 3
-                                    else ", ".join(v.candidates)),
-            "ruled out": ", ".join(v.ruled_out) or "none",
-            "top two": f"{v.top_two[0]} − {v.top_two[1]}: {diff.mean:+.3f} [{diff.low:+.3f}, {diff.high:+.3f}]",
-            "questions to separate top two": needed,
-            f"leader's tokens at recall {recall_target:.2f}": tokens,
+            "scope": self.scope, "pick": v.pick, "leader": v.leader, "verdict": v.verdict,
+            "equivalent": ", ".join(v.equivalents) or "none",
+            "undecided": ", ".join(v.of(UNDECIDED)) or "none",
+            "ruled out": ", ".join(v.of(RULED_OUT)) or "none",
+            "closest open": v.interval_text(open_) if open_ else "—",
+            "questions to decide": (("more than 100,000" if v.what_would_decide is None else f"about {v.what_would_decide:,}")
+                                    if v.verdict == UNDECIDED else "decided already" if v.verdict == DECIDED else "—"),
+            "margin": v.margin, "design": v.design,
+            f"pick's tokens at recall {recall_target:.2f}": tokens,
             "questions": v.n_questions,
             "warnings": "; ".join(self.warnings) or "—",
         }
 
     def to_record(self, recall_target: float) -> dict:
-        """JSON-ready: the row, the headline and every candidate's figures."""
-        frame = self.verdict.to_frame()
+        """JSON-ready: the row, the headline, the cell to use and every candidate's figures."""
+        v = self.verdict
         candidates = [{"candidate": name, "strategy": self.cells[name][0], "retriever": self.cells[name][1],
-                       "model": self.cells[name][2], "mean": float(r["mean"]),
-                       "probability_best": float(r["probability_best"]), "status": r["status"],
+                       "model": self.cells[name][2], "mean": v.means[name], "status": v.words[name],
+                       "pick": name == v.pick,
+                       **({f"leader − candidate {key}": float(value) for key, value in v.intervals[name].items()}
+                          if name in v.intervals else {}),
                        "tokens_at_target": _none_if_nan(self.tokens_at_target.get(name)),
                        "k_at_target": _none_if_nan(self.k_at_target.get(name))}
-                      for name, r in frame.iterrows()]
+                      for name in sorted(v.names, key=lambda n: -v.means[n])]
         row = {key: _none_if_nan(value) for key, value in self.row(recall_target).items()}
         matched = {key: _none_if_nan(value) for key, value in self.matched.items()}
-        return {**row, "matched_cost": matched, "headline": self.verdict.headline(), "verdict_warnings": list(self.verdict.warnings),
-                "resamples": self.verdict.resamples, "seed": self.verdict.seed, "candidates": candidates}
+        return {**row, "use": use_cell(self), "matched_cost": matched, "headline": v.headline(),
+                "verdict_warnings": list(v.warnings), "resamples": v.resamples, "seed": v.seed,
+                "candidates": candidates}
+
+
+def use_cell(rec: Recommendation) -> dict:
+    """The cell the scope recommends, as (strategy, retriever, model): the engine's matched-cost pick
+    (the box's *use* line) when there is one, else the pick at k chunks."""
+    if rec.matched and isinstance(rec.matched.get("strategy"), str):
+        strategy = rec.matched["strategy"]
+        if "|" in strategy:  # the overall scope: strategy|retriever|model
+            strategy, retriever, model = strategy.split("|")
+        else:
+            retriever, model = str(rec.matched["retriever"]), str(rec.matched["model"])
+        return {"strategy": strategy, "retriever": retriever, "model": model, "basis": "matched cost",
+                "tokens": _none_if_nan(rec.matched.get("tokens"))}
+    strategy, retriever, model = rec.cells[rec.verdict.pick]
+    return {"strategy": strategy, "retriever": retriever, "model": model, "basis": "at k chunks", "tokens": None}
 
 
 def _none_if_nan(value):
@@ -155,14 +170,38 @@ def health_warnings(health: pd.DataFrame, strategies: Sequence[str], embedding: 
     return notes
 
 
-def _verdict(per_question: pd.DataFrame, metric: str, keys: list[tuple[str, str, str]], names: list[str],
-             resamples: int, seed: int) -> SelectionVerdict:
-    frame = per_question.set_index(["strategy", "retriever", "model", "qid"])[metric].sort_index()
-    columns = [frame.loc[key] for key in keys]
-    wide = pd.concat(columns, axis=1, keys=names).dropna()
+def _simple(per_question: pd.DataFrame, cells: dict, k: int, overall: bool):
+    """The simplicity key of a scope's candidates (``candidates.simplicity``): no model first -- in the
+    overall scope a retriever that embeds counts as one --, fewer parameters, fewer tokens per context
+    (the mean of tokens@k / k over the cell's questions)."""
+    from chunklab_core.decision.candidates import simplicity
+
+    tokens = column("tokens", k)
+    frame = per_question.set_index(["strategy", "retriever", "model"]).sort_index()
+    per_context = {name: (float(frame.loc[key, tokens].mean()) / k if tokens in frame else float("nan"))
+                   for name, key in cells.items()}
+    return lambda n: simplicity(cells[n][0], per_context[n], overall and needs_model(cells[n][1]))
+
+
+def simplicity_key(rec: Recommendation, per_question: pd.DataFrame, k: int):
+    """:func:`_simple` of a recommendation's scope (the held-out check breaks ties as the scope did)."""
+    data = per_question.assign(model=per_question["model"].astype(str))
+    return _simple(data, rec.cells, k, rec.scope == "overall")
+
+
+def _comparison(per_question: pd.DataFrame, metric: str, keys: list[tuple[str, str, str]], names: list[str],
+                resamples: int, seed: int, k: int, overall: bool) -> Comparison:
+    """The engine's decision (``decision.compare``) on ``metric`` of the scope's cells: questions scored in
+    every cell, clustered by document where they share one, ties to the simplest (:func:`_simple`)."""
+    frame = per_question.set_index(["strategy", "retriever", "model", "qid"]).sort_index()
+    wide = pd.concat([frame.loc[key, metric] for key in keys], axis=1, keys=names).dropna()
     if wide.empty:
         raise ValueError(f"no question has {metric} in every compared cell")
-    return select_winner(wide.to_numpy(dtype=float), names, resamples=resamples, seed=seed)
+    documents = per_question.drop_duplicates("qid").set_index("qid")["doc_id"] if "doc_id" in per_question else None
+    clusters = (document_clusters(documents.reindex(wide.index).tolist(), wide.index.tolist())
+                if documents is not None else None)
+    return compare(wide, resamples, seed, clusters=clusters, simple=_simple(per_question, dict(zip(names, keys)),
+                                                                           k, overall))
 
 
 def recommend(per_question: pd.DataFrame, runs: dict, health: pd.DataFrame, k: int, recall_target: float,
@@ -202,10 +241,10 @@ def recommend(per_question: pd.DataFrame, runs: dict, health: pd.DataFrame, k: i
         names = [_cell_name(s, r, m, overall, overall and len(models) > 1) for s, r, m in keys]
         with warnings.catch_warnings():  # the few-questions warning is kept in verdict.warnings
             warnings.simplefilter("ignore", UserWarning)
-            verdict = _verdict(data, metric, keys, names, resamples, seed)
+            verdict = _comparison(data, metric, keys, names, resamples, seed, k, overall)
         cells = dict(zip(names, keys))
         matched = scope_decision(runs, keys, overall, resamples, seed)
-        flagged = [verdict.leader] + [c for c in verdict.candidates if c != verdict.leader]
+        flagged = [verdict.pick] + [c for c in verdict.names if c != verdict.pick and verdict.words[c] != RULED_OUT]
         warned = []
         for name in flagged:
             strategy, retriever = cells[name][0], cells[name][1]
@@ -228,18 +267,18 @@ def recommendation_table(recommendations: Sequence[Recommendation], recall_targe
 
 
 def describe(recommendations: Sequence[Recommendation], k: int, recall_target: float) -> str:
-    """The recommendation as Markdown prose: the overall verdict first, then each retriever's."""
+    """The at-k decision as Markdown prose: the overall scope first, then each retriever's."""
     ordered = sorted(recommendations, key=lambda r: r.scope != "overall")
     parts = []
     for rec in ordered:
         v = rec.verdict
-        tokens = rec.tokens_at_target.get(v.leader, np.nan)
-        cost = (f" At the recall target {recall_target:.2f} the leader returns about {tokens:,.0f} tokens per "
-                f"question (k = {rec.k_at_target[v.leader]:.0f})." if not np.isnan(tokens) else
-                f" The leader does not reach recall {recall_target:.2f} within the top {MAX_K}.")
+        tokens = rec.tokens_at_target.get(v.pick, np.nan)
+        cost = (f" At the recall target {recall_target:.2f} the pick returns about {tokens:,.0f} tokens per "
+                f"question (k = {rec.k_at_target[v.pick]:.0f})." if not np.isnan(tokens) else
+                f" The pick does not reach recall {recall_target:.2f} within the top {MAX_K}.")
         warn = (" Chunk health: " + "; ".join(rec.warnings) + ".") if rec.warnings else ""
         caution = "".join(f" *Caution: {w}.*" for w in v.warnings)
-        parts.append(f"**{rec.scope}** (recall@{k}): {v.headline()}{cost}{warn}{caution}")
+        parts.append(f"**{rec.scope}** (recall@{k}): {v.headline()}.{cost}{warn}{caution}")
     return "\n\n".join(parts)
 
 
@@ -268,54 +307,36 @@ def single_cell_box(summary: pd.DataFrame, targets: pd.DataFrame, k: int, recall
             ("to settle it", "add a second strategy or retriever to the config for a verdict")]
 
 
-def box(recommendations: Sequence[Recommendation], k: int, recall_target: float) -> list[tuple[str, str]]:
-    """The recommendation box: ``(label, text)`` lines of the primary scope.
+def at_k_lines(rec: Recommendation, k: int, recall_target: float) -> list[tuple[str, str]]:
+    """The at-k view of a scope, decided by the engine: *at k chunks* (the pick and the verdict),
+    *verdict at k chunks* (the engine's sentence with n and the design) and *cost* (the pick's tokens
+    at the recall target)."""
+    v = rec.verdict
+    scope = "every strategy × retriever cell" if rec.scope == "overall" else f"the {rec.scope} cells"
+    use = f"{v.pick} ({v.verdict} at recall@{k} among {scope}, equivalence margin ±{v.margin:g})"
+    verdict = f"{v.headline(BOX_LIST)} (paired intervals, {v.design}, recall@{k}, n = {v.n_questions} questions)"
+    tokens, at_k = rec.tokens_at_target.get(v.pick, np.nan), rec.k_at_target.get(v.pick, np.nan)
+    cost = (f"about {tokens:,.0f} tokens per question for the pick to reach recall {recall_target:.2f} (k = {at_k:.0f})"
+            if not np.isnan(tokens) else f"the pick does not reach recall {recall_target:.2f} within the top {MAX_K}")
+    return [("at k chunks", use), ("verdict at k chunks", verdict), ("cost", cost)]
 
-    Lines: *use* (the leader; a winner or the leader of those that cannot be ruled out), *verdict*
-    (winner / no winner by the series' rule, with the top two's paired 95% interval -- the top
-    two always begin with the leader -- and n questions), *cost* (tokens at the recall target),
-    *cheapest* and *to settle it* (only without a winner: the candidate that cannot be ruled out
-    returning the fewest tokens at the recall target, and the questions the top two's interval
-    asks for),
-    *ruled out*, and any caution of the verdict (few questions). The console and
-    ``recommendation.json`` print these lines as they are.
+
+def box(recommendations: Sequence[Recommendation], k: int, recall_target: float) -> list[tuple[str, str]]:
+    """The recommendation box: ``(label, text)`` lines of the primary scope, every one decided by the engine.
+
+    Lines: the matched-cost decision (``_matched_lines``: *use* with its budget, *equivalent*,
+    *decision*, *pick at each budget*), then the secondary view at k chunks (:func:`at_k_lines`),
+    then any caution (few questions). Without a matched-cost decision (no budget table), the at-k
+    lines lead under the labels *use*, *verdict* and *cost*. The console and ``recommendation.json``
+    print these lines as they are.
     """
     rec = primary(recommendations)
-    v = rec.verdict
-    first, second = v.top_two
-    diff = v.top_two_difference
-    interval = f"{first} − {second}: {diff.mean:+.3f} [{diff.low:+.3f}, {diff.high:+.3f}]"
-    scope = "every strategy × retriever cell" if rec.scope == "overall" else f"the {rec.scope} cells"
-    if v.winner is not None:
-        use = f"{v.leader} (the winner among {scope})"
-        verdict = (f"winner: every paired 95% interval leader − other lies above 0; closest, {interval} "
-                   f"(recall@{k}, n = {v.n_questions} questions)")
-    else:
-        others = [c for c in v.candidates if c != v.leader]
-        use = (f"{v.leader} (the leader among {scope}; {len(others)} other(s) cannot be ruled out)")
-        verdict = (f"no winner: the leader and {second} cannot be told apart, {interval} (the paired 95% "
-                   f"interval contains 0; recall@{k}, n = {v.n_questions} questions)")
-    tokens, at_k = rec.tokens_at_target.get(v.leader, np.nan), rec.k_at_target.get(v.leader, np.nan)
-    cost = (f"about {tokens:,.0f} tokens per question to reach recall {recall_target:.2f} (k = {at_k:.0f})"
-            if not np.isnan(tokens) else f"does not reach recall {recall_target:.2f} within the top {MAX_K}")
-    lines = [("use", use), ("verdict", verdict), ("cost", cost)]
+    at_k = at_k_lines(rec, k, recall_target)
     if rec.matched:
-        lines = _matched_lines(rec.matched) + [("at k chunks", use), ("verdict at k chunks", verdict), ("cost", cost)]
-    if v.winner is None:
-        needed = rec.row(recall_target)["questions to separate top two"]
-        priced = {c: rec.tokens_at_target.get(c, np.nan) for c in v.candidates}
-        priced = {c: t for c, t in priced.items() if not np.isnan(t)}
-        if priced:
-            cheapest = min(priced, key=lambda c: (priced[c], v.candidates.index(c)))
-            lines.append(("cheapest", f"{cheapest}: about {priced[cheapest]:,.0f} tokens per question at recall "
-                                      f"{recall_target:.2f}, the fewest among those that cannot be ruled out"))
-        counted = needed.startswith(("about", "more than"))
-        lines.append(("to settle it", (f"{needed} questions would separate the top two (you have {v.n_questions})"
-                                       if counted else f"the top two: {needed}")
-                      + "; or choose on cost among those that cannot be ruled out"))
-    lines.append(("ruled out", ", ".join(v.ruled_out) or "none"))
-    lines += [("caution", w) for w in v.warnings]
-    return lines
+        lines = _matched_lines(rec.matched) + at_k
+    else:
+        lines = [("use", at_k[0][1]), ("verdict", at_k[1][1]), at_k[2]]
+    return lines + [("caution", w) for w in rec.verdict.warnings]
 
 
 def matched_cost(budget_table: pd.DataFrame, resamples: int, seed: int, margin: float | None = None,
@@ -352,8 +373,9 @@ def scope_decision(runs: dict, keys: Sequence[tuple[str, str, str]], overall: bo
         if (strategy, retriever, model_column(retriever, run_model)) not in wanted:
             continue
         name = f"{strategy}|{retriever}|{model_column(retriever, run_model)}" if overall else strategy
-        frames.append(budget_scores(run, BUDGETS).assign(
-            corpus="own", strategy=name, retriever="overall" if overall else retriever,
+        scores = budget_scores(run, BUDGETS)
+        frames.append(scores.assign(
+            doc_id=document_clusters(scores["doc_id"].tolist(), scores["qid"].tolist()), corpus="own", strategy=name, retriever="overall" if overall else retriever,
             model="—" if overall else model_column(retriever, run_model)))
     if len(frames) < 2:
         return {}
@@ -381,9 +403,19 @@ def _matched_lines(matched: dict) -> list[tuple[str, str]]:
     picks = "; ".join(f"{key[3:]}: {value}" for key, value in matched.items()
                       if key.startswith("at ") and key[3:].replace(",", "").isdigit() and isinstance(value, str))
     equivalents = matched.get("equivalents") if isinstance(matched.get("equivalents"), str) else ""
+    ties = matched.get("ties") if isinstance(matched.get("ties"), str) else ""
+    def short(text: str) -> str:
+        items = [t for t in text.split("; ") if t]
+        return "; ".join(items) if len(items) <= BOX_LIST else f"{'; '.join(items[:BOX_LIST])} and {len(items) - BOX_LIST} more"
+
+    equivalents = short(equivalents)
+    if ties:  # equal to the pick on every question: equivalent at any margin (the engine's tie)
+        equivalents = "; ".join(filter(None, [equivalents, f"{short(ties)} (equal to the pick on every question)"]))
     verdict = matched.get("verdict", "")
     if verdict == "undecided":
-        verdict += f": about {matched.get('what would decide')} questions would settle it at ±{DEFAULT_MARGIN:g}"
+        needed = str(matched.get("what would decide"))
+        verdict += (f": {'about ' if needed[:1].isdigit() else ''}{needed} questions would settle it "
+                    f"at ±{DEFAULT_MARGIN:g}")
     return [("use", f"{matched['use']} at {int(matched['tokens']):,} tokens (the smallest budget whose pick is "
                     f"equivalent within ±{DEFAULT_MARGIN:g} to the best of every larger budget; "
                     f"{matched['measure']} {float(matched['score']):.3f})"),

@@ -100,7 +100,7 @@ def coverage_text(coverage: pd.DataFrame | None, read: Sequence[str], model: str
 
 def models_text(comparisons: Sequence[Mapping], models: Sequence[str], labels: Mapping[str, str],
                 coverage: pd.DataFrame | None = None, read: Sequence[str] = ()) -> str:
-    """The dense leader under each of two models per corpus, with each model's selection verdict,
+    """The dense pick under each of two models per corpus, with each model's decision by the engine,
     after where the second model is read and where it is still being recorded (:func:`coverage_text`).
 
     ``comparisons``: :func:`chunklab_core.reports.post02.tables.compare_models`' second value.
@@ -116,10 +116,17 @@ def models_text(comparisons: Sequence[Mapping], models: Sequence[str], labels: M
         parts.append(PROSE.fill(
             "models.corpus", sample=labels[item["corpus"]],
             strategies=numbers.count(item["strategies"], "strategy", "strategies"),
-            leader_a=a.leader, model_a=model_a, leader_b=b.leader, model_b=model_b,
-            same="the same" if a.leader == b.leader else "the winner changes",
-            headline_a=a.headline(), headline_b=b.headline()))
+            leader_a=a.pick, model_a=model_a, leader_b=b.pick, model_b=model_b,
+            same="the same" if a.pick == b.pick else "the pick changes",
+            headline_a=_sentence(a), headline_b=_sentence(b)))
     return " ".join(parts)
+
+
+def _sentence(comparison) -> str:
+    """The engine's headline of one model's comparison at k, as a sentence with its sample."""
+    text = comparison.headline(4)
+    return (f"{text[0].upper()}{text[1:]} (paired intervals, {comparison.design}, "
+            f"{comparison.resamples:,} paired resamples of {comparison.n_questions:,} questions).")
 
 
 def _cell(row) -> str:

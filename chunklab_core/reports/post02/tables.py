@@ -31,7 +31,6 @@ from chunklab_core.stats.rank_stability import kendall_tau_ci, strategy_scores
 from chunklab_core.evaluation.matrix import MatrixResult, cell_summary, corpus_table
 from chunklab_core.evaluation.span_metrics import SPAN_MEASURES
 from chunklab_core.evaluation.measures import column, depth_columns, interval_columns, largest_k, require_columns
-from chunklab_core.stats.selection import select_winner
 from chunklab_core.retrieval.registry import BASELINE, EMBEDDER, compared_with, needs_model, rows_of_model, spec
 
 KEYS = ["corpus", "model", "strategy", "retriever"]
@@ -227,12 +226,17 @@ def read_model_corpora(coverage: pd.DataFrame | None, wanted: Sequence[str], mod
 
 
 def compare_models(per_question: pd.DataFrame, k: int, models: Sequence[str], resamples: int, seed: int):
-    """Dense recall@k per strategy under each model, and per corpus each model's selection verdict.
+    """Dense recall@k per strategy under each model, and per corpus each model's decision at k chunks.
 
     Returns ``(table, comparisons)``: ``comparisons`` holds, per corpus where two models ran,
-    ``corpus``, ``strategies`` (how many both ran) and ``verdicts`` (model -> ``select_winner``
-    verdict), worded by :func:`chunklab_core.reports.post02.prose.models_text`.
+    ``corpus``, ``strategies`` (how many both ran) and ``verdicts`` (model -> the decision engine's
+    ``decision.compare.Comparison`` on recall@k: both designs, equivalence within the pool's δ, the
+    simplest of the leader and its equivalents as the pick), worded by
+    :func:`chunklab_core.reports.post02.prose.models_text`. The same engine as the pool, not another rule.
     """
+    from chunklab_core.decision.candidates import simplicity
+    from chunklab_core.decision.compare import compare, document_clusters
+
     if len(models) < 2:
         return pd.DataFrame(), []
     dense = per_question[per_question["retriever"].map(lambda r: spec(r).stored and needs_model(r))]
@@ -245,12 +249,21 @@ def compare_models(per_question: pd.DataFrame, k: int, models: Sequence[str], re
         common = set.intersection(*(set(sub.loc[sub["model"] == m, "strategy"]) for m in models))
         ordered = [s for s in dict.fromkeys(sub["strategy"]) if s in common]  # both models, same candidates
         for model in models:
-            wide = sub[sub["model"] == model].pivot(index="qid", columns="strategy", values=column("recall", k))
+            mine = sub[sub["model"] == model]
+            wide = mine.pivot(index="qid", columns="strategy", values=column("recall", k))
             wide = wide[ordered].dropna()
             if wide.empty:
                 continue
-            verdict = select_winner(wide.to_numpy(), [strategy_label(s) for s in wide.columns],
-                                    resamples=resamples, seed=seed)
+            tokens = column("tokens", k)
+            per_context = (mine.groupby("strategy")[tokens].mean() / k if tokens in mine
+                           else pd.Series(float("nan"), index=ordered))
+            documents = question_documents(mine)
+            clusters = (document_clusters(documents.reindex(wide.index).tolist(), wide.index.tolist())
+                        if documents is not None else None)
+            labels = {s: strategy_label(s) for s in wide.columns}
+            by_label = {label: s for s, label in labels.items()}
+            verdict = compare(wide.rename(columns=labels), resamples, seed, clusters=clusters,
+                              simple=lambda n: simplicity(by_label[n], float(per_context.get(by_label[n], float("nan")))))
             winners[model] = verdict
             for strategy, value in wide.mean().items():
                 rows.append({"corpus": corpus, "model": model, "strategy": strategy_label(strategy),
