@@ -179,6 +179,9 @@ def test_run_cell_of_a_document_scoped_corpus_ranks_within_the_document_to_its_w
 
     _, binds = budget_run(run, 10_000)  # the whole document returned: its length, not the depth, ends the reading
     assert not binds.any()
+    from chunklab_core.evaluation.budget import recall_at_budget
+
+    assert not recall_at_budget(run, [16, 10_000])["depth_binds"].any()  # the per-budget table agrees
     everywhere = run_cell(_corpus("corpus"), "sentences", "bm25", k_max=2, chunks=chunks,
                           store=RunStore(tmp_path, mode="live"))
     assert {run.contexts[i][0] for i in everywhere.ranked_deep[1] if i >= 0} == {"c1", "c2", "c3"}

@@ -57,6 +57,13 @@ def contexts_within_budget(tokens: np.ndarray, budget: float) -> np.ndarray:
     return fits.sum(axis=1)
 
 
+def available_contexts(run: RetrievalRun):
+    """Per question, how many contexts its ranking could return: the cell's contexts, or for a run
+    scoped to each question's document (``retrieval.scope``) that document's contexts only
+    (``RetrievalRun.scope_contexts``). A recorded ranking shorter than this is cut by its depth."""
+    return run.scope_contexts if getattr(run, "scope_contexts", None) is not None else len(run.contexts)
+
+
 def budget_run(run: RetrievalRun, max_budget: float) -> tuple[RetrievalRun, np.ndarray]:
     """The run as deep as a budget of ``max_budget`` tokens needs, and where its depth binds.
 
@@ -76,9 +83,7 @@ def budget_run(run: RetrievalRun, max_budget: float) -> tuple[RetrievalRun, np.n
     cut = np.full((deep.shape[0], width), -1, dtype=np.int64)
     for row, n in enumerate(keep):
         cut[row, :n] = deep[row, :n]
-    # a run scoped to each question's document can return that document's contexts only (``retrieval.scope``)
-    available = run.scope_contexts if getattr(run, "scope_contexts", None) is not None else len(run.contexts)
-    depth_binds = (fits >= valid) & (valid < available) & (tokens.sum(axis=1) < max_budget)
+    depth_binds = (fits >= valid) & (valid < available_contexts(run)) & (tokens.sum(axis=1) < max_budget)
     return dataclasses.replace(run, ranked=cut), depth_binds
 
 
@@ -142,7 +147,7 @@ def recall_at_budget(run_or_tables: RetrievalRun | RankedJudgments, budgets: Seq
     if isinstance(run_or_tables, RetrievalRun):
         deep = np.asarray(run_or_tables.ranked_deep if run_or_tables.ranked_deep is not None else run_or_tables.ranked)
         recorded = (deep >= 0).sum(axis=1)  # contexts the recorded ranking holds per question
-        partial = recorded < len(run_or_tables.contexts)  # the cell has more contexts than were recorded
+        partial = recorded < available_contexts(run_or_tables)  # more contexts than were recorded (its scope's)
         run_or_tables, _ = budget_run(run_or_tables, max(budgets))
     judged = _judged(run_or_tables, threshold)
     frames = []
