@@ -112,3 +112,46 @@ def test_a_posts_parameters_are_declared_once_and_read_by_its_notebook_the_pool_
         assert re.search(r"^STRATEGIES = None\b", parameters, re.M) and re.search(r"^KS = None\b", parameters, re.M)
         code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
         assert re.search(rf'^STRATEGIES, KS = (posts\.)?post\("{number}"\)\.parameters\(STRATEGIES, KS\)$', code, re.M)
+
+
+def test_post_02s_retrievers_are_read_when_used_by_its_notebook_and_the_lab(monkeypatch):
+    """Every registered retriever, asked at the call: one registered after ``reports.lab`` was
+    imported (a user's module or entry point) is in post 02's matrix and the lab's budget panel,
+    which replays exactly the cells post 02 records (issue 47's TF-IDF story)."""
+    import json
+
+    from chunklab_core.data import corpora as corpora_module
+    from chunklab_core.evaluation import matrix as matrix_module
+    from chunklab_core.reports import lab
+    from chunklab_core.retrieval.registry import RetrieverSpec, register_retriever, registered
+
+    p02 = posts.post("02")
+    assert p02.retrievers is None and lab.LabConfig().budget_retrievers is None
+    assert p02.retriever_names()[:3] == ["bm25", "dense", "hybrid"]  # the series' order: post 02's tables
+    assert p02.retriever_names(["bm25"]) == ["bm25"]  # papermill's value wins
+    register_retriever(RetrieverSpec("late_b47", "Late", needs_model=False, factory=lambda **_: None))
+    assert "late_b47" in registered() and p02.retriever_names()[-1] == "late_b47"
+
+    asked = []
+
+    class Stop(Exception):
+        pass
+
+    def fake_run_matrix(corpora, strategies, retrievers, *args, **kwargs):
+        asked.append(list(retrievers))
+        raise Stop
+
+    monkeypatch.setattr(corpora_module, "load_corpus", lambda *a, **k: None)
+    monkeypatch.setattr(matrix_module, "run_matrix", fake_run_matrix)
+    with pytest.raises(Stop):
+        lab.budget_tables(lab.LabConfig())
+    assert asked == [p02.retriever_names()] and "late_b47" in asked[0]
+    with pytest.raises(Stop):
+        lab.budget_tables(lab.LabConfig(budget_retrievers=("bm25",)))
+    assert asked[-1] == ["bm25"]
+
+    cells = json.loads((PROJ_ROOT / p02.source).read_text(encoding="utf-8"))["cells"]
+    parameters = next("".join(c["source"]) for c in cells if "parameters" in c["metadata"].get("tags", []))
+    assert re.search(r"^RETRIEVERS = None\b", parameters, re.M)
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    assert re.search(r'^RETRIEVERS = posts\.post\("02"\)\.retriever_names\(RETRIEVERS\)$', code, re.M)

@@ -8,11 +8,13 @@ prerequisites), and what is derived from it: :func:`recorded_posts` (``make runs
 :func:`make_fragment`, the Makefile fragment (``.cache/posts.mk``: ``NOTEBOOKS``,
 ``SITE_POSTS`` (what `make site` publishes), ``FINDINGS_TABLES`` and each post's prerequisites;
 the Makefile's one pattern rule executes them); and each post's parameters (strategies, cut-offs,
-depth), read by its notebook, the lab and the pool. A new post is one :class:`Post` line here
+depth, retrievers), read by its notebook, the lab and the pool. A new post is one :class:`Post` line here
 (and its notebook source and report package).
 
 Standard library only: the Makefile runs this file as a script with the system Python
 (``python3.11 chunklab_core/reports/posts.py --out .cache/posts.mk``), before the virtualenv exists.
+The one exception is :meth:`Post.retriever_names`, which asks the retriever registry when it is
+called (never by the script).
 
 Not handled: executing a post (``notebook_run``), the columns post 00 needs of each table
 (``post00.sources``), what post 00 says about them (``post00.findings``).
@@ -36,7 +38,8 @@ class Post:
     non-empty (its recorded inputs exist); ``after``: posts whose executed notebooks it needs
     first (``"*"``: every other post); ``make_args``: extra papermill arguments (a make
     expression); ``records_runs`` / ``reading``: its position in `make runs`' order / post 00's
-    reading order (``None``: not in it).
+    reading order (``None``: not in it); ``retrievers``: the retrievers its matrix runs, ``None``
+    for every registered retriever as registered when asked (:meth:`retriever_names`).
     """
 
     number: str
@@ -54,10 +57,24 @@ class Post:
     strategies: tuple[str, ...] = ()
     ks: tuple[int, ...] = ()
     depth: int | None = None
+    retrievers: tuple[str, ...] | None = None
 
     def parameters(self, strategies=None, ks=None) -> tuple[list[str], list[int]]:
         """A notebook's ``STRATEGIES`` and ``KS``: the values papermill gave, or (``None``) the declared ones."""
         return (list(self.strategies if strategies is None else strategies), list(self.ks if ks is None else ks))
+
+    def retriever_names(self, retrievers=None) -> list[str]:
+        """A notebook's ``RETRIEVERS``: the value papermill gave, or (``None``) the declared ones; where
+        the post declares none, every retriever registered *now* (``retrieval.registry.registered``,
+        read at the call, so a retriever a user's module or entry point adds is in it: the lab replays
+        the cells this post records, no other)."""
+        if retrievers is not None:
+            return list(retrievers)
+        if self.retrievers is not None:
+            return list(self.retrievers)
+        from chunklab_core.retrieval.registry import registered  # the package, only when asked
+
+        return list(registered())
 
     @property
     def notebook(self) -> str:
