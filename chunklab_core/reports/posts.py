@@ -23,10 +23,17 @@ Not handled: executing a post (``notebook_run``), the columns post 00 needs of e
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+
+SERIES_FILE = Path(__file__).resolve().parents[1] / "decision" / "series.json"
+SERIES: tuple[str, ...] = tuple(json.loads(SERIES_FILE.read_text(encoding="utf-8"))["strategies"])
+"""The series' strategies, post 02's: the decision stage's one list (``decision/series.json``, its pool's
+``SERIES``), read as a file because this module runs with the system Python and cannot import the package."""
 
 
 @dataclass(frozen=True)
@@ -96,9 +103,7 @@ POSTS: tuple[Post, ...] = (
          tables=("02_recall_verdicts.csv", "02_pool.csv", "02_pool_guide.csv", "02_chunk_health.csv", "02_stability.csv", "02_balanced_verdicts.csv",
                  "02_matrix.csv", "02_paired_retrievers.csv", "02_models.csv"),
          records_runs=1, reading=3, make_args="$(OWN_DOCS)",
-         strategies=("fixed_500", "fixed_500_o125", "recursive_500", "sentence_window_2", "parent_doc_250_1000",
-                     "semantic_tfidf", "fixed_1000", "fixed_tokens_256", "structure_aware", "semantic_embedding",
-                     "semantic_no_floor"), ks=(1, 3, 5, 10)),
+         strategies=SERIES, ks=(1, 3, 5, 10)),
     Post("03", "03_uncertainty", "chunklab_core.reports.post03", "How far can N questions be trusted?",
          "post 01's ranking with paired intervals, the verdict rule, calibration, clustering",
          tables=("03_paired_vs_leader.csv", "03_clustered.csv", "03_calibration.csv"), records_runs=3, reading=2,
