@@ -36,14 +36,13 @@ import numpy as np
 
 from chunklab_core.core.text import normalize
 from chunklab_core.evaluation import ranking_metrics as rm
+from chunklab_core.evaluation.measures import KS  # the series' cut-offs, the evaluators' default
 from chunklab_core.evaluation.measures.f1 import MEASURE as F1
 from chunklab_core.evaluation.measures.id_recall import MEASURE as ID_RECALL
 from chunklab_core.evaluation.measures.map import MEASURE as MAP
 from chunklab_core.evaluation.span_metrics import span_overlap
 from chunklab_core.evaluators.common import (EncodedRun, StageResult, as_slots, contains_gold, encode_ranked,
                                              none_where, word_tokens)
-
-KS = (1, 3, 5, 10)
 
 
 def snippet_relevance(texts: Sequence[Sequence[str]], snippets: Sequence | None,
