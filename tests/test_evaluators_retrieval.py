@@ -10,7 +10,8 @@ import pytrec_eval
 from ranx import Qrels, Run, evaluate as ranx_evaluate
 
 from chunklab_core.evaluators.common import encode_ranked, measured_mean, percentile, word_tokens
-from chunklab_core.evaluators.retrieval import evaluate_retrieval, map_at_k
+from chunklab_core.evaluation.measures.map import map_at_k
+from chunklab_core.evaluators.retrieval import evaluate_retrieval
 
 
 def test_word_token_rule():

@@ -52,8 +52,8 @@ def test_parse_rejects(bad):
 def test_unknown_measure_and_bad_k_raise():
     with pytest.raises(ValueError, match="unknown measure 'mrr'; known: recall, complete, hit"):
         column("mrr", 10)
-    with pytest.raises(ValueError, match="unknown measure 'map'"):
-        parse("map@10")
+    with pytest.raises(ValueError, match="unknown measure 'err'"):
+        parse("err@10")
     for k in (0, -1, 2.0, "5", True, None):
         with pytest.raises(ValueError, match="k must be an integer >= 1"):
             column("hit", k)
@@ -68,9 +68,11 @@ def test_trec_eval_and_ranx_names():
     assert MEASURES["p"].ranx_name(5) == "precision@5"
     assert MEASURES["rr"].ranx_name(10) == "mrr@10"
     assert MEASURES["ndcg"].ranx_name(10) == "ndcg@10"
+    assert MEASURES["id_recall"].trec_eval_name(5) == "recall_5" and MEASURES["id_recall"].ranx_name(5) == "recall@5"
+    assert MEASURES["f1"].ranx_name(3) == "f1@3"
     without = {n for n, m in MEASURES.items() if m.trec_eval is None}
-    assert without == {"recall", "complete", "tokens", "context_efficiency", "span_recall", "span_precision",
-                       "span_iou", "complete_evidence", "token_recall"}
+    assert {"recall", "complete", "tokens", "context_efficiency", "span_recall", "span_precision", "span_iou",
+            "complete_evidence", "token_recall", "f1", "map"} <= without
     with pytest.raises(ValueError, match="'tokens' has no trec_eval counterpart"):
         MEASURES["tokens"].trec_eval_name(5)
     with pytest.raises(ValueError, match="'recall' has no ranx counterpart"):
@@ -112,6 +114,8 @@ def _ours(name: str, k: int) -> np.ndarray:
         return rm.reciprocal_rank_at_k(REL, k)
     if name == "ndcg":
         return rm.ndcg_at_k(REL, k, rm.binary_ideal_gains(N_RELEVANT, k))
+    if name == "id_recall":  # a measure of judged ids: its registered function, on the fixture as one
+        return MEASURES[name](rm.JudgedIds(REL, N_RELEVANT), [k])[column(name, k)].to_numpy()
     raise AssertionError(name)
 
 
@@ -121,6 +125,9 @@ def test_hand_values_of_the_fixture():
     np.testing.assert_allclose(_ours("rr", 5), [0.5, 0, 1])
     idcg = 1 + 1 / np.log2(3) + 1 / np.log2(4)
     np.testing.assert_allclose(_ours("ndcg", 5), [(1 / np.log2(3) + 1 / np.log2(5)) / idcg, 0, 1])
+
+
+SERIES_NAMED = {"hit", "p", "rr", "ndcg", "id_recall"}
 
 
 @pytest.mark.parametrize("k", [1, 3, 5])
@@ -133,11 +140,11 @@ def test_trec_eval_names_are_pytrec_evals_same_quantities(k):
         relevant += [f"unreturned{q}_{i}" for i in range(n_relevant - len(relevant))]
         qrels[f"q{q}"] = {d: 1 for d in relevant}
         run[f"q{q}"] = returned
-    named = {n: m for n, m in MEASURES.items() if m.trec_eval is not None}
+    named = {n: m for n, m in MEASURES.items() if m.trec_eval is not None and n in SERIES_NAMED}
     # trec_eval's recip_rank has no cut-off: it is rr at the run's depth (5 here)
     at = {n: REL.shape[1] if n == "rr" else k for n in named}
     reference = pytrec_eval.RelevanceEvaluator(qrels, {m.trec_eval_name(at[n]) for n, m in named.items()}).evaluate(run)
-    assert set(named) == {"hit", "p", "rr", "ndcg"}
+    assert set(named) == SERIES_NAMED  # every series measure with a trec_eval name (a user's may add more)
     for n, m in named.items():
         expected = [reference[f"q{q}"][m.trec_eval_name(at[n])] for q in range(len(REL))]
         np.testing.assert_allclose(_ours(n, at[n]), expected, atol=1e-12, err_msg=f"{n}@{at[n]}")
@@ -159,8 +166,8 @@ def test_interval_and_required_columns():
     with pytest.raises(ValueError, match=r"lacks the metric columns \['ndcg@10'\]"):
         require_columns(["hit@5", "rr@5"], ["rr@5", "ndcg@10"])
     assert metric_columns(["qid", "hit@1", "n_relevant", "rr@10"]) == ["hit@1", "rr@10"]
-    with pytest.raises(ValueError, match="unknown measure 'map'"):
-        metric_columns(["qid", "map@10"])
+    with pytest.raises(ValueError, match="unknown measure 'err'"):
+        metric_columns(["qid", "err@10"])
 
 
 def _header(path: Path) -> list[str]:

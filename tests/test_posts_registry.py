@@ -78,6 +78,8 @@ def test_make_site_publishes_the_registered_posts_and_a_new_post_09_is_one_line_
     import shutil
 
     (tmp_path / "chunklab_core/reports").mkdir(parents=True)
+    (tmp_path / "chunklab_core/decision").mkdir(parents=True)
+    shutil.copy(PROJ_ROOT / "chunklab_core/decision/series.json", tmp_path / "chunklab_core/decision")  # posts.py reads it
     (tmp_path / "notebooks/src").mkdir(parents=True)
     shutil.copy(PROJ_ROOT / "Makefile", tmp_path)
     source = (PROJ_ROOT / "chunklab_core/reports/posts.py").read_text(encoding="utf-8")
@@ -99,11 +101,13 @@ def test_make_site_publishes_the_registered_posts_and_a_new_post_09_is_one_line_
 def test_a_posts_parameters_are_declared_once_and_read_by_its_notebook_the_pool_and_the_lab():
     import json
 
+    from chunklab_core.decision import candidates
     from chunklab_core.reports import lab, pool
 
     p02 = posts.post("02")
-    # the decision stage sits below reports and cannot read posts.py: its pool keeps the list, pinned equal here
-    assert tuple(pool.SERIES) == tuple(p02.strategies) and lab.LabConfig().budget_strategies is p02.strategies
+    # one list, decision/series.json: the pool (below reports) and posts.py (the system Python) both read it
+    assert p02.strategies is posts.SERIES and lab.LabConfig().budget_strategies is p02.strategies
+    assert pool.SERIES == posts.SERIES and candidates.SERIES_FILE == posts.SERIES_FILE
     assert p02.parameters(None, None) == (list(p02.strategies), list(p02.ks))
     assert p02.parameters(["fixed_500"], [5]) == (["fixed_500"], [5])  # papermill's value wins
     for number in ("01", "02"):
@@ -112,3 +116,77 @@ def test_a_posts_parameters_are_declared_once_and_read_by_its_notebook_the_pool_
         assert re.search(r"^STRATEGIES = None\b", parameters, re.M) and re.search(r"^KS = None\b", parameters, re.M)
         code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
         assert re.search(rf'^STRATEGIES, KS = (posts\.)?post\("{number}"\)\.parameters\(STRATEGIES, KS\)$', code, re.M)
+
+
+def test_post_02s_retrievers_are_read_when_used_by_its_notebook_and_the_lab(monkeypatch):
+    """Every registered retriever, asked at the call: one registered after ``reports.lab`` was
+    imported (a user's module or entry point) is in post 02's matrix and the lab's budget panel,
+    which replays exactly the cells post 02 records (issue 47's TF-IDF story)."""
+    import json
+
+    from chunklab_core.data import corpora as corpora_module
+    from chunklab_core.evaluation import matrix as matrix_module
+    from chunklab_core.reports import lab
+    from chunklab_core.retrieval.registry import RetrieverSpec, register_retriever, registered
+
+    p02 = posts.post("02")
+    assert p02.retrievers is None and lab.LabConfig().budget_retrievers is None
+    assert p02.retriever_names()[:3] == ["bm25", "dense", "hybrid"]  # the series' order: post 02's tables
+    assert p02.retriever_names(["bm25"]) == ["bm25"]  # papermill's value wins
+    register_retriever(RetrieverSpec("late_b47", "Late", needs_model=False, factory=lambda **_: None))
+    assert "late_b47" in registered() and p02.retriever_names()[-1] == "late_b47"
+
+    asked = []
+
+    class Stop(Exception):
+        pass
+
+    def fake_run_matrix(corpora, strategies, retrievers, *args, **kwargs):
+        asked.append(list(retrievers))
+        raise Stop
+
+    monkeypatch.setattr(corpora_module, "load_corpus", lambda *a, **k: None)
+    monkeypatch.setattr(matrix_module, "run_matrix", fake_run_matrix)
+    with pytest.raises(Stop):
+        lab.budget_tables(lab.LabConfig())
+    assert asked == [p02.retriever_names()] and "late_b47" in asked[0]
+    with pytest.raises(Stop):
+        lab.budget_tables(lab.LabConfig(budget_retrievers=("bm25",)))
+    assert asked[-1] == ["bm25"]
+
+    cells = json.loads((PROJ_ROOT / p02.source).read_text(encoding="utf-8"))["cells"]
+    parameters = next("".join(c["source"]) for c in cells if "parameters" in c["metadata"].get("tags", []))
+    assert re.search(r"^RETRIEVERS = None\b", parameters, re.M)
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    assert re.search(r'^RETRIEVERS = posts\.post\("02"\)\.retriever_names\(RETRIEVERS\)$', code, re.M)
+
+
+def test_the_series_strategies_are_one_file_read_by_the_pool_and_by_posts_py_run_with_the_system_python(tmp_path):
+    """``decision/series.json`` is the one list: no module spells it out, the pool and posts.py read
+    it, posts.py as the Makefile runs it (a script, standard library only, no package import), and
+    every name in it is a registered strategy."""
+    import ast
+    import json
+    import shutil
+    import sys
+
+    from chunklab_core.chunking import STRATEGIES
+    from chunklab_core.decision import candidates
+
+    listed = tuple(json.loads(candidates.SERIES_FILE.read_text(encoding="utf-8"))["strategies"])
+    assert listed == candidates.SERIES == posts.post("02").strategies and set(listed) <= set(STRATEGIES)
+    spelled = []  # the list written out as a literal anywhere in the package is a second copy
+    for path in sorted((PROJ_ROOT / "chunklab_core").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Tuple, ast.List)):
+                if tuple(getattr(e, "value", None) for e in node.elts) == listed:
+                    spelled.append(f"{path.relative_to(PROJ_ROOT)}:{node.lineno}")
+    assert spelled == []
+    script = ("import importlib.util, sys; spec = importlib.util.spec_from_file_location('posts', sys.argv[1]); "
+              "m = importlib.util.module_from_spec(spec); sys.modules['posts'] = m; spec.loader.exec_module(m); "
+              "assert 'chunklab_core' not in sys.modules; print(','.join(m.SERIES))")
+    system = shutil.which("python3") or sys.executable
+    shown = subprocess.run([system, "-I", "-c", script, str(PROJ_ROOT / "chunklab_core/reports/posts.py")],
+                           capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert tuple(shown.stdout.strip().split(",")) == listed

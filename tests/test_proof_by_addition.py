@@ -241,9 +241,9 @@ def test_the_config_kinds_are_the_declared_sizings_and_units_are_checked():
 
 
 def test_names_are_resolved_once_at_the_edge_and_specs_travel_below(tmp_path, monkeypatch):
-    """run_matrix resolves each retriever name once; run_cell, cell_search and make_retriever take
-    the spec it passes on. Computed live that is the only lookup; a recording or a replay adds
-    one more, the run store reading the stored retriever's version by name (``recorded_runs``)."""
+    """run_matrix resolves each retriever and strategy name once; run_cell, cell_search and
+    make_retriever take the retriever's spec it passes on (the run store its version), chunk_corpus
+    the strategy's: one lookup each, computed live, recorded or replayed."""
     from collections import Counter
 
     from chunklab_core.core.corpus import Corpus, Document, Question
@@ -255,15 +255,16 @@ def test_names_are_resolved_once_at_the_edge_and_specs_travel_below(tmp_path, mo
     original = Registry.__getitem__
 
     def counted(self, name):
-        if self.kind == "retriever":
+        if self.kind in ("retriever", "strategy"):
             lookups[name] += 1
         return original(self, name)
 
     monkeypatch.setattr(Registry, "__getitem__", counted)
     text = " ".join(f"Sentence number {i} mentions item{i} and a river." for i in range(30))
-    corpus = Corpus("tiny", [Document("d0", text)], [Question("q1", "which item7", "d0", (("item7",),))])
-    for mode, expected in (("live", 1), ("record", 2), ("replay", 2)):
+    documents = [Document(f"d{i}", text) for i in range(3)]  # the strategy's spec cuts every document
+    corpus = Corpus("tiny", documents, [Question("q1", "which item7", "d0", (("item7",),))])
+    for mode, expected in (("live", 1), ("record", 1), ("replay", 1)):
         lookups.clear()
         run_matrix({"tiny": corpus}, ["fixed_500"], ["bm25"], ks=(1, 3), progress=False,
                    store=RunStore(tmp_path / "runs", mode))
-        assert lookups == {"bm25": expected}, (mode, lookups)
+        assert lookups == {"bm25": expected, "fixed_500": 1}, (mode, lookups)

@@ -57,16 +57,16 @@ __all__ = [
 ]
 
 
-def document_spans(text: str, strategy: str, *, headings: list[Heading] | None = None,
+def document_spans(text: str, strategy: str | StrategySpec, *, headings: list[Heading] | None = None,
                    **overrides: Any) -> list[ChunkSpan]:
-    """``(start, end, ctx_start, ctx_end)`` spans of ``text`` under ``strategy``, with
-    ``overrides`` replacing default parameters; checked against the span contract.
+    """``(start, end, ctx_start, ctx_end)`` spans of ``text`` under ``strategy`` (a registered name or
+    its spec), with ``overrides`` replacing default parameters; checked against the span contract.
     ``headings`` reach strategies that use them (``None``: found in the text)."""
     spec = _lookup(strategy)
     unknown = sorted(set(overrides) - set(spec.params))
     if unknown:
         raise ValueError(
-            f"strategy {strategy!r} has no parameter(s) {unknown}; it takes: {sorted(spec.params) or 'none'}"
+            f"strategy {spec.name!r} has no parameter(s) {unknown}; it takes: {sorted(spec.params) or 'none'}"
         )
     if not isinstance(text, str):
         raise ValueError(f"text must be a str, got {type(text).__name__}")
@@ -83,22 +83,24 @@ def _chunks(doc: Document, spans: list[ChunkSpan], first_id: int) -> list[Chunk]
     return [Chunk(first_id + i, doc.doc_id, s, e, cs, ce) for i, (s, e, cs, ce) in enumerate(spans)]
 
 
-def chunk_document(doc: Document, strategy: str, **overrides: Any) -> list[Chunk]:
-    """The chunks of one document, ids ``0 .. n-1`` in text order."""
-    return _chunks(doc, _document_spans(doc, strategy, overrides), 0)
+def chunk_document(doc: Document, strategy: str | StrategySpec, **overrides: Any) -> list[Chunk]:
+    """The chunks of one document, ids ``0 .. n-1`` in text order (``strategy``: a name or its spec)."""
+    return _chunks(doc, _document_spans(doc, _lookup(strategy), overrides), 0)
 
 
-def chunk_corpus(documents: Iterable[Document], strategy: str, **overrides: Any) -> list[Chunk]:
-    """The chunks of every document in order, ids ``0 .. n-1`` across the whole corpus."""
+def chunk_corpus(documents: Iterable[Document], strategy: str | StrategySpec, **overrides: Any) -> list[Chunk]:
+    """The chunks of every document in order, ids ``0 .. n-1`` across the whole corpus; a name is
+    resolved once here, and its spec passed to every document."""
+    spec = _lookup(strategy)
     chunks: list[Chunk] = []
     for doc in documents:
-        chunks.extend(_chunks(doc, _document_spans(doc, strategy, overrides), len(chunks)))
+        chunks.extend(_chunks(doc, _document_spans(doc, spec, overrides), len(chunks)))
     return chunks
 
 
-def _document_spans(doc: Document, strategy: str, overrides: dict[str, Any]) -> list[ChunkSpan]:
-    headings = document_headings(doc) if _lookup(strategy).uses_headings else None
-    return document_spans(doc.text, strategy, headings=headings, **overrides)
+def _document_spans(doc: Document, spec: StrategySpec, overrides: dict[str, Any]) -> list[ChunkSpan]:
+    headings = document_headings(doc) if spec.uses_headings else None
+    return document_spans(doc.text, spec, headings=headings, **overrides)
 
 
 from chunklab_core.chunking import strategies  # noqa: E402  (completes STRATEGIES, whatever is imported first)

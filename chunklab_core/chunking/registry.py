@@ -118,7 +118,11 @@ def register_variant(name: str, base: str, params: Mapping[str, Any], label: str
     return name
 
 
-def _lookup(strategy: str) -> StrategySpec:
+def _lookup(strategy: "str | StrategySpec") -> StrategySpec:
+    """The registered spec of a name; a spec object is returned as it is (names are resolved once,
+    at the edge, and the spec travels below: ``chunk_corpus`` resolves once per corpus, not per document)."""
+    if isinstance(strategy, StrategySpec):
+        return strategy
     try:
         return STRATEGIES[strategy]
     except (KeyError, TypeError):

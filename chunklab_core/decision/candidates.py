@@ -2,7 +2,8 @@
 
 Handles:
 
-* the pool (:data:`SERIES`, :data:`LIBRARY`, :data:`POOL`): the series' strategies, and each
+* the pool (:data:`SERIES`, :data:`LIBRARY`, :data:`POOL`): the series' strategies (``series.json`` beside
+  this module, the one list, which post 02's line in ``reports/posts.py`` reads too), and each
   library splitter at its documented default (``"default"`` only where the library documents
   it, checked against the installed libraries' signatures: LangChain's recursive
   ``TextSplitter`` 4,000/200 characters (its TokenText splitter at the same sizes runs on
@@ -24,14 +25,15 @@ Not handled: scores (``decision.scores``), verdicts (``decision.engine``), sente
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Mapping, Sequence
 
 from chunklab_core.core.tokens import ENCODING_NAME
 from chunklab_core.evaluation.budget import MATCHED_BUDGETS
 
-SERIES = ("fixed_500", "fixed_500_o125", "recursive_500", "sentence_window_2", "parent_doc_250_1000",
-          "semantic_tfidf", "fixed_1000", "fixed_tokens_256", "structure_aware", "semantic_embedding",
-          "semantic_no_floor")
+SERIES_FILE = Path(__file__).with_name("series.json")  # the one list: post 02 reads it too (reports/posts.py)
+SERIES: tuple[str, ...] = tuple(json.loads(SERIES_FILE.read_text(encoding="utf-8"))["strategies"])
 DOCUMENTED_DEFAULT = "documented default"
 LIBRARY: Mapping[str, str] = {
     "lc_recursive_default": DOCUMENTED_DEFAULT,

@@ -81,8 +81,9 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str | StrategySp
     ``chunk_options``: per strategy, options its chunker needs that are not data (the recorded
     model's ``complete`` of ``llm_semantic``); a strategy that needs one and lacks it fails.
     ``strategies`` / ``retrievers``: registered names or their specs (default every registered
-    retriever), resolved once here: below, the retrievers' specs are passed on (``run_cell``,
-    ``cell_search``); the strategies' names key the chunks, the run store and the judgments. The
+    retriever), resolved once here: below, the specs are passed on (the retrievers' to ``run_cell``,
+    ``cell_search``; the strategies' to ``chunk_corpus``, which cuts every document with the spec);
+    the strategies' names key the chunks, the run store and the judgments. The
     embedding model is built once per model and injected into every retriever that needs one
     (the registry's ``EMBEDDER``).
     """
@@ -90,10 +91,11 @@ def run_matrix(corpora: dict[str, Corpus], strategies: Sequence[str | StrategySp
 
     from chunklab_core.evaluation.slot_metrics import pool_judgments
 
-    unknown = [s for s in strategies if not isinstance(s, StrategySpec) and s not in STRATEGIES]
+    found = [s if isinstance(s, StrategySpec) else STRATEGIES.get(s) for s in strategies]  # each name looked up once
+    unknown = [s for s, f in zip(strategies, found) if f is None]
     if unknown:
         raise ValueError(f"unknown strategies {unknown}; known: {sorted(STRATEGIES)}")
-    strategy_specs = [s if isinstance(s, StrategySpec) else STRATEGIES[s] for s in strategies]
+    strategy_specs = found
     strategies = [s.name for s in strategy_specs]
     stray = sorted(set(chunk_options or {}) - set(strategies))
     if stray:
@@ -176,13 +178,13 @@ def needs_embedding(strategy: str | StrategySpec) -> bool:
 
 def _chunks(corpus: Corpus, strategy_spec: StrategySpec, model: str, dense_model, store,
             options: dict | None = None) -> list:
-    strategy = strategy_spec.name
+    strategy = strategy_spec.name  # the run store's key; the spec cuts
     if not strategy_spec.needs_embedding:
-        return chunk_corpus(corpus.documents, strategy, **(options or {}))
+        return chunk_corpus(corpus.documents, strategy_spec, **(options or {}))
     index = {doc.doc_id: i for i, doc in enumerate(corpus.documents)}
 
     def cut():
-        chunks = chunk_corpus(corpus.documents, strategy, embed=dense_model(model).embed)
+        chunks = chunk_corpus(corpus.documents, strategy_spec, embed=dense_model(model).embed)
         return np.array([(index[c.doc_id], c.start, c.end, c.ctx_start, c.ctx_end) for c in chunks],
                         dtype=np.int64).reshape(-1, 5)
 

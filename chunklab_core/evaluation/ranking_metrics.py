@@ -11,13 +11,27 @@ Conventions match trec_eval (and are cross-checked against pytrec_eval in the te
 precision divides by k even when fewer than k contexts were returned; reciprocal rank is 0
 when nothing relevant is returned; nDCG uses linear gains and the log2(rank + 1) discount.
 
-Not handled: deciding relevance (``evaluation.scoring`` for exact normalised containment,
+Not handled: recall, F1 and AP of judged ids (``evaluation/measures/id_recall.py``, ``f1.py``,
+``map.py``, one module per measure), deciding relevance (``evaluation.scoring`` for exact normalised containment,
 ``textmatch`` for fuzzy gold and slots), aggregation and intervals (``stats``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+
+
+@dataclass(frozen=True)
+class JudgedIds:
+    """A run judged against relevant ids, the input convention above as one value: ``rel``
+    (n_questions, depth) 0/1 grades and ``n_relevant`` (n_questions,) distinct relevant ids per
+    question. The run of the measures ``id_recall``, ``f1`` and ``map`` (``evaluation/measures/``);
+    ``evaluators.common.EncodedRun`` has the same two fields and serves as one."""
+
+    rel: np.ndarray
+    n_relevant: np.ndarray
 
 
 def _check(rel: np.ndarray, k: int) -> np.ndarray:

@@ -12,8 +12,8 @@ Corpus-level (one value each, on the chunk vectors ``V``, N x d):
 Per query (query vectors ``Q`` aligned with the records; similarity is cosine, rows L2-normalised,
 a zero row has cosine 0 with everything):
 
-* ``exact_recall@k``: ``retrieval.recall_at_k`` of the exact top k (``exact_top_k``) against the
-  gold ids: what a perfect index over these vectors would find;
+* ``exact_recall@k``: the measure ``id_recall`` (``evaluation/measures/id_recall.py``) of the exact
+  top k (``exact_top_k``) against the gold ids: what a perfect index over these vectors would find;
 * ``ann_recall@k`` = |ANN top k n exact top k| / min(k, N): the k-NN recall of ann-benchmarks
   (Aumüller, Bernhardsson & Faithfull, "ANN-Benchmarks", Information Systems 2020), for the ids
   your approximate index returned (a repeated id counts once);
@@ -31,7 +31,7 @@ from typing import Collection, Sequence
 import numpy as np
 
 from chunklab_core.evaluators.common import StageResult, encode_ranked, first_occurrences
-from chunklab_core.evaluators.retrieval import recall_at_k
+from chunklab_core.evaluation.measures.id_recall import MEASURE as ID_RECALL
 
 ZERO_NORM = 1e-12
 
@@ -160,7 +160,7 @@ def evaluate_embedding(qids: Sequence[str], chunk_ids: Sequence[str] | None = No
         return stage
     encoded = encode_ranked(exact, [g or () for g in gold_ids], k)
     unmeasured = np.array([g is None for g in gold_ids], dtype=bool)
-    recall = recall_at_k(encoded.rel, encoded.n_relevant, k)
+    recall = ID_RECALL(encoded, [k])[(ID_RECALL @ k).column].to_numpy(dtype=float, copy=True)
     recall[unmeasured] = np.nan
     stage.values[f"exact_recall@{k}"] = recall
     row_of = {c: i for i, c in enumerate(chunk_ids)}

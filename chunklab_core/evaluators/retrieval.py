@@ -5,12 +5,13 @@ first rank**, ``common.encode_ranked``), with ``R`` the query's distinct relevan
 
 * ``hit@k``, ``precision@k``, ``rr@k`` (MRR@k is its mean), ``ndcg@k``: the series' functions
   (``evaluation.ranking_metrics``; trec_eval conventions, binary gains);
-* ``recall@k`` = |relevant in top k| / R;
-* ``f1@k`` = 2 P R / (P + R) of ``precision@k`` and ``recall@k`` (0 when both are 0);
-* ``map@k`` = (sum_{i <= k} P@i rel_i) / min(R, k): average precision **bounded by
-  min(#relevant, K)**, so a perfect top k scores 1 even when R > k (the ``apk`` of Hamner's
-  ml_metrics; trec_eval's ``map_cut_k`` and ranx's ``map@k`` divide by R instead and agree
-  with it whenever R <= k);
+* ``recall@k`` = |relevant in top k| / R, ``f1@k`` = 2 P R / (P + R) of ``precision@k`` and
+  ``recall@k`` (0 when both are 0) and ``map@k`` = (sum_{i <= k} P@i rel_i) / min(R, k), average
+  precision **bounded by min(#relevant, K)** (a perfect top k scores 1 even when R > k; trec_eval's
+  ``map_cut_k`` and ranx's ``map@k`` divide by R instead and agree whenever R <= k): the
+  registered measures ``id_recall``, ``f1`` and ``map`` (``evaluation/measures/``, one module each,
+  stating its formula and source), computed by those members; this evaluator's column
+  ``recall@k`` is the measure ``id_recall`` (the series' ``recall`` is slot recall);
 * ``span_recall@k``, ``span_precision@k``, ``span_iou@k``, ``complete_evidence@k`` (character
   spans, ``evaluation.span_metrics.span_overlap``) when retrieved spans and gold spans are given;
 * ``returned_tokens@k``: words in the top k retrieved texts (what each side hands on, shown
@@ -35,42 +36,13 @@ import numpy as np
 
 from chunklab_core.core.text import normalize
 from chunklab_core.evaluation import ranking_metrics as rm
+from chunklab_core.evaluation.measures import KS  # the series' cut-offs, the evaluators' default
+from chunklab_core.evaluation.measures.f1 import MEASURE as F1
+from chunklab_core.evaluation.measures.id_recall import MEASURE as ID_RECALL
+from chunklab_core.evaluation.measures.map import MEASURE as MAP
 from chunklab_core.evaluation.span_metrics import span_overlap
 from chunklab_core.evaluators.common import (EncodedRun, StageResult, as_slots, contains_gold, encode_ranked,
                                              none_where, word_tokens)
-
-KS = (1, 3, 5, 10)
-
-
-def recall_at_k(rel: np.ndarray, n_relevant: np.ndarray, k: int) -> np.ndarray:
-    """recall@k = |relevant in top k| / R per query; NaN (not measured) where R = 0
-    (trec_eval ``recall_k``, which leaves such queries out)."""
-    hits = (np.asarray(rel)[:, :k] > 0).sum(axis=1).astype(float)
-    n_relevant = np.asarray(n_relevant, dtype=float)
-    return np.divide(hits, n_relevant, out=np.full_like(hits, np.nan), where=n_relevant > 0)
-
-
-def f1_at_k(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
-    """F1@k = 2 P R / (P + R), 0 when P + R = 0, NaN where recall is not measured (the
-    harmonic mean of ``precision@k`` and ``recall@k``; ranx ``f1@k``)."""
-    p, r = np.asarray(precision, dtype=float), np.asarray(recall, dtype=float)
-    total = p + r
-    out = np.divide(2 * p * r, total, out=np.zeros_like(p), where=total > 0)
-    out[np.isnan(r)] = np.nan
-    return out
-
-
-def map_at_k(rel: np.ndarray, n_relevant: np.ndarray, k: int) -> np.ndarray:
-    """AP@k = (sum_{i=1..k} P@i * rel_i) / min(R, k); NaN where R = 0.
-
-    P@i = (sum_{j<=i} rel_j) / i. Bounded by min(#relevant, K) (ml_metrics ``apk``); equals
-    trec_eval ``map_cut_k`` times R / min(R, k). MAP@k is the mean over queries.
-    """
-    hits = (np.asarray(rel)[:, :k] > 0).astype(float)
-    precision_at_i = np.cumsum(hits, axis=1) / np.arange(1, hits.shape[1] + 1)
-    total = (precision_at_i * hits).sum(axis=1)
-    bound = np.minimum(np.asarray(n_relevant, dtype=float), k)
-    return np.divide(total, bound, out=np.full_like(total, np.nan), where=bound > 0)
 
 
 def snippet_relevance(texts: Sequence[Sequence[str]], snippets: Sequence | None,
@@ -97,6 +69,8 @@ def returned_tokens(texts: Sequence[Sequence[str] | None], k: int) -> np.ndarray
 
 def _ranking(stage: StageResult, rel: np.ndarray, n_relevant: np.ndarray | None, ks: Sequence[int],
              unmeasured: np.ndarray) -> None:
+    judged = None if n_relevant is None else rm.JudgedIds(rel, n_relevant)
+    tables = {} if judged is None else {m.name: m(judged, ks) for m in (ID_RECALL, F1, MAP)}  # the registered measures
     for k in ks:
         stage.values[f"hit@{k}"] = none_where(rm.hit_at_k(rel, k), unmeasured)
         precision = none_where(rm.precision_at_k(rel, k), unmeasured)
@@ -106,10 +80,8 @@ def _ranking(stage: StageResult, rel: np.ndarray, n_relevant: np.ndarray | None,
             for name in ("recall", "f1", "map", "ndcg"):
                 stage.not_measured[f"{name}@{k}"] = "gold_ids (the relevant chunk ids; R is unknown from snippets)"
             continue
-        recall = none_where(recall_at_k(rel, n_relevant, k), unmeasured)
-        stage.values[f"recall@{k}"] = recall
-        stage.values[f"f1@{k}"] = f1_at_k(precision, recall)
-        stage.values[f"map@{k}"] = none_where(map_at_k(rel, n_relevant, k), unmeasured)
+        for name, measure in (("recall", ID_RECALL), ("f1", F1), ("map", MAP)):
+            stage.values[f"{name}@{k}"] = none_where(tables[measure.name][(measure @ k).column].to_numpy(), unmeasured)
         ndcg = rm.ndcg_at_k(rel, k, rm.binary_ideal_gains(n_relevant, k))
         stage.values[f"ndcg@{k}"] = none_where(ndcg, unmeasured | (n_relevant == 0))
 

@@ -61,7 +61,7 @@ from chunklab_core.reports.lab_formulas import (GAIN_RULES, budget_grid, context
                                                 footprint_estimate, measured_budget, reference_metrics)
 from chunklab_core.reports.posts import post
 from chunklab_core.reports.site_style import write_style
-from chunklab_core.retrieval.registry import BASELINE, model_column, registered
+from chunklab_core.retrieval.registry import BASELINE, model_column
 
 SEED = 20260729
 PAGE = "lab.html"
@@ -90,7 +90,7 @@ class LabConfig:
     # budget panel: post 02's corpora, strategies and retrievers, its first model
     budget_corpora: Sequence[str] = ("squad", "nq")
     budget_strategies: Sequence[str] = post("02").strategies  # declared once in reports/posts.py
-    budget_retrievers: Sequence[str] = registered()  # the series' retrievers
+    budget_retrievers: Sequence[str] | None = None  # None: post 02's retrievers, read when used (posts.py)
     budget_model: str = "all-MiniLM-L6-v2"
     post_budgets: Sequence[int] = (500, 1000, 2000, 4000)
     resamples: int = 10000
@@ -187,12 +187,13 @@ def budget_tables(config: LabConfig):
     from chunklab_core.retrieval.registry import needs_model
 
     grid = budget_grid(config.post_budgets)
+    retrievers = post("02").retriever_names(config.budget_retrievers)  # the cells post 02 records, as registered now
     calls = [list(config.post_budgets), [b for b in grid if b not in set(config.post_budgets)]]
     out = {}
     for name in config.budget_corpora:
         corpus = load_corpus(name, squad_articles=config.squad_articles, squad_questions=config.squad_questions,
                              seed=config.seed)
-        matrix = run_matrix({name: corpus}, list(config.budget_strategies), list(config.budget_retrievers),
+        matrix = run_matrix({name: corpus}, list(config.budget_strategies), retrievers,
                             [config.budget_model], None, [1, 3, 5, 10], config.threshold, progress=False)
         cache: dict = {}
         frames = []

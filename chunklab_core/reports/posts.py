@@ -8,11 +8,13 @@ prerequisites), and what is derived from it: :func:`recorded_posts` (``make runs
 :func:`make_fragment`, the Makefile fragment (``.cache/posts.mk``: ``NOTEBOOKS``,
 ``SITE_POSTS`` (what `make site` publishes), ``FINDINGS_TABLES`` and each post's prerequisites;
 the Makefile's one pattern rule executes them); and each post's parameters (strategies, cut-offs,
-depth), read by its notebook, the lab and the pool. A new post is one :class:`Post` line here
+depth, retrievers), read by its notebook, the lab and the pool. A new post is one :class:`Post` line here
 (and its notebook source and report package).
 
 Standard library only: the Makefile runs this file as a script with the system Python
 (``python3.11 chunklab_core/reports/posts.py --out .cache/posts.mk``), before the virtualenv exists.
+The one exception is :meth:`Post.retriever_names`, which asks the retriever registry when it is
+called (never by the script).
 
 Not handled: executing a post (``notebook_run``), the columns post 00 needs of each table
 (``post00.sources``), what post 00 says about them (``post00.findings``).
@@ -21,10 +23,17 @@ Not handled: executing a post (``notebook_run``), the columns post 00 needs of e
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+
+SERIES_FILE = Path(__file__).resolve().parents[1] / "decision" / "series.json"
+SERIES: tuple[str, ...] = tuple(json.loads(SERIES_FILE.read_text(encoding="utf-8"))["strategies"])
+"""The series' strategies, post 02's: the decision stage's one list (``decision/series.json``, its pool's
+``SERIES``), read as a file because this module runs with the system Python and cannot import the package."""
 
 
 @dataclass(frozen=True)
@@ -36,7 +45,8 @@ class Post:
     non-empty (its recorded inputs exist); ``after``: posts whose executed notebooks it needs
     first (``"*"``: every other post); ``make_args``: extra papermill arguments (a make
     expression); ``records_runs`` / ``reading``: its position in `make runs`' order / post 00's
-    reading order (``None``: not in it).
+    reading order (``None``: not in it); ``retrievers``: the retrievers its matrix runs, ``None``
+    for every registered retriever as registered when asked (:meth:`retriever_names`).
     """
 
     number: str
@@ -54,10 +64,24 @@ class Post:
     strategies: tuple[str, ...] = ()
     ks: tuple[int, ...] = ()
     depth: int | None = None
+    retrievers: tuple[str, ...] | None = None
 
     def parameters(self, strategies=None, ks=None) -> tuple[list[str], list[int]]:
         """A notebook's ``STRATEGIES`` and ``KS``: the values papermill gave, or (``None``) the declared ones."""
         return (list(self.strategies if strategies is None else strategies), list(self.ks if ks is None else ks))
+
+    def retriever_names(self, retrievers=None) -> list[str]:
+        """A notebook's ``RETRIEVERS``: the value papermill gave, or (``None``) the declared ones; where
+        the post declares none, every retriever registered *now* (``retrieval.registry.registered``,
+        read at the call, so a retriever a user's module or entry point adds is in it: the lab replays
+        the cells this post records, no other)."""
+        if retrievers is not None:
+            return list(retrievers)
+        if self.retrievers is not None:
+            return list(self.retrievers)
+        from chunklab_core.retrieval.registry import registered  # the package, only when asked
+
+        return list(registered())
 
     @property
     def notebook(self) -> str:
@@ -79,9 +103,7 @@ POSTS: tuple[Post, ...] = (
          tables=("02_recall_verdicts.csv", "02_pool.csv", "02_pool_guide.csv", "02_chunk_health.csv", "02_stability.csv", "02_balanced_verdicts.csv",
                  "02_matrix.csv", "02_paired_retrievers.csv", "02_models.csv"),
          records_runs=1, reading=3, make_args="$(OWN_DOCS)",
-         strategies=("fixed_500", "fixed_500_o125", "recursive_500", "sentence_window_2", "parent_doc_250_1000",
-                     "semantic_tfidf", "fixed_1000", "fixed_tokens_256", "structure_aware", "semantic_embedding",
-                     "semantic_no_floor"), ks=(1, 3, 5, 10)),
+         strategies=SERIES, ks=(1, 3, 5, 10)),
     Post("03", "03_uncertainty", "chunklab_core.reports.post03", "How far can N questions be trusted?",
          "post 01's ranking with paired intervals, the verdict rule, calibration, clustering",
          tables=("03_paired_vs_leader.csv", "03_clustered.csv", "03_calibration.csv"), records_runs=3, reading=2,

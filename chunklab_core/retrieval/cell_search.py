@@ -79,7 +79,7 @@ def search_cell(corpus_label: str, strategy: str, retriever: str | RetrieverSpec
         if not part.needs_model:
             ids, scores, _ = store.ranking(Cell(corpus_label, strategy, name, scope=scope_name), texts, queries,
                                            asked, compute, corpus_source=corpus_source,
-                                           strategy_options=strategy_options, scope=scope_meta)
+                                           strategy_options=strategy_options, scope=scope_meta, version=part.version)
             return CellResult(ids, scores, None)
 
         def extra():  # the model's truncation mask, when it has a length limit
@@ -91,7 +91,7 @@ def search_cell(corpus_label: str, strategy: str, retriever: str | RetrieverSpec
                                             asked, compute, corpus_source=corpus_source,
                                             strategy_options=strategy_options,
                                             model_identity=lambda: getattr(engine(), "identity", None), extra=extra,
-                                            scope=scope_meta)
+                                            scope=scope_meta, version=part.version)
         mask = np.unpackbits(arrays["truncated"], count=len(texts)).astype(bool) if "truncated" in arrays else None
         return CellResult(ids, scores, mask)
 

@@ -159,9 +159,11 @@ def provenance_cell(cell: Cell) -> dict:
 
 def provenance(cell: Cell, texts: Sequence[str], queries: Sequence[str], depth: int, *,
                corpus_source: dict | None = None, strategy_options: dict | None = None,
-               model_identity: str | None = None, seconds: float | None = None, scope: dict | None = None) -> dict:
+               model_identity: str | None = None, seconds: float | None = None, scope: dict | None = None,
+               retriever_version: int | None = None) -> dict:
     """What produced a record: the cell, its inputs' digests, model, libraries, code, time
-    (and, for a scoped cell, its scope: ``retrieval.scope.DocumentScope.provenance``)."""
+    (and, for a scoped cell, its scope: ``retrieval.scope.DocumentScope.provenance``).
+    ``retriever_version``: the stored retriever's spec's (``None``: looked up by the cell's name)."""
     return {**({"scope": scope} if scope else {}),
         "format": FORMAT_VERSION,
         "cell": provenance_cell(cell),
@@ -171,7 +173,7 @@ def provenance(cell: Cell, texts: Sequence[str], queries: Sequence[str], depth: 
         "queries": {"n": len(queries), "sha256": texts_sha256(queries)},
         "depth": int(depth),
         "score_depth": SCORE_DEPTH,
-        "retriever_version": spec(cell.retriever).version,
+        "retriever_version": spec(cell.retriever).version if retriever_version is None else retriever_version,
         "model_identity": model_identity,
         "libraries": library_versions(),
         "code": _code_version(),
@@ -282,7 +284,7 @@ class RunStore:
 
     # ---- rankings ----------------------------------------------------------------------
     def _stale_reason(self, meta: dict, texts_digest: str, queries_digest: str, depth: int, retriever: str,
-                      n_texts: int, scope: dict | None = None) -> str | None:
+                      n_texts: int, scope: dict | None = None, version: int | None = None) -> str | None:
         if meta.get("format") != FORMAT_VERSION:
             return f"record format {meta.get('format')} is not {FORMAT_VERSION}"
         if meta.get("scope") != scope:
@@ -292,7 +294,7 @@ class RunStore:
                     f"sha256 {meta['texts']['sha256'][:12]} recorded, {texts_digest[:12]} now)")
         if meta["queries"]["sha256"] != queries_digest:
             return f"the questions changed (sha256 {meta['queries']['sha256'][:12]} recorded, {queries_digest[:12]} now)"
-        version = spec(retriever).version
+        version = spec(retriever).version if version is None else version  # the caller's spec's, when it has one
         if meta.get("retriever_version") != version:
             return f"the {retriever} scoring version changed ({meta.get('retriever_version')} -> {version})"
         if meta["depth"] < min(depth, n_texts):
@@ -302,14 +304,17 @@ class RunStore:
     def ranking(self, cell: Cell, texts: Sequence[str], queries: Sequence[str], depth: int,
                 compute: Callable[[int], tuple[np.ndarray, np.ndarray]], *, corpus_source: dict | None = None,
                 strategy_options: dict | None = None, model_identity: Callable[[], str] | None = None,
-                extra: Callable[[], dict] | None = None, scope: dict | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
+                extra: Callable[[], dict] | None = None, scope: dict | None = None,
+                version: int | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
         """Top-``depth`` ids and scores of one bm25 or dense cell, replayed or computed.
 
         ``scope``: a cell scoped to the question's document gives its scope's provenance
         (``retrieval.scope.DocumentScope.provenance``; ``compute`` then ranks within documents).
 
         ``compute(depth)`` returns ``(ids, scores)`` from a live retriever; ``extra()`` returns
-        arrays recorded beside the ranking (the dense truncation mask). Returns ``(ids, scores,
+        arrays recorded beside the ranking (the dense truncation mask). ``version``: the stored
+        retriever's scoring version, from the spec the caller holds (``None``: looked up by the
+        cell's retriever name). Returns ``(ids, scores,
         extra arrays)``; ``scores`` holds the first :data:`SCORE_DEPTH` columns only when
         replayed (all columns when computed live).
         """
@@ -324,7 +329,7 @@ class RunStore:
                                 f"{cell.describe()}: a file copied over another; delete it and run `{RECORD_COMMAND}` "
                                 "to record it again")
         reason = "not recorded" if record is None else self._stale_reason(
-            record.meta, texts_digest, queries_digest, depth, cell.retriever, len(texts), scope)
+            record.meta, texts_digest, queries_digest, depth, cell.retriever, len(texts), scope, version)
         if reason is None:
             self.replayed += 1
             width = min(depth, record.ids.shape[1])
@@ -347,7 +352,7 @@ class RunStore:
         meta = provenance(cell, texts, queries, min(deep, len(texts)), corpus_source=corpus_source,
                           strategy_options=strategy_options,
                           model_identity=model_identity() if model_identity else None, seconds=seconds,
-                          scope=scope)
+                          scope=scope, retriever_version=version)
         self.write(path, meta, ids=pack_ids(ids, len(texts)),
                    scores=np.asarray(scores, np.float32)[:, :SCORE_DEPTH], **arrays)
         self.recorded.append((cell, seconds))

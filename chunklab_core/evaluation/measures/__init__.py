@@ -30,7 +30,9 @@ row per question of ``run``, in order, with its ``<name>@<k>`` columns; ``contex
 ``run_matrix`` passes every measure, ``threshold`` and ``pool_grades``, for the functions that
 use them). Each measure is one module of this folder (``evaluation/measures/<name>.py``, as
 ir_measures keeps one file per measure) registering itself with its function (one function may
-compute several measures: the slot and span tables); the folder is imported with this package,
+compute several measures: the slot and span tables; the stage evaluators' measures of ranked ids
+against relevant ids, ``id_recall``, ``f1`` and ``map``, take judged ids, ``ranking_metrics.JudgedIds``,
+and are not scored by ``run_matrix``); the folder is imported with this package,
 then any module a user dropped here, then the entry points of group ``chunklab.measures``, so
 a new measure is one module (docs/extending.md).
 
@@ -127,6 +129,7 @@ class Cut:
         return self.column
 
 
+_STEM = r"[a-z][a-z0-9_]*"  # a measure's name, its columns' stem: f1, span_iou
 MEASURES: Registry[Measure] = Registry("measure")
 """Every registered measure, in registration order; the modules of ``evaluation/measures/`` (and the
 entry points of group ``chunklab.measures``) fill it when this package is imported."""
@@ -135,11 +138,12 @@ entry points of group ``chunklab.measures``) fill it when this package is import
 def register_measure(new: Measure) -> Measure:
     """Add a measure with its function to :data:`MEASURES` (its column then parses, ``run_matrix``
     scores it unless ``matrix`` is False); a taken name, a missing function or a name that is not
-    a column stem (lower-case letters and ``_``) is a ``ValueError``."""
+    a column stem (a lower-case letter, then lower-case letters, digits and ``_``) is a ``ValueError``."""
     if not callable(new.compute):
         raise ValueError(f"measure {new.name!r} needs its function (compute=)")
-    if not re.fullmatch(r"[a-z_]+", new.name):
-        raise ValueError(f"measure name {new.name!r} must be lower-case letters and _ (it is a column stem)")
+    if not re.fullmatch(_STEM, new.name):
+        raise ValueError(f"measure name {new.name!r} must be a lower-case letter, then lower-case letters, digits "
+                         "and _ (it is a column stem)")
     return MEASURES.add(new.name, new)
 
 
@@ -156,7 +160,7 @@ def matrix_functions() -> list[tuple[Callable[..., "pd.DataFrame"], list[str]]]:
     return list(found.items())
 
 
-_COLUMN = re.compile(r"^(?P<name>[a-z_]+)@(?P<k>[1-9][0-9]*)$")
+_COLUMN = re.compile(rf"^(?P<name>{_STEM})@(?P<k>[1-9][0-9]*)$")
 _INTERVAL_SUFFIXES = ("_low", "_high")
 
 
@@ -243,5 +247,6 @@ def require_columns(available: Iterable[str], wanted: Sequence[str], what: str =
 
 
 BUILTIN = ("recall", "complete", "hit", "p", "rr", "ndcg", "tokens", "context_efficiency", "span_recall",
-           "span_precision", "span_iou", "complete_evidence", "token_recall")  # the series' measures, the tables' order
+           "span_precision", "span_iou", "complete_evidence", "token_recall",  # the series' measures, the tables' order
+           "id_recall", "f1", "map")  # the stage evaluators' measures of judged ids (not in run_matrix)
 discover(__name__, __path__, BUILTIN, "measures")
