@@ -243,8 +243,8 @@ def test_the_notebook_calls_run_on_a_tiny_corpus(tmp_path):
     assert truncation.truncation_text(matrix.truncated, labels) == "No dense model was run, so nothing was truncated."
     recall = claims.recall_verdicts(per_question, 5, "m", 50, 1)
     answer = claims.post02_answer(recall, verdicts, stability, labels)
-    assert answer.startswith("**Which chunker, at k chunks?** A secondary view")
-    assert "follow the pool:\n- Chroma's corpora, 3 questions" in answer
+    assert answer.startswith("**Which chunker at k chunks (a secondary view)?** Recall@k")
+    assert "pool makes of it:\n- Chroma's corpora, 3 questions" in answer
 
 
 def test_coverage_of_a_second_model_counts_the_store_files_and_names_where_it_is_still_recorded(tmp_path):

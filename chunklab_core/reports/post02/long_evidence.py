@@ -26,7 +26,7 @@ The shares (and the share of gold longer than the median chunk) are shown in the
 the choice can be checked.
 
 The sentences saying which measure each corpus is read by live in ``long_evidence.md``
-(:mod:`chunklab_core.reports.templates`); the heatmap is ``post02.figures.plot_matrix_by_measure``.
+(:mod:`chunklab_core.reports.templates`); the figure is ``post02.figures.plot_matrix_by_measure``, its intervals ``post02.intervals``.
 
 Not handled: gold that is not verbatim in its document (QASPER answers are mostly
 abstractive: their span recall is NaN unless the data set gives evidence offsets).
