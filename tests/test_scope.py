@@ -263,3 +263,16 @@ def test_post02_scope_section_counts_what_the_cross_document_setting_measured():
     assert "up to 2 different golds" in text and "No measure can credit 1 of the 3 questions in CUAD" in text
     view = section.scoreability_view(state)
     assert view.iloc[0]["no measure can score (dropped)"] == 1 and view.iloc[0]["questions loaded"] == 3
+
+
+def test_post02_scope_section_measures_recorded_cells_named_as_the_notebook_names_them(monkeypatch):
+    """The notebook passes strategy names (not specs): each cell computed across all documents (live
+    here), every chunk returned, one of the three from the question's own contract: 2/3 elsewhere."""
+    from chunklab_core.reports.post02 import scope as section
+
+    monkeypatch.setenv("CHUNKLAB_RUNS", "live")
+    state = section.well_posed({"cuad": _corpus()})
+    facts = section.cross_document_facts(state, ["fixed_500"], ["bm25"], "all-MiniLM-L6-v2", 5).iloc[0]
+    assert facts["cells"] == 1  # documents under 500 characters: one chunk each, three in all
+    assert facts["top 5 from another document, least"] == pytest.approx(2 / 3)
+    assert facts["top 5 from another document, largest"] == pytest.approx(2 / 3)

@@ -56,6 +56,7 @@ def _top_k_elsewhere(corpus: Corpus, strategies: Sequence[str], retrievers: Sequ
                      k: int) -> list[float]:
     """Per recorded cross-document cell of ``corpus``: the share of its top ``k`` contexts from
     another document than the question's (cells not recorded are skipped)."""
+    from chunklab_core.chunking import STRATEGIES, StrategySpec
     from chunklab_core.evaluation.matrix import _chunks
     from chunklab_core.evaluation.scoring import run_cell
     from chunklab_core.retrieval.recorded_runs import RunStoreError, default_store
@@ -67,7 +68,8 @@ def _top_k_elsewhere(corpus: Corpus, strategies: Sequence[str], retrievers: Sequ
     for strategy in strategies:
         for retriever in retrievers:
             try:  # chunks as the matrix cuts them (a model-cut strategy's recorded spans)
-                chunks = _chunks(across, strategy, model, None, default_store())
+                found = strategy if isinstance(strategy, StrategySpec) else STRATEGIES[strategy]  # a name or a spec
+                chunks = _chunks(across, found, model, None, default_store())
                 run = run_cell(across, strategy, retriever, k_max=k, chunks=chunks,
                                model=model if needs_model(retriever) else None)
             except RunStoreError:
