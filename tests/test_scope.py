@@ -276,3 +276,16 @@ def test_post02_scope_section_measures_recorded_cells_named_as_the_notebook_name
     assert facts["cells"] == 1  # documents under 500 characters: one chunk each, three in all
     assert facts["top 5 from another document, least"] == pytest.approx(2 / 3)
     assert facts["top 5 from another document, largest"] == pytest.approx(2 / 3)
+
+
+def test_post02_scope_text_for_questions_each_asked_of_one_document():
+    """QASPER's case: no question text is asked of two documents (the 'facts_unique' sentence)."""
+    from chunklab_core.reports.post02 import scope as section
+    from chunklab_core.reports.samples import labels_for
+
+    corpus = Corpus("qasper", list(DOCS), [QUESTIONS[0], Question("q9", "Which baselines do they use?", "c3",
+                                                                    (("payment",),))])
+    corpus.scope, corpus.source = "document", {"name": "qasper"}
+    state = section.well_posed({"qasper": corpus})
+    text = section.scope_text(state, section.cross_document_facts(state), labels_for(state.corpora))
+    assert "asked 2 questions in 2 distinct texts over 3 documents; no text is asked of two documents" in text

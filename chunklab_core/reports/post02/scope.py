@@ -148,11 +148,11 @@ def scope_text(state: WellPosed, facts: pd.DataFrame, labels: Mapping[str, str],
     for _, row in facts.iterrows():
         key = row["corpus"]
         most = int(row["most documents one text asks about"])
-        parts.append(PROSE.fill("facts" if most > 1 else "facts_unique", corpus=DATASETS.get(key, key),
-                                questions=numbers.count(int(row["questions"]), "question"),
-                                texts=f"{int(row['distinct question texts']):,}",
-                                documents=f"{int(row['documents']):,}", most=f"{most:,}",
-                                shared=f"{int(row['questions asked of several documents']):,}"))
+        said = dict(corpus=DATASETS.get(key, key), questions=numbers.count(int(row["questions"]), "question"),
+                    texts=f"{int(row['distinct question texts']):,}", documents=f"{int(row['documents']):,}")
+        if most > 1:  # a text asked of several documents: how many, and how many questions share one
+            said.update(most=f"{most:,}", shared=f"{int(row['questions asked of several documents']):,}")
+        parts.append(PROSE.fill("facts" if most > 1 else "facts_unique", **said))
         low, high = row[f"top {k} from another document, least"], row[f"top {k} from another document, largest"]
         if not np.isnan(low):
             parts.append(PROSE.fill("elsewhere", cells=f"{int(row['cells']):,}", k=k,
