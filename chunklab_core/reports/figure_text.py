@@ -46,7 +46,9 @@ FIGURES: dict[str, FigureText] = {
     "02_recall_vs_tokens": FigureText(
         "each corpus's declared measure (containment recall, or token span recall where gold is a long span) "
         "within a context budget of cl100k_base tokens, one row per kind of document and one column per "
-        "retriever, each point with its 95% interval; where a line flattens, more context stops paying.",
+        "retriever, each point with its 95% interval; where a line flattens, more context stops paying. A budget "
+        "where a strategy's first context overflows too often for the pool's fit rule is not drawn (not compared "
+        "there).",
         "Small multiples: one row per corpus and one column per retriever, one line per chunking strategy, the "
         "corpus's measure on the vertical axis against the context budget in tokens on a logarithmic horizontal "
         "axis, each point with a vertical 95% interval bar."),

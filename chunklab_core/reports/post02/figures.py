@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from chunklab_core.chunking import strategy_label
+from chunklab_core.decision.engine import FIT_SHARE
 from chunklab_core.reports.plots import strategy_styles
 
 __all__ = ["plot_matrix_by_measure", "plot_budget_curves", "panel_title"]
@@ -82,7 +83,7 @@ def plot_matrix_by_measure(intervals: pd.DataFrame, k: int, labels: Mapping[str,
         ax.tick_params(labelsize=TEXT)
         read_by = sub["read by"].iloc[0]
         ax.set_xlabel(f"{MEASURE_WORDS[read_by.split('@')[0]]}@{read_by.split('@')[1]}", fontsize=TEXT)
-        ax.set_title(panel_title(labels.get(corpus, corpus), 30), fontsize=TEXT + 1)
+        ax.set_title(panel_title(labels.get(corpus, corpus), 26), fontsize=TEXT + 1)
     axes.flat[0].invert_yaxis()  # the first strategy on top (the axes share y)
     handles, names = axes.flat[0].get_legend_handles_labels()
     spare = list(axes.flat[len(corpora):])  # an empty panel holds the legend; else it goes below
@@ -99,6 +100,8 @@ def plot_budget_curves(intervals: pd.DataFrame, labels: Mapping[str, str]):
     small multiples at the text column's width: one row per kind of document, one column per
     retriever, one line per strategy through the budgets (logarithmic axis), each point with its
     95% interval (points of one budget set slightly apart so the intervals do not hide each other).
+    A budget where a strategy's first context overflows for more than the engine allows
+    (``fits`` under ``decision.engine.FIT_SHARE``) is not drawn: the decision does not compare it there.
     Each row names its measure: containment recall or token span recall, as the corpus is read.
     """
     corpora = list(dict.fromkeys(intervals["corpus"]))
@@ -115,7 +118,7 @@ def plot_budget_curves(intervals: pd.DataFrame, labels: Mapping[str, str]):
             ax = axes[i][j]
             panel = intervals[(intervals["corpus"] == corpus) & (intervals["retriever"] == retriever)]
             for shift, strategy in zip(spread, strategies):
-                line = panel[panel["strategy"] == strategy].sort_values("budget")
+                line = panel[(panel["strategy"] == strategy) & (panel["fits"] >= FIT_SHARE)].sort_values("budget")
                 if line.empty:
                     continue
                 x = line["budget"].to_numpy(dtype=float) * 2.0 ** shift

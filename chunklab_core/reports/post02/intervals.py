@@ -11,8 +11,8 @@ Handles:
   recall@k), what figure ``02_matrix`` draws;
 * :func:`budget_intervals`: within a context budget of B tokens (``decision.scores``: contexts in
   rank order until the next would overflow), each (corpus, strategy, retriever, budget) in the
-  corpus's declared measure (``decision.candidates.MEASURES``), what figure
-  ``02_recall_vs_tokens`` draws.
+  corpus's declared measure (``decision.candidates.MEASURES``), with ``fits``, the share of
+  questions whose first context fits the budget: what figure ``02_recall_vs_tokens`` draws.
 
 Not handled: the verdicts (paired intervals against a leader: ``decision``, ``post02.claims``),
 drawing (``post02.figures``).
@@ -59,6 +59,8 @@ def _grouped(per_question: pd.DataFrame, value: str, cells: list[str], resamples
     frames = []
     for (corpus, retriever), group in per_question.groupby(["corpus", "retriever"], sort=False):
         wide = group.pivot_table(index="qid", columns=cells, values=value, aggfunc="first").dropna()
+        order = list(dict.fromkeys(group[cells[0]]))  # the cells in the table's order, not sorted by name
+        wide = wide[sorted(wide.columns, key=lambda c: (order.index(c[0] if isinstance(c, tuple) else c), c))]
         if wide.empty:
             continue
         documents = group.drop_duplicates("qid").set_index("qid")["doc_id"].reindex(wide.index)
@@ -85,7 +87,8 @@ def read_by_intervals(per_question: pd.DataFrame, k: int, measures: pd.DataFrame
 def budget_intervals(matrix: MatrixResult, budgets: Sequence[int], model: str, resamples: int, seed: int,
                      strategies: Sequence[str] | None = None) -> pd.DataFrame:
     """Per (corpus, strategy, retriever, budget) of ``matrix`` under ``model`` (BM25 under none):
-    the corpus's declared measure within the budget (``measure``), mean and 95% interval."""
+    the corpus's declared measure within the budget (``measure``), mean and 95% interval, and
+    ``fits``: the share of questions that read at least one context within the budget."""
     from chunklab_core.decision.scores import budget_per_question
 
     scores = budget_per_question(matrix, model, budgets, strategies=strategies)
@@ -94,5 +97,8 @@ def budget_intervals(matrix: MatrixResult, budgets: Sequence[int], model: str, r
         kind = measure_of(corpus)
         found = _grouped(part, COLUMNS[kind], ["strategy", "budget"], resamples, seed)
         if len(found):
+            reads = (part.assign(reads=part["contexts_read"] > 0)
+                     .groupby(["retriever", "strategy", "budget"], sort=False)["reads"].mean().rename("fits"))
+            found = found.merge(reads.reset_index(), on=["retriever", "strategy", "budget"], how="left")
             frames.append(found.assign(measure=MEASURE_NAMES[kind]))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
