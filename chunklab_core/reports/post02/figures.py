@@ -40,13 +40,9 @@ def panel_title(label: str, width: int | None = None) -> str:
     return "\n".join([head, *textwrap.wrap(rest, width)])
 
 
-RETRIEVER_MARKS = {"bm25": ("o", "#1b9e77"), "dense": ("s", "#d95f02"), "hybrid": ("^", "#7570b3")}
+MARKS = (("o", "#1b9e77"), ("s", "#d95f02"), ("^", "#7570b3"), ("D", "#525252"))  # per retriever, in table order
 MEASURE_WORDS = {"recall": "containment recall", "token_recall": "token span recall"}
 TEXT = 8  # points: at the column's width (a figure of 8.5 inches shown at about 870 px) about 11 px high
-
-
-def _retriever_mark(retriever: str) -> tuple[str, str]:
-    return RETRIEVER_MARKS.get(retriever, ("D", "#525252"))
 
 
 def plot_matrix_by_measure(intervals: pd.DataFrame, k: int, labels: Mapping[str, str]):
@@ -74,7 +70,7 @@ def plot_matrix_by_measure(intervals: pd.DataFrame, k: int, labels: Mapping[str,
         sub = intervals[intervals["corpus"] == corpus]
         for offset, retriever in zip(offsets, retrievers):
             cells = sub[sub["retriever"] == retriever].set_index("strategy").reindex(strategies)
-            marker, colour = _retriever_mark(retriever)
+            marker, colour = MARKS[retrievers.index(retriever) % len(MARKS)]
             shown = cells["mean"].notna().to_numpy()
             ax.errorbar(cells["mean"][shown], rows[shown] + offset,
                         xerr=[(cells["mean"] - cells["low"])[shown], (cells["high"] - cells["mean"])[shown]],
