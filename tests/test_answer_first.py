@@ -11,8 +11,11 @@ import pytest
 
 from chunklab_core.core.paths import PROJ_ROOT
 
-ANSWER_FIRST = ["00_findings", "01_chunking", "03_uncertainty", "04_questions", "05_answers", "06_judge_audit", "07_reranking", "08_library_splitters"]
+ANSWER_FIRST = ["00_findings", "01_chunking", "02_retrievers", "03_uncertainty", "04_questions", "05_answers", "06_judge_audit", "07_reranking", "08_library_splitters"]
 MAX_WORDS = 150
+# Sources converted whose committed executed copy predates the conversion (the lead re-executes it after merging):
+# strict, so the marker fails as soon as the re-executed copy passes, and must then be removed.
+AWAITING_EXECUTION = {"02_retrievers": "post 02's answer-first source is not yet re-executed into notebooks/"}
 
 
 def cells(path):
@@ -44,7 +47,8 @@ def words(markdown: str) -> int:
     return len(re.sub(r"[*_`|]", " ", markdown).split())
 
 
-@pytest.mark.parametrize("name", ANSWER_FIRST)
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=AWAITING_EXECUTION[name]))
+                                  if name in AWAITING_EXECUTION else name for name in ANSWER_FIRST])
 def test_the_committed_answer_is_short_and_shows_one_table_or_figure(name):
     executed = cells(PROJ_ROOT / "notebooks" / f"{name}.ipynb")
     _, code = answer_cells(executed)

@@ -186,7 +186,7 @@ def test_the_notebook_calls_run_on_a_tiny_corpus(tmp_path):
 
     matplotlib.use("Agg")
     from chunklab_core.evaluation import matrix as rm
-    from chunklab_core.reports.post02 import figures
+    from chunklab_core.reports.post02 import figures, intervals as post02_intervals
     from chunklab_core.reports.samples import labels_for
 
     filler = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 12
@@ -207,7 +207,9 @@ def test_the_notebook_calls_run_on_a_tiny_corpus(tmp_path):
     summary = structure.label_fallbacks(tables.summary_with_intervals(per_question, 5, 50, 1), corpora)
     measures = long_evidence.corpus_measures(long_evidence.long_gold_shares(matrix, corpora))
     evidence = long_evidence.long_evidence_table(matrix, 5, "m", measures)
-    figures.plot_matrix_by_measure(evidence, 5, labels)
+    read_by = post02_intervals.read_by_intervals(long_evidence.per_question_measures(matrix, 5, "m"), 5, measures, 50, 1)
+    assert len(read_by) == len(evidence) and (read_by["low"] <= read_by["mean"]).all()
+    figures.plot_matrix_by_measure(read_by, 5, labels)
     assert long_evidence.describe_measures(measures, evidence, 5, labels).startswith(f"**{labels['chroma']}** is read")
     assert tables.matrix_table(summary, 5, "m", labels).index[0][0] == labels["chroma"]
     assert long_evidence.measures_view(measures, labels)["corpus"].iloc[0] == labels["chroma"]
@@ -230,7 +232,7 @@ def test_the_notebook_calls_run_on_a_tiny_corpus(tmp_path):
     budget = tables.budget_intervals(matrix, [500, 1000], "m", 50, 1)
     assert claims.budget_reading(budget, "m", 100, labels).startswith("A secondary view, not the one that decides")
     assert tables.budget_view(budget, labels).shape == (len(strategies), 2)
-    figures.plot_budget_curves(matrix, "m", labels)
+    figures.plot_budget_curves(post02_intervals.budget_intervals(matrix, [500, 1000], "m", 50, 1), labels)
     spans = tables.span_table(per_question, 5, "m")
     assert claims.span_reading(spans, 5, labels).endswith("The table below shows the 3 best cells of each corpus.")
     stability = tables.stability(per_question, 5, (1, 3, 5, 10), ["m"], 50, 1)
@@ -241,8 +243,8 @@ def test_the_notebook_calls_run_on_a_tiny_corpus(tmp_path):
     assert truncation.truncation_text(matrix.truncated, labels) == "No dense model was run, so nothing was truncated."
     recall = claims.recall_verdicts(per_question, 5, "m", 50, 1)
     answer = claims.post02_answer(recall, verdicts, stability, labels)
-    assert answer.startswith("**Which chunker, at k chunks?** A secondary view")
-    assert "follow the pool:\n- Chroma's corpora, 3 questions" in answer
+    assert answer.startswith("**Which chunker at k chunks (a secondary view)?** Recall@k")
+    assert "pool makes of it:\n- Chroma's corpora, 3 questions" in answer
 
 
 def test_coverage_of_a_second_model_counts_the_store_files_and_names_where_it_is_still_recorded(tmp_path):

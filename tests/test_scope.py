@@ -268,23 +268,27 @@ def test_post02_scope_section_counts_what_the_cross_document_setting_measured():
     assert view.iloc[0]["no measure can score (dropped)"] == 1 and view.iloc[0]["questions loaded"] == 3
 
 
-def test_post02_scope_section_reads_cells_by_strategy_member_and_words_unique_texts(tmp_path, monkeypatch):
-    """The cross-document facts cut chunks through the matrix's own path (a strategy member, not a
-    name) and skip cells never recorded; a corpus whose texts are all distinct gets the other wording."""
-    from chunklab_core.core import paths
+def test_post02_scope_section_measures_recorded_cells_named_as_the_notebook_names_them(monkeypatch):
+    """The notebook passes strategy names (not specs): each cell computed across all documents (live
+    here), every chunk returned, one of the three from the question's own contract: 2/3 elsewhere."""
+    from chunklab_core.reports.post02 import scope as section
+
+    monkeypatch.setenv("CHUNKLAB_RUNS", "live")
+    state = section.well_posed({"cuad": _corpus()})
+    facts = section.cross_document_facts(state, ["fixed_500"], ["bm25"], "all-MiniLM-L6-v2", 5).iloc[0]
+    assert facts["cells"] == 1  # documents under 500 characters: one chunk each, three in all
+    assert facts["top 5 from another document, least"] == pytest.approx(2 / 3)
+    assert facts["top 5 from another document, largest"] == pytest.approx(2 / 3)
+
+
+def test_post02_scope_text_for_questions_each_asked_of_one_document():
+    """QASPER's case: no question text is asked of two documents (the 'facts_unique' sentence)."""
     from chunklab_core.reports.post02 import scope as section
     from chunklab_core.reports.samples import labels_for
-    from chunklab_core.retrieval import recorded_runs
 
-    monkeypatch.setattr(paths, "RUNS_DIR", tmp_path)
-    monkeypatch.setenv("CHUNKLAB_RUNS", "replay")
-    monkeypatch.setattr(recorded_runs, "_DEFAULT", {})
-    unique = [Question(q.qid, f"{q.text} ({q.doc_id})", q.doc_id, q.answers) for q in QUESTIONS]
-    corpus = Corpus("qasper", list(DOCS), unique)
+    corpus = Corpus("qasper", list(DOCS), [QUESTIONS[0], Question("q9", "Which baselines do they use?", "c3",
+                                                                    (("payment",),))])
     corpus.scope, corpus.source = "document", {"name": "qasper"}
     state = section.well_posed({"qasper": corpus})
-    facts = section.cross_document_facts(state, ["fixed_500"], ["bm25"], "all-MiniLM-L6-v2", 5)
-    assert facts.iloc[0]["most documents one text asks about"] == 1
-    assert np.isnan(facts.iloc[0]["top 5 from another document, least"])  # nothing recorded in tmp_path
-    text = section.scope_text(state, facts, labels_for(state.corpora))
-    assert "no text is asked of two documents" in text and "up to" not in text
+    text = section.scope_text(state, section.cross_document_facts(state), labels_for(state.corpora))
+    assert "asked 2 questions in 2 distinct texts over 3 documents; no text is asked of two documents" in text

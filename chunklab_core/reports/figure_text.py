@@ -36,16 +36,22 @@ FIGURES: dict[str, FigureText] = {
         "Horizontal box plots on a logarithmic axis: one row per chunking strategy, the distribution of chunk "
         "sizes in tokens."),
     "02_matrix": FigureText(
-        "each corpus read by the measure its gold supports, strategies against retrievers; each panel has its "
-        "own colour bar naming its measure, the value printed in each cell (the intervals are in the tables).",
-        "Grid of heatmaps, one per corpus: rows are chunking strategies, columns are retrievers (BM25, dense, "
-        "hybrid), each cell coloured and labelled with the corpus's measure; a colour bar per panel."),
+        "each corpus read by the measure its gold supports (the axis names it), at k chunks: one row per chunking "
+        "strategy, one marker per retriever with its 95% interval (documents resampled where questions share "
+        "them); markers whose intervals overlap are not told apart by this figure (the paired verdicts are in the "
+        "tables).",
+        "Dot-and-whisker plots, one panel per corpus: chunking strategies as rows, the corpus's measure (containment "
+        "recall or token span recall at k) on the horizontal axis, a circle for BM25, a square for dense and a "
+        "triangle for hybrid retrieval, each with a horizontal 95% interval."),
     "02_recall_vs_tokens": FigureText(
-        "the share of gold found (containment) against mean returned tokens for k = 1 to 10: one row per kind "
-        "of document, one column per retriever; descriptive means (the budget tables give the intervals).",
+        "each corpus's declared measure (containment recall, or token span recall where gold is a long span) "
+        "within a context budget of cl100k_base tokens, one row per kind of document and one column per "
+        "retriever, each point with its 95% interval; where a line flattens, more context stops paying. A budget "
+        "where a strategy's first context overflows too often for the pool's fit rule is not drawn (not compared "
+        "there).",
         "Small multiples: one row per corpus and one column per retriever, one line per chunking strategy, the "
-        "share of gold slots contained in the returned contexts on the vertical axis against mean returned "
-        "tokens on a logarithmic horizontal axis."),
+        "corpus's measure on the vertical axis against the context budget in tokens on a logarithmic horizontal "
+        "axis, each point with a vertical 95% interval bar."),
     "03_intervals": FigureText(
         "each strategy's score with its 95% bootstrap interval; overlapping intervals alone do not decide a "
         "comparison (the paired differences do).",

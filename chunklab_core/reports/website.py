@@ -66,7 +66,7 @@ from chunklab_core.core.cli_errors import command_edge
 IMAGE_DIR = "img"
 # Headings of a post's closing section (the first that matches), shown first as its key findings.
 KEY_SECTIONS = ("What this shows", "What to take away", "Takeaways", "What this run supports",
-                "An honest reading", "The answer: which chunker?", "The findings")
+                "An honest reading", "The findings")
 # A post that opens with its answer (a section so headed, before its closing one) is shown as it is:
 # no key findings copied above the answer.
 ANSWER_SECTIONS = ("The answer",)

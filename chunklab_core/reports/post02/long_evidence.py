@@ -26,7 +26,7 @@ The shares (and the share of gold longer than the median chunk) are shown in the
 the choice can be checked.
 
 The sentences saying which measure each corpus is read by live in ``long_evidence.md``
-(:mod:`chunklab_core.reports.templates`); the heatmap is ``post02.figures.plot_matrix_by_measure``.
+(:mod:`chunklab_core.reports.templates`); the figure is ``post02.figures.plot_matrix_by_measure``, its intervals ``post02.intervals``.
 
 Not handled: gold that is not verbatim in its document (QASPER answers are mostly
 abstractive: their span recall is NaN unless the data set gives evidence offsets).
@@ -104,17 +104,24 @@ def corpus_measures(shares: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def long_evidence_table(matrix: MatrixResult, k: int, model: str, measures: pd.DataFrame) -> pd.DataFrame:
-    """Cell means of containment recall@k and token span recall@k, with the corpus's measure."""
+def per_question_measures(matrix: MatrixResult, k: int, model: str) -> pd.DataFrame:
+    """Per question of every cell of ``model`` (BM25 under none): containment recall@k and token
+    span recall@k, with the question's ``doc_id``."""
     frames = []
     for (corpus, run_model, strategy, retriever), run in matrix.runs.items():
         if run_model == model or not needs_model(retriever):
             frames.append(token_span_recall(run, [k]))
     spans = pd.concat(frames, ignore_index=True)
-    per_question = matrix.per_question
-    base = rows_of_model(per_question, model)
-    merged = base[["corpus", "strategy", "retriever", "qid", column("recall", k)]].merge(
+    base = rows_of_model(matrix.per_question, model)
+    return base[["corpus", "strategy", "retriever", "qid", "doc_id", column("recall", k)]].merge(
         spans, on=["corpus", "strategy", "retriever", "qid"], how="left")
+
+
+def long_evidence_table(matrix: MatrixResult, k: int, model: str, measures: pd.DataFrame,
+                        per_question: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Cell means of containment recall@k and token span recall@k, with the corpus's measure
+    (``per_question``: :func:`per_question_measures` of the same arguments, when already computed)."""
+    merged = per_question if per_question is not None else per_question_measures(matrix, k, model)
     table = merged.groupby(["corpus", "strategy", "retriever"], sort=False)[
         [column("recall", k), column("token_recall", k)]].mean().reset_index()
     table = table.merge(measures[["corpus", "measure"]], on="corpus", how="left")

@@ -56,7 +56,7 @@ def _top_k_elsewhere(corpus: Corpus, strategies: Sequence[str], retrievers: Sequ
                      k: int) -> list[float]:
     """Per recorded cross-document cell of ``corpus``: the share of its top ``k`` contexts from
     another document than the question's (cells not recorded are skipped)."""
-    from chunklab_core.chunking import STRATEGIES
+    from chunklab_core.chunking import STRATEGIES, StrategySpec
     from chunklab_core.evaluation.matrix import _chunks
     from chunklab_core.evaluation.scoring import run_cell
     from chunklab_core.retrieval.recorded_runs import RunStoreError, default_store
@@ -68,7 +68,8 @@ def _top_k_elsewhere(corpus: Corpus, strategies: Sequence[str], retrievers: Sequ
     for strategy in strategies:
         for retriever in retrievers:
             try:  # chunks as the matrix cuts them (a model-cut strategy's recorded spans)
-                chunks = _chunks(across, STRATEGIES[strategy], model, None, default_store())
+                found = strategy if isinstance(strategy, StrategySpec) else STRATEGIES[strategy]  # a name or a spec
+                chunks = _chunks(across, found, model, None, default_store())
                 run = run_cell(across, strategy, retriever, k_max=k, chunks=chunks,
                                model=model if needs_model(retriever) else None)
             except RunStoreError:
@@ -147,11 +148,11 @@ def scope_text(state: WellPosed, facts: pd.DataFrame, labels: Mapping[str, str],
     for _, row in facts.iterrows():
         key = row["corpus"]
         most = int(row["most documents one text asks about"])
-        values = {"corpus": DATASETS.get(key, key), "questions": numbers.count(int(row["questions"]), "question"),
-                  "texts": f"{int(row['distinct question texts']):,}", "documents": f"{int(row['documents']):,}"}
+        said = dict(corpus=DATASETS.get(key, key), questions=numbers.count(int(row["questions"]), "question"),
+                    texts=f"{int(row['distinct question texts']):,}", documents=f"{int(row['documents']):,}")
         if most > 1:  # a text asked of several documents: how many, and how many questions share one
-            values |= {"most": f"{most:,}", "shared": f"{int(row['questions asked of several documents']):,}"}
-        parts.append(PROSE.fill("facts" if most > 1 else "facts_unique", **values))
+            said.update(most=f"{most:,}", shared=f"{int(row['questions asked of several documents']):,}")
+        parts.append(PROSE.fill("facts" if most > 1 else "facts_unique", **said))
         low, high = row[f"top {k} from another document, least"], row[f"top {k} from another document, largest"]
         if not np.isnan(low):
             parts.append(PROSE.fill("elsewhere", cells=f"{int(row['cells']):,}", k=k,
