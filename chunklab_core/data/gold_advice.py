@@ -152,22 +152,27 @@ def located_evidence(corpus: Corpus) -> list[tuple[str, int, int]]:
     return [span for q in corpus.questions for span in question_evidence(q, texts.get(q.doc_id))]
 
 
-_LAST_ADVICE: list = []  # [(key, lines)] of the last corpus advised: a run's validation and its report ask twice
+_LAST_ADVICE: list = []  # [(threshold, documents, questions, lines)] of the last corpus advised
 
 
 def corpus_advice(corpus: Corpus, threshold: float = 0.90) -> list[str]:
     """Every piece of advice on a user's corpus: headings, short gold, gold in several documents.
 
-    The last corpus's lines are kept (keyed by the corpus object, its document and question lists
-    and their lengths, and ``threshold``), so the second call of a run (validation, then the report)
-    does not match every gold snippet against every document again."""
-    key = (id(corpus), id(corpus.documents), id(corpus.questions), len(corpus.documents), len(corpus.questions),
-           float(threshold))
-    if _LAST_ADVICE and _LAST_ADVICE[0][0] == key and _LAST_ADVICE[0][1] is corpus:
-        return list(_LAST_ADVICE[0][2])
+    The last corpus's lines are kept, with the very document and question objects they were
+    computed from (both frozen), so a run's second call (validation, then the report) does not
+    match every gold snippet against every document again; any other document or question, or
+    another ``threshold``, is advised afresh."""
+    documents, questions = tuple(corpus.documents), tuple(corpus.questions)
+    if _LAST_ADVICE:
+        kept_threshold, kept_documents, kept_questions, kept = _LAST_ADVICE[0]
+        if (kept_threshold == float(threshold) and len(kept_documents) == len(documents)
+                and len(kept_questions) == len(questions)
+                and all(a is b for a, b in zip(kept_documents, documents))
+                and all(a is b for a, b in zip(kept_questions, questions))):
+            return list(kept)
     lines = [*heading_warnings(corpus.documents), *short_gold_advice(corpus.questions, corpus.documents),
              *multi_document_advice(corpus.questions, corpus.documents, threshold)]
-    _LAST_ADVICE[:] = [(key, corpus, list(lines))]
+    _LAST_ADVICE[:] = [(float(threshold), documents, questions, list(lines))]
     return lines
 
 
