@@ -62,11 +62,35 @@ def _tokenizable(text: str) -> str:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+SPANS_KEPT_CHARS = 20_000_000  # texts whose token spans are kept (about 16 bytes a token, ~80 MB at most)
+_SPANS: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # insertion-ordered: the oldest is dropped first
+_KEPT = [0]  # characters of the texts in _SPANS
+
+
 def token_char_spans(text: str) -> tuple[np.ndarray, np.ndarray]:
     """Character span ``[start, end)`` of every token of ``text`` in its full tokenisation:
-    a token that begins or ends inside a character is widened to whole characters."""
+    a token that begins or ends inside a character is widened to whole characters.
+
+    Kept per text (read-only arrays, up to :data:`SPANS_KEPT_CHARS` characters of texts, the oldest
+    dropped first): every token-counted strategy of a run measures the same documents, which are
+    then tokenised once."""
     if not text:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    kept = _SPANS.get(text)
+    if kept is None:
+        kept = _token_char_spans(text)
+        for array in kept:
+            array.setflags(write=False)
+        if len(text) <= SPANS_KEPT_CHARS:
+            while _SPANS and _KEPT[0] + len(text) > SPANS_KEPT_CHARS:
+                _KEPT[0] -= len(next(iter(_SPANS)))
+                del _SPANS[next(iter(_SPANS))]
+            _SPANS[text] = kept
+            _KEPT[0] += len(text)
+    return kept
+
+
+def _token_char_spans(text: str) -> tuple[np.ndarray, np.ndarray]:
     ids = np.asarray(encoding().encode(_tokenizable(text), disallowed_special=()), dtype=np.int64)
     byte_ends = np.cumsum(_token_byte_lengths()[ids])
     byte_starts = byte_ends - _token_byte_lengths()[ids]

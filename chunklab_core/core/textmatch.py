@@ -335,6 +335,13 @@ def match_gold(context: str, snippet: str, threshold: float = 0.90) -> GoldMatch
     return found
 
 
+def locate_gold(context: str, snippet: str, threshold: float = 0.90) -> GoldMatch:
+    """:func:`match_gold` without its debugging score: the same match when the snippet is found; when
+    it is not, ``score`` may be ``None`` (the search stopped once the threshold was out of reach),
+    which spares a ``partial_ratio`` over the whole context (a document, for the loader and its advice)."""
+    return _fast_match(context, snippet, threshold)
+
+
 def contains_gold(context: str, snippet: str, threshold: float = 0.90) -> bool:
     """Whether ``context`` holds ``snippet`` (exactly, or fuzzily at ``threshold``)."""
     return _fast_match(context, snippet, threshold).found

@@ -37,8 +37,6 @@ import re
 import unicodedata
 from pathlib import Path
 
-from bs4 import BeautifulSoup, NavigableString
-
 from chunklab_core.core.headings import Heading, is_short_title, locate_titles, text_headings, weak_headings, with_weak_levels
 
 TEXT_SUFFIXES = (".md", ".txt")
@@ -68,7 +66,7 @@ def html_to_text(html: str) -> str:
     return html_document(html)[0]
 
 
-def _html_titles(soup: BeautifulSoup) -> list[tuple[str, int, str]]:
+def _html_titles(soup) -> list[tuple[str, int, str]]:
     """``(title, level, cue)`` of h1-h6 and of bold-only short paragraphs, in document order."""
     titles = []
     for tag in soup.find_all(["p", *_HEADING_TAGS]):
@@ -84,6 +82,8 @@ def _html_titles(soup: BeautifulSoup) -> list[tuple[str, int, str]]:
 
 def html_document(html: str) -> tuple[str, list[Heading]]:
     """``(html_to_text(html), headings)``: see the module docstring."""
+    from bs4 import BeautifulSoup, NavigableString  # imported by the HTML path only (a tenth of a second)
+
     soup = BeautifulSoup(html, "html.parser")
     for tag in soup.find_all(_DROP_TAGS):
         tag.decompose()

@@ -33,7 +33,7 @@ from typing import Iterable, Sequence
 
 from chunklab_core.core.corpus import Corpus, Document, Question
 from chunklab_core.core.headings import heading_warnings
-from chunklab_core.core.textmatch import TOKEN, match_gold, match_text
+from chunklab_core.core.textmatch import TOKEN, contains_gold, locate_gold, match_text
 
 SHORT_WORD_CHARS = 12
 _BARE_NUMBER = re.compile(r"[$€£¥₹]?\s*[0-9][0-9.,]*\s*%?")
@@ -94,7 +94,7 @@ def multi_document_advice(questions: Sequence[Question], documents: Sequence[Doc
         if question.doc_id:
             continue
         holders = [d.doc_id for d in documents
-                   if all(any(match_gold(d.text, alt, threshold).found for alt in slot)
+                   if all(any(contains_gold(d.text, alt, threshold) for alt in slot)
                           for slot in question.gold_slots)]
         if len(holders) > 1:
             shown = ", ".join(holders[:5]) + (f" and {len(holders) - 5} more" if len(holders) > 5 else "")
@@ -121,7 +121,7 @@ def _region_pattern(region: str) -> re.Pattern[str]:
 def document_quote(text: str, snippet: str, threshold: float = 0.90) -> str | None:
     """The document's own characters of the region where ``snippet`` is found (exactly or
     fuzzily) in ``text``, ready to paste as gold; ``None`` when not found or not mappable."""
-    match = match_gold(text, snippet, threshold)
+    match = locate_gold(text, snippet, threshold)
     if not match.found or not match.region:
         return None
     found = _region_pattern(match.region).search(text)
@@ -152,10 +152,28 @@ def located_evidence(corpus: Corpus) -> list[tuple[str, int, int]]:
     return [span for q in corpus.questions for span in question_evidence(q, texts.get(q.doc_id))]
 
 
+_LAST_ADVICE: list = []  # [(threshold, documents, questions, lines)] of the last corpus advised
+
+
 def corpus_advice(corpus: Corpus, threshold: float = 0.90) -> list[str]:
-    """Every piece of advice on a user's corpus: headings, short gold, gold in several documents."""
-    return [*heading_warnings(corpus.documents), *short_gold_advice(corpus.questions, corpus.documents),
-            *multi_document_advice(corpus.questions, corpus.documents, threshold)]
+    """Every piece of advice on a user's corpus: headings, short gold, gold in several documents.
+
+    The last corpus's lines are kept, with the very document and question objects they were
+    computed from (both frozen), so a run's second call (validation, then the report) does not
+    match every gold snippet against every document again; any other document or question, or
+    another ``threshold``, is advised afresh."""
+    documents, questions = tuple(corpus.documents), tuple(corpus.questions)
+    if _LAST_ADVICE:
+        kept_threshold, kept_documents, kept_questions, kept = _LAST_ADVICE[0]
+        if (kept_threshold == float(threshold) and len(kept_documents) == len(documents)
+                and len(kept_questions) == len(questions)
+                and all(a is b for a, b in zip(kept_documents, documents))
+                and all(a is b for a, b in zip(kept_questions, questions))):
+            return list(kept)
+    lines = [*heading_warnings(corpus.documents), *short_gold_advice(corpus.questions, corpus.documents),
+             *multi_document_advice(corpus.questions, corpus.documents, threshold)]
+    _LAST_ADVICE[:] = [(float(threshold), documents, questions, list(lines))]
+    return lines
 
 
 def warn_advice(corpus: Corpus, threshold: float = 0.90) -> list[str]:

@@ -61,7 +61,7 @@ from chunklab_core.data.gold_advice import document_quote, warn_advice
 from chunklab_core.data.gold_diagnosis import closest_hint
 from chunklab_core.core.headings import as_meta
 from chunklab_core.data.question_file import parse_json_line, parse_yaml, raw_id_problem
-from chunklab_core.core.textmatch import match_gold
+from chunklab_core.core.textmatch import locate_gold
 
 QUESTION_FIELDS = ("id", "query", "gold_snippets", "doc", "tags", "answers", "source", "checks")
 SOURCES = ("user", "generated")  # ``source``: who wrote the question (default user); ``checks``: kept, not read
@@ -267,7 +267,7 @@ def _find_snippet(snippet: str, texts: list[str]) -> tuple[bool, str]:
     own text of the match, ready to paste: ``gold_advice.document_quote``)."""
     best, best_text = None, ""
     for text in texts:
-        match = match_gold(text, snippet)
+        match = locate_gold(text, snippet)  # the score of a found match; none needed for the others
         if match.found and match.method == "exact":
             return True, ""
         if match.found and (best is None or match.score > best.score):

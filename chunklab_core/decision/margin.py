@@ -44,17 +44,18 @@ def questions_to_settle(n: int, diff: float, low: float, high: float, margin: fl
     ruling out (d > 0) needs ``(z_{1−α} + z_power)·se ≤ d`` (the normal-approximation sample
     size of Chow, Shao & Wang, *Sample Size Calculations in Clinical Research*, 3rd ed., 3.1 and
     3.2); the smaller of the two n, at least n + 1; None when neither can be reached below ``cap``."""
-    from scipy.stats import norm
+    from scipy.special import ndtri  # the normal quantile, what ``scipy.stats.norm.ppf`` computes, without
+    # importing scipy.stats (a second or more of a run's start-up)
 
     if n < 1 or any(math.isnan(v) for v in (diff, low, high)):
         return None
-    z_level = float(norm.ppf(1 - TOST_ALPHA))
+    z_level = float(ndtri(1 - TOST_ALPHA))
     se = (high - low) / (2 * z_level)
     if se <= 0:
         return n + 1
     gaps = [g for g in (margin - abs(diff), diff) if g > 1e-9]
     if not gaps:
         return None
-    needed = min(math.ceil(round(n * ((z_level + float(norm.ppf(power))) * se / g) ** 2, 6)) for g in gaps)
+    needed = min(math.ceil(round(n * ((z_level + float(ndtri(power))) * se / g) ** 2, 6)) for g in gaps)
     needed = max(n + 1, needed)
     return None if needed > cap else int(needed)

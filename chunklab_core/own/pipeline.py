@@ -208,10 +208,10 @@ def compute(docs: str, questions: str, config_path: str = "", resamples: int = 0
                             config.threshold, progress=progress, backend=config.embedding_backend)
         summary = summary_with_intervals(matrix.per_question, config.k, config.resamples, config.seed)
         health = chunk_health(matrix, "own", corpus, config.strategies)
+        targets = own_recommendation.tokens_at_target(matrix.runs, config.recall_target)
         recommendations = own_recommendation.recommend(matrix.per_question, matrix.runs, health, config.k,
                                                        config.recall_target, config.resamples, config.seed,
-                                                       progress=progress)
-        targets = own_recommendation.tokens_at_target(matrix.runs, config.recall_target)
+                                                       progress=progress, targets=targets.copy())
         targets.insert(0, "label", targets["strategy"].map(strategy_label))
         curves = own_report.recall_curves(matrix.runs)
         budget = budget_table(matrix.runs, config.budgets, config.models[0])

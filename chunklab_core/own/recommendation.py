@@ -205,10 +205,11 @@ def _comparison(per_question: pd.DataFrame, metric: str, keys: list[tuple[str, s
 
 
 def recommend(per_question: pd.DataFrame, runs: dict, health: pd.DataFrame, k: int, recall_target: float,
-              resamples: int, seed: int, progress: bool = False) -> list[Recommendation]:
+              resamples: int, seed: int, progress: bool = False, targets: pd.DataFrame | None = None) -> list[Recommendation]:
     """Per-retriever (x model) recommendations, then the overall one (see the module docstring).
 
-    ``progress``: a tqdm bar over the verdicts (each resamples every cell of its scope).
+    ``progress``: a tqdm bar over the verdicts (each resamples every cell of its scope). ``targets``:
+    :func:`tokens_at_target` of ``runs`` at ``recall_target`` when the caller has it (else computed).
     """
     import warnings
 
@@ -220,7 +221,7 @@ def recommend(per_question: pd.DataFrame, runs: dict, health: pd.DataFrame, k: i
     data = per_question.copy()
     data["model"] = data["model"].astype(str)
     cells_run = list(dict.fromkeys(zip(data["strategy"], data["retriever"], data["model"])))
-    targets = tokens_at_target(runs, recall_target)
+    targets = tokens_at_target(runs, recall_target) if targets is None else targets
     tokens = {(row["strategy"], row["retriever"], model_column(row["retriever"], row["model"])):
               (row["tokens at target"], row["k at target"]) for _, row in targets.iterrows()}
     strategies = list(dict.fromkeys(data["strategy"]))
@@ -237,13 +238,14 @@ def recommend(per_question: pd.DataFrame, runs: dict, health: pd.DataFrame, k: i
     if len(scopes) > 1:  # with one retriever (and model) its verdict is the overall one
         scopes.append(("overall", every, True))
     out = []
+    scored: dict = {}  # each run's budget table, computed once for every scope that reads it
     for label, keys, overall in tqdm(scopes, desc="verdicts (paired resamples)", disable=not progress):
         names = [_cell_name(s, r, m, overall, overall and len(models) > 1) for s, r, m in keys]
         with warnings.catch_warnings():  # the few-questions warning is kept in verdict.warnings
             warnings.simplefilter("ignore", UserWarning)
             verdict = _comparison(data, metric, keys, names, resamples, seed, k, overall)
         cells = dict(zip(names, keys))
-        matched = scope_decision(runs, keys, overall, resamples, seed)
+        matched = scope_decision(runs, keys, overall, resamples, seed, scored)
         flagged = [verdict.pick] + [c for c in verdict.names if c != verdict.pick and verdict.words[c] != RULED_OUT]
         warned = []
         for name in flagged:
@@ -359,11 +361,12 @@ def matched_cost(budget_table: pd.DataFrame, resamples: int, seed: int, margin: 
 
 
 def scope_decision(runs: dict, keys: Sequence[tuple[str, str, str]], overall: bool, resamples: int,
-                   seed: int) -> dict:
+                   seed: int, scored: dict | None = None) -> dict:
     """The engine's decision for one scope's cells ``keys`` (strategy, retriever, model): the
     :func:`matched_cost` row as a dict ({} when fewer than two cells have a budget table). In the
     overall scope a candidate is a strategy under a retriever, and a retriever that embeds counts
-    as a model in the simplicity order."""
+    as a model in the simplicity order. ``scored``: a dict, filled in place, of each run's budget
+    table by its key in ``runs`` (the overall scope reads the tables its retrievers' scopes made)."""
     from chunklab_core.decision.candidates import BUDGETS, simplicity
     from chunklab_core.decision.scores import budget_scores
 
@@ -373,7 +376,12 @@ def scope_decision(runs: dict, keys: Sequence[tuple[str, str, str]], overall: bo
         if (strategy, retriever, model_column(retriever, run_model)) not in wanted:
             continue
         name = f"{strategy}|{retriever}|{model_column(retriever, run_model)}" if overall else strategy
-        scores = budget_scores(run, BUDGETS)
+        key = (corpus, run_model, strategy, retriever)
+        scores = scored.get(key) if scored is not None else None
+        if scores is None:
+            scores = budget_scores(run, BUDGETS)
+            if scored is not None:
+                scored[key] = scores
         frames.append(scores.assign(
             doc_id=document_clusters(scores["doc_id"].tolist(), scores["qid"].tolist()), corpus="own", strategy=name, retriever="overall" if overall else retriever,
             model="—" if overall else model_column(retriever, run_model)))

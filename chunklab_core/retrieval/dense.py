@@ -148,6 +148,21 @@ def word_pieces(texts: Sequence[str], model: str) -> np.ndarray:
     return piece_counts(window_tokenizer(model)[0], texts)
 
 
+_MASKS: dict[tuple, np.ndarray] = {}  # the last truncation masks, by model folder, prefix, limit and texts
+
+
+def _texts_digest(texts: Sequence[str]) -> bytes:
+    """sha256 of the texts in order (each length-prefixed, so no two lists share one)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for text in texts:
+        data = text.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
+    return digest.digest()
+
+
 def piece_counts(tokenizer, texts: Sequence[str]) -> np.ndarray:
     """Word pieces of each text under a ``tokenizers`` tokenizer (:func:`fast_tokenizer`), special
     tokens included."""
@@ -349,7 +364,15 @@ class DenseRetriever:
         fast = fast_tokenizer(str(self.model_folder))
         if fast is not None:  # the same tokenizer.json the model's fast tokenizer reads, without loading torch
             tokenizer, limit = fast
-            return piece_counts(tokenizer, [prefix + t for t in texts]) > limit
+            key = (str(self.model_folder), prefix, limit, _texts_digest(texts))
+            mask = _MASKS.get(key)
+            if mask is None:  # a hybrid cell asks again for the chunks its dense cell counted
+                mask = piece_counts(tokenizer, [prefix + t for t in texts]) > limit
+                mask.setflags(write=False)
+                if len(_MASKS) >= 16:
+                    del _MASKS[next(iter(_MASKS))]
+                _MASKS[key] = mask
+            return mask.copy()
         encoded = self.model.tokenizer([prefix + t for t in texts], add_special_tokens=True, truncation=False,
                                        verbose=False)["input_ids"]
         return np.fromiter((len(ids) > self.max_seq_length for ids in encoded), dtype=bool, count=len(texts))

@@ -254,16 +254,16 @@ def questions_for_power(n: int, diff: float, ci: tuple[float, float], power: flo
     |diff| < 1e-9 or above ``cap``. Cross-checked against statsmodels' ``NormalIndPower``
     (one sample) in ``tests/test_post00.py``.
     """
-    from scipy.stats import norm
+    from scipy.special import ndtri  # ``scipy.stats.norm.ppf``'s computation, without importing scipy.stats
 
     low, high = _sizing_inputs(n, ci)
     if not 0.5 <= power < 1 or not 0 < level < 1:
         raise ValueError(f"power must be in [0.5, 1) and level in (0, 1), got {power!r}, {level!r}")
     if abs(diff) < 1e-9:
         return None
-    z_level = float(norm.ppf(1 - (1 - level) / 2))
+    z_level = float(ndtri(1 - (1 - level) / 2))
     se = (high - low) / (2 * z_level)
-    needed = max(n + 1, math.ceil(round(n * ((z_level + float(norm.ppf(power))) * se / abs(diff)) ** 2, 6)))
+    needed = max(n + 1, math.ceil(round(n * ((z_level + float(ndtri(power))) * se / abs(diff)) ** 2, 6)))
     return None if needed > cap else int(needed)
 
 
