@@ -108,3 +108,21 @@ def test_a_variant_is_its_own_cell_and_names_its_window(monkeypatch):
     monkeypatch.setattr(dense, "window_tokenizer", missing)  # post 00 on a machine without the model
     assert scores.model_window("all-mpnet-base-v2@256") == 256
     assert scores.model_window("all-mpnet-base-v2") == 384
+
+
+def test_a_recorded_variant_cell_carries_its_label_and_make_verify_runs_rebuilds_it(tmp_path, capsys):
+    from chunklab_core.data.corpora import load_corpus
+    from chunklab_core.evaluation.scoring import run_cell
+    from chunklab_core.reports import run_recording
+    from chunklab_core.retrieval.recorded_runs import RunStore
+
+    corpus = load_corpus("squad", squad_articles=2, squad_questions=12)
+    run = run_cell(corpus, "fixed_500", "dense", model=f"all-MiniLM-L6-v2@{WINDOW}", store=RunStore(tmp_path, "record"))
+    path = next(tmp_path.rglob("*.npz"))
+    assert path.name == f"dense@all-MiniLM-L6-v2@{WINDOW}.npz"
+    meta = RunStore(tmp_path, "replay").load(path).meta
+    assert meta["cell"]["model"] == f"all-MiniLM-L6-v2@{WINDOW}"
+    assert meta["model_identity"].startswith(f"all-MiniLM-L6-v2_{WINDOW}__")
+    assert run.truncated.any()  # fixed_500 chunks run past 32 word pieces: the mask is the variant's
+    assert run_recording.verify(sample=1, root=tmp_path) == 0  # rebuilt from its label, a fresh cache
+    assert "ids identical" in capsys.readouterr().out
