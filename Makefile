@@ -214,6 +214,7 @@ second-model: env data $(MPNET) ## Record post 02's second embedding model on SE
 
 # The window control (issue 50 item 1): all-mpnet-base-v2 cut to MiniLM's 256-piece window, beside both
 # models' own windows, on the corpora where post 02 compares them (QASPER within each question's paper).
+# QASPER's all-mpnet-base-v2 comes first: post 02's model comparison replays it (docs/recorded-runs.md).
 WINDOW_CONTROL ?= qasper-20d-96q:all-mpnet-base-v2 squad-48d-2000q-46614799:all-mpnet-base-v2@256 qasper-20d-96q:all-mpnet-base-v2@256
 window-control: env data $(MPNET) ## Record post 02's window control, WINDOW_CONTROL's corpus:model cells on SECOND_MODEL_STRATEGIES (resumable; post 02 says which are still being recorded)
 	for cell in $(WINDOW_CONTROL); do \
