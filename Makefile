@@ -63,7 +63,7 @@ endif
 FORCE:
 
 .PHONY: help env data models llm-env llm-models llm-run llm-questions llm-rerank llm-chunker all test test-slow bench clean notebooks own
-.PHONY: lock lab site site-check runs verify-runs cluster-env FORCE
+.PHONY: lock lab site site-check runs verify-runs cluster-env window-control FORCE
 
 # Variables that `make help` lists (one `#: NAME description` line each):
 #: PYTHON_SYS   the Python 3.11 that creates the virtualenv (default python3.11)
@@ -83,6 +83,7 @@ FORCE:
 #: SECOND_MODEL make second-model: the embedding model to record beside the first (default all-mpnet-base-v2)
 #: SECOND_MODEL_CORPORA make second-model: the corpus samples to record it on (folder-name prefixes of data/runs)
 #: SECOND_MODEL_STRATEGIES make second-model: the strategies (default post 02's five)
+#: WINDOW_CONTROL make window-control: corpus-sample:model pairs, in recording order (a model@N is the model cut to N word pieces)
 #: RUNS_CLUSTER make runs on a Ray cluster: auto (a running `ray start` cluster), ray://host:port, or local (default: in-process); needs make cluster-env
 #: VERIFY_CELLS make verify-runs: how many recorded cells to recompute (default 3)
 #: VERIFY_MAX_TEXTS make verify-runs: only cells with at most this many chunks (CI uses a small number)
@@ -210,6 +211,15 @@ second-model: env data $(MPNET) ## Record post 02's second embedding model on SE
 	for corpus in $(SECOND_MODEL_CORPORA); do \
 	  $(PY) -m chunklab_core.reports.run_cluster second-model --address $(or $(RUNS_CLUSTER),in-process) \
 	    --corpus $$corpus --model $(SECOND_MODEL) --strategies $(SECOND_MODEL_STRATEGIES) || exit 1; done
+
+# The window control (issue 50 item 1): all-mpnet-base-v2 cut to MiniLM's 256-piece window, beside both
+# models' own windows, on the corpora where post 02 compares them (QASPER within each question's paper).
+# QASPER's all-mpnet-base-v2 comes first: post 02's model comparison replays it (docs/recorded-runs.md).
+WINDOW_CONTROL ?= qasper-20d-96q:all-mpnet-base-v2 squad-48d-2000q-46614799:all-mpnet-base-v2@256 qasper-20d-96q:all-mpnet-base-v2@256
+window-control: env data $(MPNET) ## Record post 02's window control, WINDOW_CONTROL's corpus:model cells on SECOND_MODEL_STRATEGIES (resumable; post 02 says which are still being recorded)
+	for cell in $(WINDOW_CONTROL); do \
+	  $(PY) -m chunklab_core.reports.run_cluster second-model --address $(or $(RUNS_CLUSTER),in-process) \
+	    --corpus $${cell%%:*} --model $${cell#*:} --strategies $(SECOND_MODEL_STRATEGIES) || exit 1; done
 
 # Ray for `make runs RUNS_CLUSTER=...` (issue 40): its own hash-pinned lock, constrained by lock.txt,
 # so the main environment's pins never move.

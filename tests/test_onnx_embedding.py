@@ -66,3 +66,18 @@ def test_input_order_is_kept_when_batches_are_sorted_by_length(both):
 def test_unknown_backend_is_refused():
     with pytest.raises(ValueError, match="unknown embedding backend 'tf'; known: torch, onnx"):
         check_backend("tf")
+
+
+def test_a_window_variant_cuts_on_the_onnx_path_too(both):
+    """``all-MiniLM-L6-v2@32`` (``retrieval.model_windows``) on ONNX: the same export, its own cache key,
+    the torch variant's vectors within 1e-5 cosine, and not the uncut model's for a text past the window."""
+    _, onnx_path, root = both
+    torch_cut = DenseRetriever("all-MiniLM-L6-v2@32", cache_dir=root, num_threads=2, batch_size=8)
+    onnx_cut = DenseRetriever("all-MiniLM-L6-v2@32", cache_dir=root, num_threads=2, batch_size=8, backend="onnx")
+    assert onnx_cut.identity not in (onnx_path.identity, torch_cut.identity)
+    assert onnx_cut.export_identity == onnx_path.export_identity  # the transformer's export is window-free
+    a, b = torch_cut.embed(TEXTS), onnx_cut.embed(TEXTS)
+    assert np.all(1.0 - (a.astype(np.float64) * b).sum(axis=1) <= 1e-5)
+    past = ("A passage longer than the window is read only up to the window, so whatever follows the cut is "
+            "invisible to dense retrieval however relevant it is, and only a shorter chunk would show it.")
+    assert float(onnx_path.embed([past])[0] @ onnx_cut.embed([past])[0]) < 0.99

@@ -280,9 +280,15 @@ def test_coverage_of_a_second_model_counts_the_store_files_and_names_where_it_is
     # a replay reads the second model only where every cell is recorded; a live run computes all
     assert tables.read_model_corpora(coverage, ["squad", "chroma"], mode="replay") == ["squad"]
     assert tables.read_model_corpora(coverage, ["chroma", "squad"], mode="live") == ["chroma", "squad"]
-    # a corpus searched within each question's document is looked up among its scoped cells
+    # a corpus searched within each question's document counts its scoped cells, never the corpus-wide ones
     corpora["squad"].scope = "document"
     assert tables.model_coverage(corpora, "n", ["a", "b"], store)["recorded"].tolist() == [0, 1]
+    for strategy in ("a", "b"):
+        for retriever in retrievers:
+            path = store.path(Cell(corpus_sample_label(corpora["squad"]), strategy, retriever, "n", "document"))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"")
+    assert tables.model_coverage(corpora, "n", ["a", "b"], store)["recorded"].tolist() == [cells, 1]
 
 
 def test_paired_counts_call_a_side_ahead_only_where_both_designs_agree():

@@ -114,15 +114,18 @@ DECLARED_WINDOWS = {"all-MiniLM-L6-v2": 256, "all-mpnet-base-v2": 384}
 
 
 def model_window(model: str) -> int:
-    """The embedding model's window in word pieces (its ``max_seq_length``): from its own files, else the
-    window it declares (:data:`DECLARED_WINDOWS`) when those files are not on this machine."""
+    """The embedding model's window in word pieces (its ``max_seq_length``; a window variant's shorter
+    one, ``retrieval.model_windows``): from its own files, else the window it declares
+    (:data:`DECLARED_WINDOWS`, or the variant's label) when those files are not on this machine."""
     from chunklab_core.retrieval.dense import window_tokenizer
+    from chunklab_core.retrieval.model_windows import split_window
 
     try:
         return int(window_tokenizer(model)[1])
     except FileNotFoundError:
-        if model in DECLARED_WINDOWS:
-            return DECLARED_WINDOWS[model]
+        base, window = split_window(model)  # a window variant names its window (retrieval.model_windows)
+        if base in DECLARED_WINDOWS:
+            return window if window is not None else DECLARED_WINDOWS[base]
         raise
 
 

@@ -3,7 +3,7 @@
 Modules: ``bm25`` (BM25, batched over queries), ``dense`` (sentence-transformers retrieval,
 query/passage prefixes), ``embedding_cache`` (embeddings on disk, checked shards),
 ``onnx_embedding`` (the ONNX export of a shipped model), ``model_assembly`` (all-mpnet-base-v2
-from its PyPI parts), ``hybrid`` (reciprocal-rank fusion), ``topk`` (top-k selection with a
+from its PyPI parts), ``model_windows`` (a model cut to a shorter window, ``<model>@<N>``, as its own model), ``hybrid`` (reciprocal-rank fusion), ``topk`` (top-k selection with a
 fixed tie rule), ``retrievers`` (one module per retriever, each registering itself), ``run`` (the one retriever factory and the ``RetrievalRun`` record later
 stages read), ``footprint`` (what a strategy costs in the index: chunks, stride, postings), ``registry`` (the
 ``Retriever`` protocol and one spec per retriever), ``recorded_runs`` (the run store: rankings

@@ -4,7 +4,8 @@ Handles: loading a local sentence-transformers model with the hub switched off
 (``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1``, ``local_files_only=True``; models come from
 ``retrieval.model_assembly.resolve_model``), the query/passage prefixes some models were trained with,
 cached embeddings (``embedding_cache``), exact search over every fitted text, and counting the
-texts the model truncates.
+texts the model truncates; a window variant ``<model>@<N>`` (``model_windows``) reads only the first
+``N`` word pieces of a text, under its own label and cache key.
 
 Scoring: cosine similarity, computed as the dot product of L2-normalised float32 vectors,
 ``score(q, d) = <e(q) / |e(q)|, e(d) / |e(d)|>`` (Reimers & Gurevych, "Sentence-BERT",
@@ -49,6 +50,7 @@ GPU-specific tuning (mixed precision, batch size search), late interaction / mul
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -62,7 +64,8 @@ import numpy as np
 from chunklab_core.core import paths
 from chunklab_core.retrieval.topk import top_k_rows
 from chunklab_core.retrieval.embedding_cache import DEFAULT_LIBRARIES, EmbeddingCache, cache_key, model_identity
-from chunklab_core.retrieval.model_assembly import resolve_model
+from chunklab_core.retrieval.model_assembly import resolve_window
+from chunklab_core.retrieval.model_windows import split_window, window_extra
 from chunklab_core.retrieval.onnx_embedding import (FolderEncoder, OnnxEncoder, folder_pipeline, model_cache_dir,
                                                     resolve_backend)
 
@@ -88,13 +91,17 @@ def default_prefixes(label: str, folder: Path) -> tuple[str, str]:
 
 
 @functools.lru_cache(maxsize=4)
-def load_sentence_transformer(folder: str, device: str = "cpu"):
-    """A ``SentenceTransformer`` from a local folder, never touching the network (cached per process)."""
+def load_sentence_transformer(folder: str, device: str = "cpu", window: int | None = None):
+    """A ``SentenceTransformer`` from a local folder, never touching the network (cached per process);
+    ``window``: a window variant's shorter ``max_seq_length`` (``model_windows``; its own object)."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(folder, device=device, local_files_only=True)
+    model = SentenceTransformer(folder, device=device, local_files_only=True)
+    if window is not None:
+        model.max_seq_length = int(window)
+    return model
 
 
 @functools.lru_cache(maxsize=8)
@@ -106,9 +113,9 @@ def model_tokenizer(model: str):
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     from transformers import AutoTokenizer
 
-    _, folder = resolve_model(model)
+    _, folder, window = resolve_window(model)
     config = json.loads((Path(folder) / "sentence_bert_config.json").read_text(encoding="utf-8"))
-    return AutoTokenizer.from_pretrained(str(folder), local_files_only=True), int(config["max_seq_length"])
+    return AutoTokenizer.from_pretrained(str(folder), local_files_only=True), int(window or config["max_seq_length"])
 
 
 @functools.lru_cache(maxsize=8)
@@ -132,14 +139,13 @@ def fast_tokenizer(folder: str):
 
 def window_tokenizer(model: str):
     """(tokenizer, max_seq_length, folder) of ``model``'s own ``tokenizer.json``
-    (:func:`fast_tokenizer` of its resolved folder); a ValueError when it has none."""
-    from chunklab_core.retrieval.model_assembly import resolve_model
-
-    folder = resolve_model(model)[1]
+    (:func:`fast_tokenizer` of its resolved folder; a window variant's shorter window,
+    ``model_windows``); a ValueError when it has none."""
+    _, folder, window = resolve_window(model)
     found = fast_tokenizer(str(folder))
     if found is None:
         raise ValueError(f"{model}: no tokenizer.json with a max_seq_length to count its window by")
-    return found[0], found[1], folder
+    return found[0], window or found[1], folder
 
 
 def word_pieces(texts: Sequence[str], model: str) -> np.ndarray:
@@ -204,7 +210,8 @@ class DenseRetriever:
     """Exact dense retrieval over the fitted texts with one embedding model.
 
     ``model``: alias ("all-MiniLM-L6-v2"/"minilm", "all-mpnet-base-v2"/"mpnet") or a local
-    folder. ``cache``: keep embeddings on disk under ``cache_dir`` (default
+    folder, or a window variant of one (``"all-mpnet-base-v2@256"``: its first 256 word pieces only,
+    ``model_windows``; its own label, cache folder and truncation mask). ``cache``: keep embeddings on disk under ``cache_dir`` (default
     ``paths.CACHE_DIR / "embeddings"``); ``False`` keeps them in memory for this object only.
     The model itself is loaded lazily, only when some text is not in the cache.
     """
@@ -222,24 +229,25 @@ class DenseRetriever:
             raise ValueError(f"query_block must be >= 1, got {query_block}")
         if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
             raise ValueError(f"processes must be an integer >= 1, got {processes!r}")
-        self.label, self.model_folder = resolve_model(model)
+        self.label, self.model_folder, self.window = resolve_window(model)  # window: a variant's shorter one
         self.backend = backend = resolve_backend(backend, self.label, self.model_folder)
         if self.backend != "torch" and processes > 1:
             raise ValueError(f"processes > 1 needs the torch backend (sentence-transformers' pool), "
                              f"got backend={backend!r} with processes={processes}")
         root = (Path(cache_dir) if cache_dir is not None else paths.CACHE_DIR / "embeddings") if cache else None
         if backend == "torch":
-            self.identity = model_identity(self.label, self.model_folder, root)
+            self.identity = model_identity(self.label, self.model_folder, root, self.window)
         else:  # the backend is a field of the key, with the runtime's version among the libraries
             memo = Path(root) / "file-sha256.json" if root is not None else None
             self.identity = cache_key(f"{self.label}-{backend}", self.model_folder, memo=memo,
-                                      libraries=(*DEFAULT_LIBRARIES, "onnxruntime"), extra={"backend": backend})
+                                      libraries=(*DEFAULT_LIBRARIES, "onnxruntime"),
+                                      extra={"backend": backend, **window_extra(self.window)})
             # the fp32 export: keyed by the files and libraries alone (not the label, so a model
             # named by its folder path shares the alias's export), whichever backend reads it
             self.export_identity = cache_key("onnx", self.model_folder, memo=memo,
                                              libraries=(*DEFAULT_LIBRARIES, "onnxruntime"), extra={"backend": "onnx"})
         self.onnx_dir = Path(cache_dir) / "onnx" if cache_dir is not None else model_cache_dir()
-        auto_query, auto_passage = default_prefixes(self.label, self.model_folder)
+        auto_query, auto_passage = default_prefixes(split_window(self.label)[0], self.model_folder)
         self.query_prefix = auto_query if query_prefix is None else query_prefix
         self.passage_prefix = auto_passage if passage_prefix is None else passage_prefix
         self.batch_size, self.device, self.query_block = batch_size, resolve_device(device), query_block
@@ -261,7 +269,7 @@ class DenseRetriever:
             from transformers.utils import logging as transformers_logging
 
             transformers_logging.disable_progress_bar()
-        return load_sentence_transformer(str(self.model_folder), self.device)
+        return load_sentence_transformer(str(self.model_folder), self.device, self.window)
 
     @property
     def max_seq_length(self) -> int:
@@ -310,6 +318,8 @@ class DenseRetriever:
         allows it, else through the sentence-transformers model (``OnnxEncoder``, fp32 only)."""
         if self._onnx is None:
             pipeline = folder_pipeline(self.model_folder)
+            if pipeline is not None and self.window is not None:  # a window variant: its shorter window
+                pipeline = dataclasses.replace(pipeline, max_length=self.window)
             quantize = "int8" if self.backend == "onnx-int8" else None
             if pipeline is not None:
                 self._onnx = FolderEncoder(pipeline, self.export_identity, self.num_threads, self.onnx_dir,
@@ -364,6 +374,7 @@ class DenseRetriever:
         fast = fast_tokenizer(str(self.model_folder))
         if fast is not None:  # the same tokenizer.json the model's fast tokenizer reads, without loading torch
             tokenizer, limit = fast
+            limit = self.window or limit  # a window variant cuts at its shorter window
             key = (str(self.model_folder), prefix, limit, _texts_digest(texts))
             mask = _MASKS.get(key)
             if mask is None:  # a hybrid cell asks again for the chunks its dense cell counted

@@ -25,8 +25,8 @@ inspected), its index rows are dropped, and its texts are encoded again in the s
 Cache key (:func:`cache_key`, the one place it is built; ``model_identity`` is its default
 use): the model's label plus 16 hex of a sha256 over the sha256 of every file of the model
 folder (configs, tokenizer, weights; README and hidden files excluded) and the versions of
-the libraries that compute the vectors (torch, sentence-transformers, transformers). A new
-library version, a changed tokenizer or weight file is therefore a new cache folder. Whole
+the libraries that compute the vectors (torch, sentence-transformers, transformers), and a window variant's shorter
+window (``model_windows.window_extra``). A new library version, a changed tokenizer or weight file is therefore a new cache folder. Whole
 files are hashed once per file version: the digests are remembered in
 ``<cache root>/file-sha256.json`` by path, size and modification time, so later loads cost
 a stat per file. Another backend (e.g. ONNX) passes its own ``libraries`` and ``extra``.
@@ -127,11 +127,14 @@ def cache_key(label: str, folder: Path, *, libraries: Iterable[str] = DEFAULT_LI
     return f"{safe}__{digest[:16]}"
 
 
-def model_identity(label: str, folder: Path, root: Path | None = None) -> str:
+def model_identity(label: str, folder: Path, root: Path | None = None, window: int | None = None) -> str:
     """The sentence-transformers cache key of a model (:func:`cache_key` with the defaults);
-    ``root`` (the cache root) holds the remembered file digests."""
+    ``root`` (the cache root) holds the remembered file digests. ``window``: a window variant's
+    shorter window (``model_windows``), a field of the key; ``None`` leaves the key as it was."""
+    from chunklab_core.retrieval.model_windows import window_extra
+
     memo = Path(root) / "file-sha256.json" if root is not None else None
-    return cache_key(label, folder, memo=memo)
+    return cache_key(label, folder, memo=memo, extra=window_extra(window) or None)
 
 
 def distinct_in_order(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:

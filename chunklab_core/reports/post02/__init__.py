@@ -7,6 +7,7 @@ intervals), ``figures`` (one panel per corpus in its measure, and the measure wi
 budget), ``prose`` (sentences about the corpora and the main tables, ``prose.md``), ``claims``
 (readings and verdicts of the large tables, ``claims.md``), ``long_evidence`` (containment beside
 token span recall, ``long_evidence.md``), ``structure`` (headings and one chunk per section,
-``structure.md``) and ``truncation`` (chunks cut by the embedding model, ``truncation.md``).
+``structure.md``), ``truncation`` (chunks cut by the embedding model, ``truncation.md``) and ``window``
+(model or window: the second model cut to the first's window, ``window.md``).
 Every corpus is named by its sample label (``reports.samples``).
 """

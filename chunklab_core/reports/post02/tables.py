@@ -194,8 +194,9 @@ def paired_models(per_question: pd.DataFrame, k: int, models: Sequence[str], res
 
 def model_coverage(corpora: Mapping, model: str, strategies: Sequence[str], store=None) -> pd.DataFrame:
     """Per corpus sample: how many of ``strategies`` × the stored retrievers that use a model have
-    ``model``'s ranking recorded in the run store (``recorded`` of ``cells``): where a second model
-    is read, and where it is still being recorded. Asks the store for the files only; loads nothing."""
+    ``model``'s ranking recorded in the run store (``recorded`` of ``cells``), in the scope the corpus is
+    searched in: where a second model is read, and where it is still being recorded. Asks the store for
+    the files only; loads nothing."""
     from chunklab_core.retrieval.recorded_runs import Cell, corpus_sample_label, default_store
     from chunklab_core.retrieval.registry import stored_retrievers
 
@@ -204,7 +205,7 @@ def model_coverage(corpora: Mapping, model: str, strategies: Sequence[str], stor
     rows = []
     for name, corpus in corpora.items():
         sample = corpus_sample_label(corpus)
-        scope = getattr(corpus, "scope", "corpus")  # CUAD, QASPER: cells within the question's document
+        scope = getattr(corpus, "scope", "corpus")  # the scope it is searched in (retrieval.scope)
         cells = [Cell(sample, s, r, model, scope) for s in strategies for r in retrievers]
         rows.append({"corpus": name, "recorded": sum(store.path(c).exists() for c in cells), "cells": len(cells)})
     return pd.DataFrame(rows, columns=["corpus", "recorded", "cells"])
