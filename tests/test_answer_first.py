@@ -15,7 +15,7 @@ ANSWER_FIRST = ["00_findings", "01_chunking", "02_retrievers", "03_uncertainty",
 MAX_WORDS = 150
 # Sources converted whose committed executed copy predates the conversion (the lead re-executes it after merging):
 # strict, so the marker fails as soon as the re-executed copy passes, and must then be removed.
-AWAITING_EXECUTION = {"02_retrievers": "post 02's answer-first source is not yet re-executed into notebooks/"}
+AWAITING_EXECUTION: dict[str, str] = {}  # a post whose answer-first source is not yet re-executed: its reason
 
 
 def cells(path):

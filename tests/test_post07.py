@@ -102,11 +102,10 @@ def test_reading_fills_its_templates_with_hand_made_tables():
                                 {("squad", "llm"): "SQuAD v1.1, 7 questions from 6 articles"})
     assert text.split("\n") == [
         "* **SQuAD v1.1, 9 questions from 4 articles, bm25 candidates, re-scored by m**: over 3 (strategy, N) cells, "
-        "ΔnDCG@5 is *first stage ahead* in 2, *cannot be told apart* in 1. A reranker only re-orders the first "
-        "stage's top N, so hit@5 after it can never pass hit@N, its ceiling (true by construction, checked, not "
-        "counted). Where N > 5 (2 cells), it reached the ceiling in 1 and filled 75% of the room between the first "
-        "stage's hit@5 and the ceiling on average (+50% to +100% per cell; point estimates, the ΔnDCG intervals "
-        "decide). 4 relevant contexts were rescued into the top 5 and 2 pushed out, summed over cells.",
+        "ΔnDCG@5 is *first stage ahead* in 2, *cannot be told apart* in 1. Reranking can lift hit@5 only up to "
+        "hit@N, the first stage's ceiling (checked, not counted). Where N > 5 (2 cells), it filled 75% of the room "
+        "below that ceiling on average (+50% to +100% per cell; point estimates) and reached it in 1. "
+        "4 relevant contexts were rescued into the top 5 and 2 pushed out, summed over cells.",
         "* **Depth**: nDCG@5 after reranking at the deepest N against the shallowest: *N=5 ahead* in 1 of 1 cell.",
         "* **llm against m** (SQuAD v1.1, 7 questions from 6 articles; Recursive 500 chars, N = 10): nDCG@5 0.627 against "
         "0.668, difference -0.042 [-0.285, +0.092]: *cannot be told apart*.",
