@@ -317,3 +317,16 @@ def test_post08_builder_views_count_the_pool_at_the_recommended_budget():
 def test_no_pool_label_holds_the_list_separator():
     for name in pool.POOL:  # lists of labels are split on it
         assert pool.LIST_SEPARATOR not in strategy_label(name) and " ≡ " not in strategy_label(name), name
+
+
+def test_a_pick_with_identical_twins_is_never_said_to_have_nothing_within_the_margin():
+    """Review finding: 'nothing else within ±0.02; identical on every question: X' contradicted
+    itself (an identical candidate's interval is [0, 0], inside ±δ): ties are listed as equivalent."""
+    n = 40
+    docs = [f"d{i % 20}" for i in range(n)]
+    b = np.random.default_rng(5).random(n).round(2)
+    frame = _budget_frame({("recursive_500", 512): b, ("fixed_1000", 512): b, ("fixed_500", 512): b * 0.2}, docs)
+    guide = pool.setting_guide(pool.setting_table(frame, None, None, 5, 300, 0))
+    sentence = pool.setting_sentences(guide)[0]
+    assert "identical on every question (so equivalent too)" in sentence
+    assert "nothing else within" not in sentence

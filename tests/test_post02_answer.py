@@ -54,8 +54,8 @@ def test_the_answer_counts_outcomes_says_where_context_stops_paying_and_the_scop
     text = post02_answer.answer(_evidence())
     assert "4 settings (2 kinds of documents × 2 retrievers)" in text
     assert "reads 256 to 8,192 cl100k_base tokens" in text and "δ = 0.02" in text
-    assert "Decided outright (every other candidate ruled out): 1;" in text
-    assert "equivalent within ±0.02, the simplest taken: 1; undecided: 1; below floor: 1." in text
+    assert "Decided: 2 (1 with every other candidate ruled out, 1 by equivalence: the pick and the candidates " in text
+    assert "within ±0.02, the simplest taken); undecided: 1; below floor: 1." in text
     assert "More context stops paying below the largest budget in 2 settings (at 512, 1,024 tokens)." in text
     assert "In 1 setting recall still rises by more than 0.02 at 8,192 tokens (last doubling: up to +0.050)" in text
     assert "Corpora are read by containment recall, CUAD by token span recall." in text

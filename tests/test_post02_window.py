@@ -77,3 +77,8 @@ def test_each_part_is_the_paired_bootstrap_of_the_same_questions_and_the_parts_a
     beyond = control.beyond.set_index("strategy").loc["fixed_500"]
     assert 0 < beyond["beyond"] <= beyond["chunks"]  # fixed_500 chunks run past 32 word pieces
     assert np.isfinite(rows["low"]).all()
+
+
+def test_no_table_is_shown_while_no_corpus_has_its_three_cells():
+    """Review finding: an empty table under 'Model or window?' said nothing; the prose names what is missing."""
+    assert window.window_view(window.WindowControl(trio=None), {}) is None

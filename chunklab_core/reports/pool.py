@@ -222,9 +222,9 @@ def setting_sentences(guide: pd.DataFrame, budgets: pd.DataFrame | None = None, 
             named = equivalents.split(LIST_SEPARATOR)
             equivalents = PROSE.fill("use.more", names=LIST_SEPARATOR.join(named[:COMPACT_NAMES]),
                                      more=len(named) - COMPACT_NAMES)
-        ties = _listed(row["ties"])
-        good = (PROSE.fill("use.equivalent", names=equivalents, margin=numbers.number(margin, 2))
-                if equivalents else PROSE.fill("use.alone", margin=numbers.number(margin, 2)))
+        ties = _listed(row["ties"])  # identical on every question: equivalent too, listed as such
+        good = (PROSE.fill("use.equivalent", names=equivalents, margin=numbers.number(margin, 2)) if equivalents
+                else "" if ties else PROSE.fill("use.alone", margin=numbers.number(margin, 2)))
         if ties:
             good += PROSE.fill("use.ties", names=ties)
         verdict = (PROSE.fill("use.decided") if row["verdict"] == DECIDED

@@ -223,7 +223,8 @@ def judge_use_text(trust: pd.DataFrame) -> str:
                                             else f"about {int(r['items to settle']):,}")
                        for _, r in undecided.iterrows())
     variants = [c for c in trust.columns if c in ("strict", "lenient")]
-    return PROSE.fill("judge.use", margin=numbers.number(float(trust["margin"].iloc[0]), 2),
+    margin = float(trust["margin"].iloc[0])
+    return PROSE.fill("judge.use", margin=numbers.number(margin, 2), points=numbers.number(100 * margin, 0),
                       variants=" and ".join(variants), equivalent=names(JUDGE_EQUIVALENT), off=names(JUDGE_OFF),
                       undecided=names(JUDGE_UNDECIDED), graded=numbers.count(int(trust["graded"].max()), "item"),
                       settle=" " + PROSE.fill("judge.settle", settle=settle) if len(undecided) else "")

@@ -143,6 +143,7 @@ def answer(evidence: Evidence, margin: float = DEFAULT_MARGIN) -> str:
                         retrievers=numbers.count(found["retriever"].nunique(), "retriever"),
                         smallest=f"{int(table['budget'].min()):,}", largest=f"{largest:,}", tokenizer=TOKENIZER,
                         margin=delta, decided=int(count.get(DECIDED, 0)), tied=int(count.get(EQUIVALENT_TIE, 0)),
+                        decided_all=int(count.get(DECIDED, 0)) + int(count.get(EQUIVALENT_TIE, 0)),
                         undecided=int(count.get(UNDECIDED, 0)), below=int(count.get(BELOW_FLOOR, 0)))]
     stops = found[found["stops"]]
     parts.append(PROSE.fill("answer.stops", settings=numbers.count(len(stops), "setting"),

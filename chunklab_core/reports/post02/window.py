@@ -124,11 +124,12 @@ def window_control(corpora: Mapping, trio: tuple[str, str, str] | None, strategi
     return WindowControl(trio, windows, cells, intervals, pd.DataFrame(beyond), k)
 
 
-def window_view(control: WindowControl, labels: Mapping[str, str]) -> pd.DataFrame:
+def window_view(control: WindowControl, labels: Mapping[str, str]) -> pd.DataFrame | None:
     """One row per (corpus, strategy): each part's difference with its interval and verdict, the questions,
-    and the share of chunks beyond the first model's window."""
+    and the share of chunks beyond the first model's window (``None`` while no corpus has its three
+    cells: the prose names what is still being recorded, and an empty table would say nothing)."""
     if control.trio is None or control.intervals.empty:
-        return pd.DataFrame()
+        return None
     rows = {}
     for _, r in control.intervals.iterrows():
         key = (labels.get(r["corpus"], r["corpus"]), r["strategy"])
