@@ -59,3 +59,17 @@ def test_executed_notebooks_were_executed_from_their_current_source(path):
     assert len(executed) == len(current) and not stale, (
         f"{path.name} was executed from an older source (cells {stale or 'count'} differ): re-execute it with "
         f"make all")
+
+
+@pytest.mark.parametrize("path", sorted((NOTEBOOKS_DIR / "src").glob("*.ipynb")), ids=lambda p: p.name)
+def test_every_source_cell_carries_its_own_id(path):
+    """A source cell without an id is given a random one at every execution, so a re-executed post
+    differs from the committed one in its ids alone and a fresh clone's `make all` leaves the tree
+    changed: every source cell carries a fixed, unique id."""
+    import json
+
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    missing = [i for i, cell in enumerate(cells) if "id" not in cell]
+    assert not missing, f"{path.name}: cells {missing} have no id"
+    ids = [cell["id"] for cell in cells]
+    assert len(set(ids)) == len(ids), f"{path.name}: repeated cell ids"
