@@ -234,6 +234,10 @@ def test_scoreability_counts_on_a_fixture():
     assert kept.source == {"name": "papers", "scoreable_only": 0.9} and len(kept.documents) == 1
     whole = Corpus("all", [DOCS[0]], [Question("q", "t", "c1", (("five years",),))])
     assert scoreability.keep_scoreable(whole) is whole  # nothing to drop: the same corpus, the same sample
+    # a question that names no document (own questions may not): credited where any document credits it
+    loose = Corpus("own", list(DOCS), [Question("q", "t", "", (("two years",),)), Question("r", "t", "", (("mars",),))])
+    table = scoreability.question_table(loose).set_index("qid")
+    assert table.loc["q", "any"] and not table.loc["r", "any"]
 
 
 def test_retrieved_counts_count_questions_credited_in_some_cell():

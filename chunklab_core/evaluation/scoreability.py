@@ -61,13 +61,17 @@ MEASURE_TESTS: dict[str, Callable[[Question, str, float], bool]] = {
 
 def question_table(corpus: Corpus, threshold: float = 0.90) -> pd.DataFrame:
     """One row per question: qid, doc_id, and per measure of :data:`MEASURE_TESTS` whether its
-    whole document can earn it credit; ``any`` is whether some measure can."""
+    whole document can earn it credit; ``any`` is whether some measure can. A question that names
+    no document of the corpus (your own questions may name none) can earn credit where any
+    document can."""
+    known = {document.doc_id: document.text for document in corpus.documents}
+    everywhere = list(known.values())
     rows = []
     for question in corpus.questions:
-        text = corpus.doc(question.doc_id).text
+        texts = [known[question.doc_id]] if question.doc_id in known else everywhere
         row = {"qid": question.qid, "doc_id": question.doc_id}
         for name, test in MEASURE_TESTS.items():
-            row[name] = test(question, text, threshold)
+            row[name] = any(test(question, text, threshold) for text in texts)
         rows.append(row)
     table = pd.DataFrame(rows, columns=["qid", "doc_id", *MEASURE_TESTS])
     table["any"] = table[list(MEASURE_TESTS)].any(axis=1) if len(table) else pd.Series(dtype=bool)
